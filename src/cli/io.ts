@@ -1,0 +1,49 @@
+/** What every command shares: reading inputs, writing output once, and turning failures into exit codes. */
+import { InputError } from '../model/errors.ts';
+import { loadPaths } from '../load/files.ts';
+import { parseManifests } from '../load/parse.ts';
+import { Snapshot } from '../load/snapshot.ts';
+import { examplePlatformYaml } from '../example/platform.ts';
+
+/** Exit codes of the command-line contract. */
+export const ExitCode = { Ok: 0, CheckFailed: 1, BadInput: 2 } as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** Where a command writes; tests pass their own. */
+export interface Streams {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  readStdin?: () => Promise<string>;
+}
+
+/** A usage error (bad flag value): exit 2 with the message. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Loads a snapshot from paths, or the built-in example platform when none are given. */
+export async function snapshotFrom(paths: readonly string[], streams: Streams): Promise<Snapshot> {
+  if (paths.length === 0) return new Snapshot(parseManifests({ name: '<example>', text: examplePlatformYaml() }));
+  return new Snapshot(await loadPaths(paths, streams.readStdin));
+}
+
+/** Runs a command body; input and usage errors become exit code 2 with one line on stderr. */
+export async function runCommand(streams: Streams, body: () => Promise<ExitCode>): Promise<ExitCode> {
+  try {
+    return await body();
+  } catch (error) {
+    if (error instanceof InputError || error instanceof UsageError) {
+      streams.stderr(`kfmesh: ${error.message}\n`);
+      return ExitCode.BadInput;
+    }
+    throw error;
+  }
+}
+
+/** Checks that a flag's value is one of the allowed words. */
+export function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new UsageError(`${flag} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+  }
+  return value as T;
+}

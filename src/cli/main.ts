@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+/** The `kfmesh` command: parses arguments and hands each command to its module. */
+import { Command, CommanderError, Option } from 'commander';
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { examplePlatformYaml } from '../example/platform.ts';
+import { ExitCode, oneOf, runCommand, UsageError, type Streams } from './io.ts';
+import { renderCommand, type RenderFlags } from './render.ts';
+
+const version = '0.1.0';
+
+/** Builds the program; every action stores its exit code in `result`. */
+function program(streams: Streams, result: { code: ExitCode }): Command {
+  const root = new Command('kfmesh')
+    .description('Service-mesh control plane for Kubeflow and KServe over Istio (sidecar and ambient mode).')
+    .version(version)
+    .exitOverride()
+    .configureOutput({ writeOut: streams.stdout, writeErr: streams.stderr })
+    .showHelpAfterError();
+
+  root
+    .command('render')
+    .description('print the objects kfmesh would apply for the given state (the built-in example when no PATH)')
+    .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
+    .addOption(new Option('--mode <mode>', 'data-plane mode').choices(['sidecar', 'ambient']).default('sidecar'))
+    .option('-o, --output <format>', 'yaml or json', 'yaml')
+    .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
+    .option('--no-mesh-gateway', 'render KServe as before v0.14: InferenceService VirtualServices not bound to mesh (to compare before and after the fix)')
+    .action(async (paths: string[], flags: RenderFlags) => {
+      result.code = await renderCommand(paths, flags, streams);
+    });
+
+  root
+    .command('example')
+    .description('print the built-in example platform')
+    .addOption(new Option('--mode <mode>', 'data-plane mode').choices(['sidecar', 'ambient']).default('sidecar'))
+    .action(async (flags: { mode: string }) => {
+      result.code = await runCommand(streams, async () => {
+        const mode = oneOf('--mode', flags.mode, ['sidecar', 'ambient']);
+        if (mode === 'ambient') throw new UsageError('--mode ambient: the ambient example is not available in this version yet');
+        streams.stdout(examplePlatformYaml());
+        return ExitCode.Ok;
+      });
+    });
+  return root;
+}
+
+/** Runs kfmesh with the given arguments (without `node` and the script); returns the exit code. */
+export async function main(argv: readonly string[], streams: Streams): Promise<ExitCode> {
+  const result: { code: ExitCode } = { code: ExitCode.Ok };
+  try {
+    await program(streams, result).parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version exit 0; every other parse failure is a usage error (2), as the contract says.
+      return error.exitCode === 0 ? ExitCode.Ok : ExitCode.BadInput;
+    }
+    throw error;
+  }
+  return result.code;
+}
+
+/** True when this file is the program being run (also through npm's bin link). */
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(script)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  const streams: Streams = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
+  main(process.argv.slice(2), streams).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`kfmesh: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exitCode = 70;
+    },
+  );
+}

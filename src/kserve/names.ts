@@ -1,0 +1,54 @@
+/** Names and metadata KServe derives from an InferenceService. */
+import type { Component, InferenceService } from '../model/inference-service.ts';
+import type { ObjectMeta, OwnerReference } from '../model/object.ts';
+
+/** The annotation that stops an InferenceService (its networking objects are removed). */
+export const StopAnnotation = 'serving.kserve.io/stop';
+/** The annotation that picks the deployment mode of one InferenceService. */
+export const DeploymentModeAnnotation = 'serving.kserve.io/deploymentMode';
+/** Knative-mode visibility label (`cluster-local` keeps an InferenceService off the ingress gateway). */
+export const KnativeVisibilityLabel = 'networking.knative.dev/visibility';
+/** Raw-mode visibility label. */
+export const KServeVisibilityLabel = 'networking.kserve.io/visibility';
+export const ClusterLocalVisibility = 'cluster-local';
+
+/** The Service of a component: `<isvc>-<component>`, or `<isvc>-<name>-predictor` for a named predictor. */
+export function componentServiceName(isvc: InferenceService, component: Component): string {
+  const name = isvc.metadata.name ?? '';
+  if (component === 'predictor' && isvc.spec.predictor?.name) return `${name}-${isvc.spec.predictor.name}-predictor`;
+  return `${name}-${component}`;
+}
+
+/** The component that receives prediction traffic: the transformer when there is one, else the predictor. */
+export function entryComponent(isvc: InferenceService): Component {
+  return isvc.spec.transformer ? 'transformer' : 'predictor';
+}
+
+/** True when the InferenceService carries the stop annotation. */
+export function isStopped(isvc: InferenceService): boolean {
+  return isvc.metadata.annotations?.[StopAnnotation] === 'true';
+}
+
+/** A copy of a string map without the listed keys (KServe's `utils.Filter` with a disallow list). */
+export function withoutKeys(map: Readonly<Record<string, string>> | undefined, disallowed: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(map ?? {})) if (!disallowed.includes(k)) out[k] = v;
+  return out;
+}
+
+/** The controller ownerReference KServe sets on what it creates (only when the InferenceService has a uid). */
+export function ownerReferencesFor(isvc: InferenceService): OwnerReference[] | undefined {
+  const uid = isvc.metadata.uid;
+  if (!uid) return undefined;
+  return [{ apiVersion: isvc.apiVersion, kind: isvc.kind, name: isvc.metadata.name ?? '', uid, controller: true, blockOwnerDeletion: true }];
+}
+
+/** Metadata of a generated object in the InferenceService's namespace. */
+export function childMeta(isvc: InferenceService, name: string, labels?: Record<string, string>, annotations?: Record<string, string>): ObjectMeta {
+  const meta: ObjectMeta = { name, namespace: isvc.metadata.namespace ?? '' };
+  if (labels && Object.keys(labels).length > 0) meta.labels = labels;
+  if (annotations && Object.keys(annotations).length > 0) meta.annotations = annotations;
+  const owners = ownerReferencesFor(isvc);
+  if (owners) meta.ownerReferences = owners;
+  return meta;
+}

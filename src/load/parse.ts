@@ -1,0 +1,127 @@
+/**
+ * Parsing Kubernetes manifests (YAML or JSON, multi-document, `kind: List`) into objects that remember
+ * where they came from. Pure: takes text, returns objects; the file reading lives in `files.ts`.
+ */
+import { LineCounter, parseAllDocuments, isMap, isNode, type Document, type Node } from 'yaml';
+import { InputError, type SourceLocation } from '../model/errors.ts';
+import { isPlainObject, type KubeObject } from '../model/object.ts';
+
+/** A path into an object: keys and list indexes. */
+export type FieldPath = readonly (string | number)[];
+
+/** An object read from input, with the means to find the position of any of its fields. */
+export interface LoadedObject {
+  object: KubeObject;
+  /** Where the object starts. */
+  location: SourceLocation;
+  /** Where a field of the object is written, or the object's own position when the field is absent. */
+  locate(path: FieldPath): SourceLocation;
+}
+
+/** The text of one input and the name to report it under (`-` is standard input). */
+export interface InputText {
+  name: string;
+  text: string;
+}
+
+/** Kubernetes reads YAML with 1.1 rules (`on`, `yes` are booleans): parse the same way. */
+const yamlOptions = { version: '1.1', prettyErrors: false, uniqueKeys: true } as const;
+
+/** Parses one input into objects; throws InputError with file:line:column on malformed input. */
+export function parseManifests(input: InputText): LoadedObject[] {
+  const lines = new LineCounter();
+  const docs = parseAllDocuments(input.text, { ...yamlOptions, lineCounter: lines });
+  const documents = Array.isArray(docs) ? docs : [docs];
+  const objects: LoadedObject[] = [];
+  for (const doc of documents) {
+    const firstError = doc.errors[0];
+    if (firstError) {
+      const pos = lines.linePos(firstError.pos[0]);
+      throw new InputError({ location: { file: input.name, line: pos.line, column: pos.col } }, `invalid YAML: ${firstLine(firstError.message)}`);
+    }
+    if (doc.contents === null) continue;
+    objects.push(...objectsOfDocument(doc, input.name, lines));
+  }
+  return objects;
+}
+
+function objectsOfDocument(doc: Document, file: string, lines: LineCounter): LoadedObject[] {
+  const locateNode = (node: unknown): SourceLocation => {
+    if (isNode(node) && node.range) {
+      const pos = lines.linePos(node.range[0]);
+      return { file, line: pos.line, column: pos.col };
+    }
+    return { file };
+  };
+  const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+  const rootLocation = locateNode(doc.contents);
+  if (!isPlainObject(value) || !isMap(doc.contents)) {
+    throw new InputError({ location: rootLocation }, 'expected a Kubernetes object (a mapping with apiVersion and kind)');
+  }
+  const make = (object: unknown, prefix: FieldPath): LoadedObject => {
+    const location = locateNode(prefix.length ? doc.getIn(prefix, true) : doc.contents);
+    const loaded: LoadedObject = {
+      object: checkObject(object, location),
+      location,
+      locate: (path) => {
+        const node = doc.getIn([...prefix, ...path], true) as Node | undefined;
+        return node ? locateNode(node) : location;
+      },
+    };
+    return loaded;
+  };
+  if (isListKind(value)) {
+    const items = value['items'];
+    if (items === undefined || items === null) return [];
+    if (!Array.isArray(items)) {
+      throw new InputError({ location: locateNode(doc.getIn(['items'], true)), field: 'items' }, 'expected a list of objects');
+    }
+    return items.map((item, index) => make(item, ['items', index]));
+  }
+  return [make(value, [])];
+}
+
+/** `kind: List` and the typed lists kubectl prints (`PodList`, ...) with apiVersion v1. */
+function isListKind(value: Record<string, unknown>): boolean {
+  const kind = value['kind'];
+  return typeof kind === 'string' && kind.endsWith('List') && 'items' in value;
+}
+
+function checkObject(value: unknown, location: SourceLocation): KubeObject {
+  if (!isPlainObject(value)) throw new InputError({ location }, 'expected a Kubernetes object (a mapping with apiVersion and kind)');
+  for (const field of ['apiVersion', 'kind'] as const) {
+    const v = value[field];
+    if (typeof v !== 'string' || v === '') throw new InputError({ location, field }, 'expected a non-empty string');
+  }
+  const metadata = value['metadata'] ?? {};
+  if (!isPlainObject(metadata)) throw new InputError({ location, field: 'metadata' }, 'expected a mapping');
+  for (const field of ['name', 'namespace'] as const) {
+    const v = metadata[field];
+    if (v !== undefined && typeof v !== 'string') throw new InputError({ location, field: `metadata.${field}` }, 'expected a string');
+  }
+  for (const field of ['labels', 'annotations'] as const) {
+    const map = metadata[field];
+    if (map === undefined || map === null) continue;
+    if (!isPlainObject(map)) throw new InputError({ location, field: `metadata.${field}` }, 'expected a mapping of strings');
+    for (const [key, v] of Object.entries(map)) {
+      if (typeof v !== 'string') {
+        throw new InputError({ location, field: `metadata.${field}.${key}` }, `expected a string, got ${describeValue(v)} (quote it)`);
+      }
+    }
+  }
+  return { ...value, metadata } as KubeObject;
+}
+
+/** A short description of a JSON value for messages: `number 3`, `boolean true`, `a list`. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (typeof value === 'string') return `string ${JSON.stringify(value)}`;
+  return `${typeof value} ${String(value)}`;
+}
+
+function firstLine(message: string): string {
+  const line = message.split('\n')[0] ?? message;
+  return line.replace(/ at line \d+, column \d+:?$/, '');
+}

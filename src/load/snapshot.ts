@@ -1,0 +1,99 @@
+/**
+ * The snapshot: an indexed, read-only view of a cluster's objects. Every generator, the simulator, the
+ * analyzer and the controller read the cluster through it.
+ */
+import { formatLocation, InputError, type SourceLocation } from '../model/errors.ts';
+import { compareRefs, describeRef, groupOf, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
+import type { FieldPath, LoadedObject } from './parse.ts';
+
+/** A label selector in its simple form: every key must carry exactly that value. */
+export type LabelMatch = Readonly<Record<string, string>>;
+
+const kindKey = (group: string, kind: string): string => `${group}/${kind}`;
+const objectKey = (ref: ObjectRef): string => `${ref.group}/${ref.kind}/${ref.namespace}/${ref.name}`;
+
+/** An indexed, read-only set of Kubernetes objects. */
+export class Snapshot {
+  readonly #objects: readonly KubeObject[];
+  readonly #byKind = new Map<string, KubeObject[]>();
+  readonly #byKey = new Map<string, KubeObject>();
+  readonly #sources = new WeakMap<KubeObject, LoadedObject>();
+
+  /** Builds a snapshot; the same object (group, kind, namespace, name) given twice is an input error. */
+  constructor(loaded: readonly LoadedObject[]) {
+    const objects: KubeObject[] = [];
+    for (const entry of loaded) {
+      const object = deepFreeze(entry.object);
+      const ref = refOf(object);
+      const key = objectKey(ref);
+      const earlier = this.#byKey.get(key);
+      if (earlier) {
+        const first = this.#sources.get(earlier)?.location;
+        throw new InputError({ location: entry.location, object: ref }, `defined twice${first ? ` (first at ${formatLocation(first)})` : ''}`);
+      }
+      this.#byKey.set(key, object);
+      this.#sources.set(object, entry);
+      const kk = kindKey(ref.group, ref.kind);
+      const list = this.#byKind.get(kk) ?? [];
+      list.push(object);
+      this.#byKind.set(kk, list);
+      objects.push(object);
+    }
+    for (const list of this.#byKind.values()) list.sort((a, b) => compareRefs(refOf(a), refOf(b)));
+    this.#objects = objects.sort((a, b) => compareRefs(refOf(a), refOf(b)));
+  }
+
+  /** Builds a snapshot from objects that have no source file (generated, or from a live cluster). */
+  static of(objects: readonly KubeObject[], sourceName = '<memory>'): Snapshot {
+    return new Snapshot(objects.map((object) => ({ object, location: { file: sourceName }, locate: () => ({ file: sourceName }) })));
+  }
+
+  /** Every object, ordered by (group, kind, namespace, name). */
+  all(): readonly KubeObject[] {
+    return this.#objects;
+  }
+
+  /** The objects of one kind, optionally in one namespace, ordered by namespace and name. */
+  list<T extends KubeObject = KubeObject>(group: string, kind: string, namespace?: string): readonly T[] {
+    const list = (this.#byKind.get(kindKey(group, kind)) ?? []) as T[];
+    return namespace === undefined ? list : list.filter((o) => (o.metadata.namespace ?? '') === namespace);
+  }
+
+  /** One object by identity. */
+  get<T extends KubeObject = KubeObject>(group: string, kind: string, namespace: string, name: string): T | undefined {
+    return this.#byKey.get(objectKey({ group, kind, namespace, name })) as T | undefined;
+  }
+
+  /** The objects of one kind whose labels carry every key/value of `match`. */
+  withLabels<T extends KubeObject = KubeObject>(group: string, kind: string, match: LabelMatch, namespace?: string): T[] {
+    return this.list<T>(group, kind, namespace).filter((o) => labelsMatch(o.metadata.labels, match));
+  }
+
+  /** Where an object (or one of its fields) is written, when it came from a file. */
+  locate(object: KubeObject, path: FieldPath = []): SourceLocation | undefined {
+    return this.#sources.get(object)?.locate(path);
+  }
+
+  /** A short description of an object for messages. */
+  describe(object: KubeObject): string {
+    return describeRef(refOf(object));
+  }
+}
+
+/** True when `labels` carry every key/value of `match` (an empty match selects everything). */
+export function labelsMatch(labels: Readonly<Record<string, string>> | undefined, match: LabelMatch): boolean {
+  return Object.entries(match).every(([k, v]) => labels?.[k] === v);
+}
+
+/** True when the object is of this group and kind (any version). */
+export function isKind(object: KubeObject, group: string, kind: string): boolean {
+  return object.kind === kind && groupOf(object.apiVersion) === group;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

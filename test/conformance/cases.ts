@@ -1,0 +1,136 @@
+/**
+ * Conformance cases (format in shared/conformance/README.md): discovery in the project's copies and in
+ * ../shared/conformance, and the matching rules of RenderCase expectations.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { groupOf, isPlainObject, type KubeObject } from '../../src/model/object.ts';
+
+/** The project root (this file runs from dist/test/conformance). */
+export const projectRoot = resolve(fileURLToPath(import.meta.url), '../../../..');
+
+/** One case file. */
+export interface CaseFile {
+  /** Where it was found, for test names: `project:kserve/01-....yaml` or `shared:...`. */
+  label: string;
+  path: string;
+  body: Record<string, unknown>;
+}
+
+/** The folders holding cases: the project's copies, and ../shared/conformance when it is there. */
+export function caseRoots(): { name: string; dir: string }[] {
+  const roots = [{ name: 'project', dir: join(projectRoot, 'test/data/conformance') }];
+  const shared = process.env['KFMESH_SHARED_CONFORMANCE'] ?? resolve(projectRoot, '../shared/conformance');
+  if (existsSync(shared)) roots.push({ name: 'shared', dir: shared });
+  return roots;
+}
+
+/** Every case file under the roots, once per distinct content (a copy identical to the shared case runs once). */
+export function discoverCases(): CaseFile[] {
+  const seen = new Set<string>();
+  const cases: CaseFile[] = [];
+  for (const root of caseRoots()) {
+    for (const path of yamlFiles(root.dir)) {
+      const text = readFileSync(path, 'utf8');
+      const digest = createHash('sha256').update(text).digest('hex');
+      if (seen.has(digest)) continue;
+      seen.add(digest);
+      const body = parse(text) as unknown;
+      if (!isPlainObject(body)) throw new Error(`${path}: a case must be a mapping`);
+      cases.push({ label: `${root.name}:${relative(root.dir, path)}`, path, body });
+    }
+  }
+  return cases;
+}
+
+function yamlFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) out.push(...yamlFiles(full));
+    else if (/\.ya?ml$/.test(name)) out.push(full);
+  }
+  return out;
+}
+
+/** A value counts as absent when it is empty: `{}`, `[]`, `""`, `null`, undefined. */
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null || value === '') return true;
+  if (Array.isArray(value)) return value.length === 0;
+  if (isPlainObject(value)) return Object.keys(value).length === 0;
+  return false;
+}
+
+/** Deep equality where empty values equal absent ones, lists keep order, scalars compare strictly. */
+export function deepEqualLoose(a: unknown, b: unknown): boolean {
+  if (isEmpty(a) && isEmpty(b)) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => deepEqualLoose(v, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    return [...keys].every((k) => deepEqualLoose(a[k], b[k]));
+  }
+  return a === b;
+}
+
+const sameIdentity = (a: KubeObject, b: KubeObject): boolean =>
+  groupOf(a.apiVersion) === groupOf(b.apiVersion) &&
+  a.kind === b.kind &&
+  (a.metadata?.namespace ?? '') === (b.metadata?.namespace ?? '') &&
+  a.metadata?.name === b.metadata?.name;
+
+const describe = (o: KubeObject): string => `${o.kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+
+/** The expectations of a RenderCase that the output breaks (empty when the case holds). */
+export function renderCaseFailures(expect: Record<string, unknown>, run: { code: number; stdout: string; stderr: string }): string[] {
+  const error = expect['error'] as { exitCode?: number; stderrIncludes?: string } | undefined;
+  if (error) {
+    const failures: string[] = [];
+    if (error.exitCode !== undefined && run.code !== error.exitCode) failures.push(`exit code ${run.code}, expected ${error.exitCode}`);
+    if (error.stderrIncludes !== undefined && !run.stderr.includes(error.stderrIncludes)) {
+      failures.push(`stderr does not include ${JSON.stringify(error.stderrIncludes)}: ${run.stderr}`);
+    }
+    return failures;
+  }
+  if (run.code !== 0) return [`exit code ${run.code}: ${run.stderr}`];
+  let output: KubeObject[];
+  try {
+    output = JSON.parse(run.stdout) as KubeObject[];
+  } catch {
+    return [`stdout is not a JSON array: ${run.stdout.slice(0, 200)}`];
+  }
+  const failures: string[] = [];
+  for (const want of (expect['present'] ?? []) as KubeObject[]) {
+    const got = output.find((o) => sameIdentity(o, want));
+    if (!got) {
+      failures.push(`missing ${describe(want)}; output has ${output.map(describe).join(', ') || 'nothing'}`);
+      continue;
+    }
+    failures.push(...objectDifferences(want, got));
+  }
+  for (const unwanted of (expect['absent'] ?? []) as KubeObject[]) {
+    if (output.some((o) => sameIdentity(o, unwanted))) failures.push(`${describe(unwanted)} must not be rendered`);
+  }
+  return failures;
+}
+
+function objectDifferences(want: KubeObject, got: KubeObject): string[] {
+  const failures: string[] = [];
+  const show = (v: unknown): string => JSON.stringify(v);
+  for (const key of Object.keys(want)) {
+    if (key === 'apiVersion' || key === 'kind') continue;
+    if (key === 'metadata') {
+      for (const field of ['labels', 'annotations'] as const) {
+        if (!(field in want.metadata)) continue;
+        if (!deepEqualLoose(want.metadata[field], got.metadata[field])) {
+          failures.push(`${describe(want)} metadata.${field}: got ${show(got.metadata[field])}, expected ${show(want.metadata[field])}`);
+        }
+      }
+      continue;
+    }
+    if (!deepEqualLoose(want[key], got[key])) failures.push(`${describe(want)} ${key}:\n  got      ${show(got[key])}\n  expected ${show(want[key])}`);
+  }
+  return failures;
+}
