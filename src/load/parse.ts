@@ -54,6 +54,7 @@ function objectsOfDocument(doc: Document, file: string, lines: LineCounter): Loa
     return { file };
   };
   const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+  if (value === null || value === undefined) return [];
   const rootLocation = locateNode(doc.contents);
   if (!isPlainObject(value) || !isMap(doc.contents)) {
     throw new InputError({ location: rootLocation }, 'expected a Kubernetes object (a mapping with apiVersion and kind)');
