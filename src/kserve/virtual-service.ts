@@ -103,9 +103,9 @@ export function virtualServiceFor(isvc: InferenceService, config: KServeConfig, 
     const uri = uriRegex === undefined ? {} : { uri: { regex: uriRegex } };
     const matches: Match[] = [{ ...uri, authority: { regex: hostRegExp(internalHost) }, gateways: localGateways }];
     if (!isInternal) {
-      for (const host of [serviceHost, ...extraHosts]) {
-        const match = { ...uri, authority: { regex: hostRegExp(host) }, gateways: [ingress.ingressGateway] };
-        if (!matches.some((m) => JSON.stringify(m) === JSON.stringify(match))) matches.push(match);
+      // External matches differ only by host (same uri, same gateway): KServe's de-duplication reduces to the host.
+      for (const host of new Set([serviceHost, ...extraHosts])) {
+        matches.push({ ...uri, authority: { regex: hostRegExp(host) }, gateways: [ingress.ingressGateway] });
       }
     }
     return matches;

@@ -2,7 +2,7 @@
  * Parsing Kubernetes manifests (YAML or JSON, multi-document, `kind: List`) into objects that remember
  * where they came from. Pure: takes text, returns objects; the file reading lives in `files.ts`.
  */
-import { LineCounter, parseAllDocuments, isMap, isNode, type Document, type Node } from 'yaml';
+import { LineCounter, parseAllDocuments, isMap, isNode, type Document } from 'yaml';
 import { InputError, type SourceLocation } from '../model/errors.ts';
 import { isPlainObject, type KubeObject } from '../model/object.ts';
 
@@ -27,32 +27,53 @@ export interface InputText {
 /** Kubernetes reads YAML with 1.1 rules (`on`, `yes` are booleans): parse the same way. */
 const yamlOptions = { version: '1.1', prettyErrors: false, uniqueKeys: true } as const;
 
-/** Parses one input into objects; throws InputError with file:line:column on malformed input. */
-export function parseManifests(input: InputText): LoadedObject[] {
+/** A parsed input: its documents and the line index that turns offsets into positions. */
+interface ParsedText {
+  documents: Document[];
+  lines: LineCounter;
+}
+
+function parseText(text: string): ParsedText {
   const lines = new LineCounter();
-  const docs = parseAllDocuments(input.text, { ...yamlOptions, lineCounter: lines });
-  const documents = Array.isArray(docs) ? docs : [docs];
+  const docs = parseAllDocuments(text, { ...yamlOptions, lineCounter: lines });
+  return { documents: Array.isArray(docs) ? docs : [docs], lines };
+}
+
+/**
+ * Parses one input into objects; throws InputError with file:line:column on malformed input.
+ * Field positions are looked up lazily: the syntax trees are dropped after parsing and rebuilt once per
+ * input on the first lookup, so a large input does not keep them in memory.
+ */
+export function parseManifests(input: InputText): LoadedObject[] {
+  const parsed = parseText(input.text);
+  let reparsed: ParsedText | undefined;
+  const trees = (): ParsedText => (reparsed ??= parseText(input.text));
   const objects: LoadedObject[] = [];
-  for (const doc of documents) {
+  parsed.documents.forEach((doc, index) => {
     const firstError = doc.errors[0];
     if (firstError) {
-      const pos = lines.linePos(firstError.pos[0]);
+      const pos = parsed.lines.linePos(firstError.pos[0]);
       throw new InputError({ location: { file: input.name, line: pos.line, column: pos.col } }, `invalid YAML: ${firstLine(firstError.message)}`);
     }
-    if (doc.contents === null) continue;
-    objects.push(...objectsOfDocument(doc, input.name, lines));
-  }
+    if (doc.contents === null) return;
+    const locateIn = (path: FieldPath): SourceLocation | undefined => {
+      const { documents, lines } = trees();
+      const node = (documents[index] as Document).getIn(path, true);
+      return locationOf(node, input.name, lines);
+    };
+    objects.push(...objectsOfDocument(doc, input.name, parsed.lines, locateIn));
+  });
   return objects;
 }
 
-function objectsOfDocument(doc: Document, file: string, lines: LineCounter): LoadedObject[] {
-  const locateNode = (node: unknown): SourceLocation => {
-    if (isNode(node) && node.range) {
-      const pos = lines.linePos(node.range[0]);
-      return { file, line: pos.line, column: pos.col };
-    }
-    return { file };
-  };
+function locationOf(node: unknown, file: string, lines: LineCounter): SourceLocation | undefined {
+  if (!isNode(node) || !node.range) return undefined;
+  const pos = lines.linePos(node.range[0]);
+  return { file, line: pos.line, column: pos.col };
+}
+
+function objectsOfDocument(doc: Document, file: string, lines: LineCounter, locateIn: (path: FieldPath) => SourceLocation | undefined): LoadedObject[] {
+  const locateNode = (node: unknown): SourceLocation => locationOf(node, file, lines) ?? { file };
   const value: unknown = doc.toJS({ maxAliasCount: 1000 });
   if (value === null || value === undefined) return [];
   const rootLocation = locateNode(doc.contents);
@@ -61,15 +82,11 @@ function objectsOfDocument(doc: Document, file: string, lines: LineCounter): Loa
   }
   const make = (object: unknown, prefix: FieldPath): LoadedObject => {
     const location = locateNode(prefix.length ? doc.getIn(prefix, true) : doc.contents);
-    const loaded: LoadedObject = {
+    return {
       object: checkObject(object, location),
       location,
-      locate: (path) => {
-        const node = doc.getIn([...prefix, ...path], true) as Node | undefined;
-        return node ? locateNode(node) : location;
-      },
+      locate: (path) => (path.length ? locateIn([...prefix, ...path]) : undefined) ?? location,
     };
-    return loaded;
   };
   if (isListKind(value)) {
     const items = value['items'];
