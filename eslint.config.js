@@ -1,16 +1,32 @@
 // ESLint flat config: typescript-eslint strict, plus a guard that keeps the pure core free of I/O.
 import tseslint from 'typescript-eslint';
 
-const pureCore = ['src/model/**', 'src/kserve/**', 'src/kubeflow/**', 'src/ambient/**', 'src/mesh/**', 'src/analyze/**', 'src/verify/**', 'src/render/**', 'src/example/**'];
+const pureCore = [
+  'src/model/**',
+  'src/kserve/**',
+  'src/kubeflow/**',
+  'src/ambient/**',
+  'src/mesh/**',
+  'src/analyze/**',
+  'src/verify/**',
+  'src/render/**',
+  'src/example/**',
+];
 
-export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**'] },
-  ...tseslint.configs.strict,
-  {
-    files: pureCore,
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*', 'fs', 'path', 'child_process', 'http'], message: 'the core is pure: no I/O' }] }],
-      'no-restricted-globals': ['error', { name: 'process', message: 'the core is pure: no environment or process access' }],
-    },
+export default tseslint.config({ ignores: ['dist/**', 'node_modules/**'] }, ...tseslint.configs.strict, {
+  files: pureCore,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          { group: ['node:*', 'fs', 'path', 'child_process', 'http'], message: 'the core is pure: no I/O' },
+        ],
+      },
+    ],
+    'no-restricted-globals': [
+      'error',
+      { name: 'process', message: 'the core is pure: no environment or process access' },
+    ],
   },
-);
+});

@@ -18,7 +18,11 @@ export interface CliRun {
 
 /** Runs `kfmesh` with the arguments (and optional standard input). */
 export function runKfmesh(args: readonly string[], stdin?: string): CliRun {
-  const result = spawnSync(process.execPath, [kfmeshBin, ...args], { input: stdin ?? '', encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const result = spawnSync(process.execPath, [kfmeshBin, ...args], {
+    input: stdin ?? '',
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 

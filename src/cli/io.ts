@@ -23,7 +23,8 @@ export class UsageError extends Error {
 
 /** Loads a snapshot from paths, or the built-in example platform when none are given. */
 export async function snapshotFrom(paths: readonly string[], streams: Streams): Promise<Snapshot> {
-  if (paths.length === 0) return new Snapshot(parseManifests({ name: '<example>', text: examplePlatformYaml() }));
+  if (paths.length === 0)
+    return new Snapshot(parseManifests({ name: '<example>', text: examplePlatformYaml() }));
   return new Snapshot(await loadPaths(paths, streams.readStdin));
 }
 

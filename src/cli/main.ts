@@ -20,12 +20,19 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
 
   root
     .command('render')
-    .description('print the objects kfmesh would apply for the given state (the built-in example when no PATH)')
+    .description(
+      'print the objects kfmesh would apply for the given state (the built-in example when no PATH)',
+    )
     .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
-    .addOption(new Option('--mode <mode>', 'data-plane mode').choices(['sidecar', 'ambient']).default('sidecar'))
+    .addOption(
+      new Option('--mode <mode>', 'data-plane mode').choices(['sidecar', 'ambient']).default('sidecar'),
+    )
     .option('-o, --output <format>', 'yaml or json', 'yaml')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
-    .option('--no-mesh-gateway', 'render KServe as before v0.14: InferenceService VirtualServices not bound to mesh (to compare before and after the fix)')
+    .option(
+      '--no-mesh-gateway',
+      'render KServe as before v0.14: InferenceService VirtualServices not bound to mesh (to compare before and after the fix)',
+    )
     .action(async (paths: string[], flags: RenderFlags) => {
       result.code = await renderCommand(paths, flags, streams);
     });
@@ -33,11 +40,14 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
   root
     .command('example')
     .description('print the built-in example platform')
-    .addOption(new Option('--mode <mode>', 'data-plane mode').choices(['sidecar', 'ambient']).default('sidecar'))
+    .addOption(
+      new Option('--mode <mode>', 'data-plane mode').choices(['sidecar', 'ambient']).default('sidecar'),
+    )
     .action(async (flags: { mode: string }) => {
       result.code = await runCommand(streams, async () => {
         const mode = oneOf('--mode', flags.mode, ['sidecar', 'ambient']);
-        if (mode === 'ambient') throw new UsageError('--mode ambient: the ambient example is not available in this version yet');
+        if (mode === 'ambient')
+          throw new UsageError('--mode ambient: the ambient example is not available in this version yet');
         streams.stdout(examplePlatformYaml());
         return ExitCode.Ok;
       });
@@ -78,7 +88,9 @@ if (isEntryPoint()) {
       process.exitCode = code;
     },
     (error: unknown) => {
-      process.stderr.write(`kfmesh: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.stderr.write(
+        `kfmesh: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
       process.exitCode = 70;
     },
   );

@@ -18,10 +18,16 @@ export function renderCommand(paths: string[], flags: RenderFlags, streams: Stre
     const mode = oneOf('--mode', flags.mode, Object.values(MeshMode));
     const format = oneOf('-o', flags.output, Object.values(OutputFormat));
     if (mode === MeshMode.Ambient) {
-      throw new UsageError('--mode ambient: rendering for ambient mode is not available in this version yet; use --mode sidecar');
+      throw new UsageError(
+        '--mode ambient: rendering for ambient mode is not available in this version yet; use --mode sidecar',
+      );
     }
     const snapshot = await snapshotFrom(paths, streams);
-    const result = desiredState(snapshot, { mode, clusterDomain: flags.clusterDomain, meshGateway: flags.meshGateway });
+    const result = desiredState(snapshot, {
+      mode,
+      clusterDomain: flags.clusterDomain,
+      meshGateway: flags.meshGateway,
+    });
     streams.stdout(serialize(result.objects, format));
     for (const problem of result.problems) streams.stderr(`kfmesh: ${formatObjectProblem(problem)}\n`);
     return result.problems.length > 0 ? ExitCode.CheckFailed : ExitCode.Ok;

@@ -144,7 +144,10 @@ function findInferenceServiceConfig(snapshot: Snapshot): KubeObject | undefined 
   const inKServe = all.find((cm) => cm.metadata.namespace === KServeNamespace);
   if (inKServe) return inKServe;
   const where = all.map((cm) => cm.metadata.namespace).join(', ');
-  throw new InputError({ object: refOf(all[0] as KubeObject) }, `several ConfigMaps named ${InferenceServiceConfigName} (namespaces ${where}) and none in ${KServeNamespace}: give only one`);
+  throw new InputError(
+    { object: refOf(all[0] as KubeObject) },
+    `several ConfigMaps named ${InferenceServiceConfigName} (namespaces ${where}) and none in ${KServeNamespace}: give only one`,
+  );
 }
 
 /** Knative's domains: the keys of `config-domain` (in knative-serving when there are several), longest first. */
@@ -160,10 +163,15 @@ function knativeDomains(snapshot: Snapshot): string[] {
 
 type ContextFor = (key: string, field?: string) => ProblemContext;
 
-function readJson(data: Record<string, unknown>, key: string, context: ContextFor): Record<string, unknown> | undefined {
+function readJson(
+  data: Record<string, unknown>,
+  key: string,
+  context: ContextFor,
+): Record<string, unknown> | undefined {
   const raw = data[key];
   if (raw === undefined || raw === null) return undefined;
-  if (typeof raw !== 'string') throw new InputError(context(key), `expected a JSON string, got ${describeValue(raw)}`);
+  if (typeof raw !== 'string')
+    throw new InputError(context(key), `expected a JSON string, got ${describeValue(raw)}`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -177,15 +185,25 @@ function readJson(data: Record<string, unknown>, key: string, context: ContextFo
 }
 
 function ingressConfigFrom(json: Record<string, unknown> | undefined, context: ContextFor): IngressConfig {
-  if (!json) throw new InputError(context('ingress'), 'missing: KServe needs the ingress configuration (at least ingressGateway)');
-  const config = { ...shippedIngressConfig, additionalIngressDomains: [] as string[] } as Record<string, unknown>;
+  if (!json)
+    throw new InputError(
+      context('ingress'),
+      'missing: KServe needs the ingress configuration (at least ingressGateway)',
+    );
+  const config = { ...shippedIngressConfig, additionalIngressDomains: [] as string[] } as Record<
+    string,
+    unknown
+  >;
   // Fields left out are zero in KServe (Go's JSON decoding), then a few get defaults below.
-  for (const [field, type] of Object.entries(fieldTypes)) config[field] = type === 'boolean' ? false : type === 'string' ? '' : [];
+  for (const [field, type] of Object.entries(fieldTypes))
+    config[field] = type === 'boolean' ? false : type === 'string' ? '' : [];
   for (const [field, type] of Object.entries(fieldTypes)) {
     const value = json[field];
     if (value === undefined || value === null) continue;
     const ok =
-      type === 'string[]' ? Array.isArray(value) && value.every((v) => typeof v === 'string') : typeof value === type;
+      type === 'string[]'
+        ? Array.isArray(value) && value.every((v) => typeof v === 'string')
+        : typeof value === type;
     if (!ok) {
       const expected = type === 'string[]' ? 'a list of strings' : `a ${type}`;
       throw new InputError(context('ingress', field), `expected ${expected}, got ${describeValue(value)}`);
@@ -204,12 +222,28 @@ function ingressConfigFrom(json: Record<string, unknown> | undefined, context: C
 /** The checks of KServe's `NewIngressConfig`. */
 function validateIngressConfig(ingress: IngressConfig, context: ContextFor): void {
   if (ingress.enableGatewayApi) {
-    if (!ingress.kserveIngressGateway) throw new InputError(context('ingress', 'kserveIngressGateway'), 'required when enableGatewayApi is true');
+    if (!ingress.kserveIngressGateway)
+      throw new InputError(
+        context('ingress', 'kserveIngressGateway'),
+        'required when enableGatewayApi is true',
+      );
     const parts = ingress.kserveIngressGateway.split('/');
-    if (parts.length !== 2) throw new InputError(context('ingress', 'kserveIngressGateway'), 'should be in the format <namespace>/<name>');
+    if (parts.length !== 2)
+      throw new InputError(
+        context('ingress', 'kserveIngressGateway'),
+        'should be in the format <namespace>/<name>',
+      );
     const [ns, name] = parts as [string, string];
-    if (!dns1123Label.test(name)) throw new InputError(context('ingress', 'kserveIngressGateway'), `gateway name ${JSON.stringify(name)} is invalid`);
-    if (!dns1123Label.test(ns)) throw new InputError(context('ingress', 'kserveIngressGateway'), `gateway namespace ${JSON.stringify(ns)} is invalid`);
+    if (!dns1123Label.test(name))
+      throw new InputError(
+        context('ingress', 'kserveIngressGateway'),
+        `gateway name ${JSON.stringify(name)} is invalid`,
+      );
+    if (!dns1123Label.test(ns))
+      throw new InputError(
+        context('ingress', 'kserveIngressGateway'),
+        `gateway namespace ${JSON.stringify(ns)} is invalid`,
+      );
   }
   if (!ingress.ingressGateway) throw new InputError(context('ingress', 'ingressGateway'), 'required');
   if (ingress.pathTemplate && !ingress.ingressDomain) {
@@ -217,11 +251,18 @@ function validateIngressConfig(ingress: IngressConfig, context: ContextFor): voi
   }
 }
 
-function deploymentModeFrom(deploy: Record<string, unknown> | undefined, context: ContextFor): DeploymentMode {
+function deploymentModeFrom(
+  deploy: Record<string, unknown> | undefined,
+  context: ContextFor,
+): DeploymentMode {
   const value = deploy?.['defaultDeploymentMode'];
   if (value === undefined || value === null || value === '') return DeploymentMode.Serverless;
   const mode = parseDeploymentMode(value);
-  if (!mode) throw new InputError(context('deploy', 'defaultDeploymentMode'), `expected one of ${Object.values(DeploymentMode).join(', ')}, got ${describeValue(value)}`);
+  if (!mode)
+    throw new InputError(
+      context('deploy', 'defaultDeploymentMode'),
+      `expected one of ${Object.values(DeploymentMode).join(', ')}, got ${describeValue(value)}`,
+    );
   return mode;
 }
 
@@ -232,17 +273,25 @@ export function parseDeploymentMode(value: unknown): DeploymentMode | undefined 
 
 /** True for the modes KServe serves through Knative and the Istio VirtualService. */
 export function isKnativeMode(mode: DeploymentMode): boolean {
-  return mode === DeploymentMode.Serverless || mode === DeploymentMode.Knative || mode === DeploymentMode.ModelMesh;
+  return (
+    mode === DeploymentMode.Serverless || mode === DeploymentMode.Knative || mode === DeploymentMode.ModelMesh
+  );
 }
 
-function disallowedLists(json: Record<string, unknown> | undefined, context: ContextFor): Pick<KServeConfig, 'serviceAnnotationDisallowedList' | 'serviceLabelDisallowedList'> {
+function disallowedLists(
+  json: Record<string, unknown> | undefined,
+  context: ContextFor,
+): Pick<KServeConfig, 'serviceAnnotationDisallowedList' | 'serviceLabelDisallowedList'> {
   // KServe only fills these lists when data.inferenceService is present; then user entries are appended to its defaults.
   if (!json) return { serviceAnnotationDisallowedList: [], serviceLabelDisallowedList: [] };
   const list = (field: string, defaults: string[]): string[] => {
     const value = json[field];
     if (value === undefined || value === null) return [...defaults];
     if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
-      throw new InputError(context('inferenceService', field), `expected a list of strings, got ${describeValue(value)}`);
+      throw new InputError(
+        context('inferenceService', field),
+        `expected a list of strings, got ${describeValue(value)}`,
+      );
     }
     return [...defaults, ...value];
   };

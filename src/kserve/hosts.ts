@@ -50,7 +50,10 @@ export function isDns1035Label(text: string): boolean {
 
 /** Kubernetes `IsDNS1123Subdomain`. */
 export function isDns1123Subdomain(text: string): boolean {
-  return text.length <= 253 && text.split('.').every((label) => dns1123LabelPattern.test(label) && label.length <= 63);
+  return (
+    text.length <= 253 &&
+    text.split('.').every((label) => dns1123LabelPattern.test(label) && label.length <= 63)
+  );
 }
 
 /** Kubernetes `IsFullyQualifiedDomainName`: a subdomain with at least two labels. */
@@ -91,17 +94,24 @@ export function renderTemplate(template: string, values: TemplateValues): string
 
 function evaluateAction(action: string, values: TemplateValues, template: string): string {
   const match = /^\.([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z0-9_][-A-Za-z0-9_./]*))?$/.exec(action);
-  if (!match) throw new HostError(`unsupported action {{ ${action} }} in template ${JSON.stringify(template)}`);
+  if (!match)
+    throw new HostError(`unsupported action {{ ${action} }} in template ${JSON.stringify(template)}`);
   const [, field, key] = match as unknown as [string, string, string | undefined];
   const value = (values as unknown as Record<string, unknown>)[field];
-  if (value === undefined) throw new HostError(`template ${JSON.stringify(template)} uses .${field}, which is not one of .Name, .Namespace, .IngressDomain, .Annotations, .Labels`);
+  if (value === undefined)
+    throw new HostError(
+      `template ${JSON.stringify(template)} uses .${field}, which is not one of .Name, .Namespace, .IngressDomain, .Annotations, .Labels`,
+    );
   if (key === undefined) {
     if (typeof value !== 'string') throw new HostError(`.${field} is a map; name a key, as in .${field}.key`);
     return value;
   }
   if (typeof value !== 'object' || value === null) throw new HostError(`.${field} is not a map`);
   const entry = (value as Record<string, string>)[key];
-  if (entry === undefined) throw new HostError(`template ${JSON.stringify(template)} uses .${field}.${key}, which the object does not have`);
+  if (entry === undefined)
+    throw new HostError(
+      `template ${JSON.stringify(template)} uses .${field}.${key}, which the object does not have`,
+    );
   return entry;
 }
 
@@ -109,7 +119,9 @@ function evaluateAction(action: string, values: TemplateValues, template: string
 export function generateDomainName(template: string, values: TemplateValues): string {
   const host = renderTemplate(template, values);
   if (!isFullyQualifiedDomainName(host)) {
-    throw new HostError(`domain template ${JSON.stringify(template)} gives ${JSON.stringify(host)}, which is not a valid host name`);
+    throw new HostError(
+      `domain template ${JSON.stringify(template)} gives ${JSON.stringify(host)}, which is not a valid host name`,
+    );
   }
   return host;
 }
@@ -118,13 +130,19 @@ export function generateDomainName(template: string, values: TemplateValues): st
 export function generateUrlPath(template: string, name: string, namespace: string): string {
   const path = renderTemplate(template, { Name: name, Namespace: namespace });
   if (!path.startsWith('/') || path.startsWith('//') || /[\s?#]/.test(path)) {
-    throw new HostError(`path template ${JSON.stringify(template)} gives ${JSON.stringify(path)}, which is not a URL path`);
+    throw new HostError(
+      `path template ${JSON.stringify(template)} gives ${JSON.stringify(path)}, which is not a URL path`,
+    );
   }
   return path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
 /** KServe's `GetAdditionalHosts`: the service host's subdomain under each additional ingress domain. */
-export function additionalHosts(domainList: readonly string[], serviceHost: string, additionalDomains: readonly string[]): string[] {
+export function additionalHosts(
+  domainList: readonly string[],
+  serviceHost: string,
+  additionalDomains: readonly string[],
+): string[] {
   const domain = domainList.find((d) => serviceHost.endsWith(d));
   if (domain === undefined) return [];
   const subdomain = serviceHost.slice(0, serviceHost.length - domain.length);

@@ -36,9 +36,20 @@ export function templateValues(isvc: InferenceService, name: string, config: KSe
 }
 
 /** The REST and gRPC ports of a component's Service when it serves both (KServe's `detectServiceProtocolPorts`). */
-function dualProtocolPorts(snapshot: Snapshot, isvc: InferenceService, component: Component): { rest: number; grpc: number } | undefined {
-  const service = snapshot.get('', 'Service', isvc.metadata.namespace ?? '', componentServiceName(isvc, component));
-  const ports = ((service?.['spec'] as { ports?: { name?: string; port?: number; appProtocol?: string }[] } | undefined)?.ports ?? []);
+function dualProtocolPorts(
+  snapshot: Snapshot,
+  isvc: InferenceService,
+  component: Component,
+): { rest: number; grpc: number } | undefined {
+  const service = snapshot.get(
+    '',
+    'Service',
+    isvc.metadata.namespace ?? '',
+    componentServiceName(isvc, component),
+  );
+  const ports =
+    (service?.['spec'] as { ports?: { name?: string; port?: number; appProtocol?: string }[] } | undefined)
+      ?.ports ?? [];
   const isGrpc = (p: { name?: string; appProtocol?: string }): boolean =>
     p.appProtocol === 'kubernetes.io/h2c' || /grpc|h2c/.test(p.name ?? '');
   const grpc = ports.find(isGrpc)?.port;
@@ -89,7 +100,10 @@ class RuleBuilder {
     const dual = dualProtocolPorts(this.#snapshot, this.#isvc, component);
     if (!dual) return [this.rule(pathRegex, component)];
     const contentType = [{ type: 'RegularExpression', name: 'content-type', value: '^application/grpc.*' }];
-    return [this.rule(grpcPathRegex, component, dual.grpc, contentType), this.rule(pathRegex, component, dual.rest)];
+    return [
+      this.rule(grpcPathRegex, component, dual.grpc, contentType),
+      this.rule(pathRegex, component, dual.rest),
+    ];
   }
 
   /** KServe's `resolveTimeout`: the component's `timeout` in seconds, 60s by default, none when disabled. */
@@ -100,7 +114,13 @@ class RuleBuilder {
   }
 }
 
-function route(isvc: InferenceService, config: KServeConfig, name: string, hostnames: string[], rules: Rule[]): KubeObject {
+function route(
+  isvc: InferenceService,
+  config: KServeConfig,
+  name: string,
+  hostnames: string[],
+  rules: Rule[],
+): KubeObject {
   const [gwNamespace, gwName] = config.ingress.kserveIngressGateway.split('/') as [string, string];
   return {
     apiVersion: 'gateway.networking.k8s.io/v1',
@@ -112,7 +132,9 @@ function route(isvc: InferenceService, config: KServeConfig, name: string, hostn
       withoutKeys(isvc.metadata.annotations, config.serviceAnnotationDisallowedList),
     ),
     spec: {
-      parentRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: gwNamespace, name: gwName }],
+      parentRefs: [
+        { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: gwNamespace, name: gwName },
+      ],
       hostnames,
       rules,
     },
@@ -120,7 +142,12 @@ function route(isvc: InferenceService, config: KServeConfig, name: string, hostn
 }
 
 /** The route of one component (`<isvc>-<component>`), when that component is ready. */
-export function componentHTTPRouteFor(isvc: InferenceService, component: Component, config: KServeConfig, snapshot: Snapshot): KubeObject | undefined {
+export function componentHTTPRouteFor(
+  isvc: InferenceService,
+  component: Component,
+  config: KServeConfig,
+  snapshot: Snapshot,
+): KubeObject | undefined {
   if (!isComponentReady(isvc, component)) return undefined;
   const name = `${isvc.metadata.name ?? ''}-${component}`;
   const host = generateDomainName(config.ingress.domainTemplate, templateValues(isvc, name, config));
@@ -128,7 +155,11 @@ export function componentHTTPRouteFor(isvc: InferenceService, component: Compone
 }
 
 /** The top-level route (`<isvc>`), when every component in the spec is ready. */
-export function topLevelHTTPRouteFor(isvc: InferenceService, config: KServeConfig, snapshot: Snapshot): KubeObject | undefined {
+export function topLevelHTTPRouteFor(
+  isvc: InferenceService,
+  config: KServeConfig,
+  snapshot: Snapshot,
+): KubeObject | undefined {
   const components: Component[] = ['predictor'];
   if (isvc.spec.transformer) components.push('transformer');
   if (isvc.spec.explainer) components.push('explainer');

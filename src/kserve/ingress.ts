@@ -37,9 +37,17 @@ export function kubeIngressFor(isvc: InferenceService, config: KServeConfig): Ku
     // routes to the predictor.
     const transformerHost = host(`${name}-transformer`);
     if (isvc.spec.explainer) rules.push(rule(transformerHost, 'explainer'));
-    rules.push(rule(host(name), 'transformer'), rule(transformerHost, 'predictor'), rule(predictorHost, 'predictor'));
+    rules.push(
+      rule(host(name), 'transformer'),
+      rule(transformerHost, 'predictor'),
+      rule(predictorHost, 'predictor'),
+    );
   } else if (isvc.spec.explainer) {
-    rules.push(rule(host(name), 'predictor'), rule(host(`${name}-explainer`), 'explainer'), rule(predictorHost, 'predictor'));
+    rules.push(
+      rule(host(name), 'predictor'),
+      rule(host(`${name}-explainer`), 'explainer'),
+      rule(predictorHost, 'predictor'),
+    );
   } else {
     rules.push(rule(host(name), 'predictor'), rule(predictorHost, 'predictor'));
   }

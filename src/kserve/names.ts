@@ -15,7 +15,8 @@ export const ClusterLocalVisibility = 'cluster-local';
 /** The Service of a component: `<isvc>-<component>`, or `<isvc>-<name>-predictor` for a named predictor. */
 export function componentServiceName(isvc: InferenceService, component: Component): string {
   const name = isvc.metadata.name ?? '';
-  if (component === 'predictor' && isvc.spec.predictor?.name) return `${name}-${isvc.spec.predictor.name}-predictor`;
+  if (component === 'predictor' && isvc.spec.predictor?.name)
+    return `${name}-${isvc.spec.predictor.name}-predictor`;
   return `${name}-${component}`;
 }
 
@@ -30,7 +31,10 @@ export function isStopped(isvc: InferenceService): boolean {
 }
 
 /** A copy of a string map without the listed keys (KServe's `utils.Filter` with a disallow list). */
-export function withoutKeys(map: Readonly<Record<string, string>> | undefined, disallowed: readonly string[]): Record<string, string> {
+export function withoutKeys(
+  map: Readonly<Record<string, string>> | undefined,
+  disallowed: readonly string[],
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(map ?? {})) if (!disallowed.includes(k)) out[k] = v;
   return out;
@@ -40,11 +44,25 @@ export function withoutKeys(map: Readonly<Record<string, string>> | undefined, d
 export function ownerReferencesFor(isvc: InferenceService): OwnerReference[] | undefined {
   const uid = isvc.metadata.uid;
   if (!uid) return undefined;
-  return [{ apiVersion: isvc.apiVersion, kind: isvc.kind, name: isvc.metadata.name ?? '', uid, controller: true, blockOwnerDeletion: true }];
+  return [
+    {
+      apiVersion: isvc.apiVersion,
+      kind: isvc.kind,
+      name: isvc.metadata.name ?? '',
+      uid,
+      controller: true,
+      blockOwnerDeletion: true,
+    },
+  ];
 }
 
 /** Metadata of a generated object in the InferenceService's namespace. */
-export function childMeta(isvc: InferenceService, name: string, labels?: Record<string, string>, annotations?: Record<string, string>): ObjectMeta {
+export function childMeta(
+  isvc: InferenceService,
+  name: string,
+  labels?: Record<string, string>,
+  annotations?: Record<string, string>,
+): ObjectMeta {
   const meta: ObjectMeta = { name, namespace: isvc.metadata.namespace ?? '' };
   if (labels && Object.keys(labels).length > 0) meta.labels = labels;
   if (annotations && Object.keys(annotations).length > 0) meta.annotations = annotations;

@@ -11,7 +11,13 @@ import { isKnativeMode, parseDeploymentMode, type DeploymentMode, type KServeCon
 import { HostError, isDns1035Label, isDns1123Label } from './hosts.ts';
 import { componentHTTPRouteFor, topLevelHTTPRouteFor } from './http-route.ts';
 import { kubeIngressFor } from './ingress.ts';
-import { ClusterLocalVisibility, componentServiceName, DeploymentModeAnnotation, isStopped, KServeVisibilityLabel } from './names.ts';
+import {
+  ClusterLocalVisibility,
+  componentServiceName,
+  DeploymentModeAnnotation,
+  isStopped,
+  KServeVisibilityLabel,
+} from './names.ts';
 import { ingressStatusFor, type IngressStatus } from './status.ts';
 import { externalNameServiceFor, virtualServiceFor, type VirtualServiceOptions } from './virtual-service.ts';
 
@@ -27,18 +33,38 @@ export interface InferenceServiceRender {
 }
 
 /** Renders the networking objects of one InferenceService. */
-export function renderInferenceService(isvc: InferenceService, config: KServeConfig, snapshot: Snapshot, options: KServeRenderOptions): InferenceServiceRender {
+export function renderInferenceService(
+  isvc: InferenceService,
+  config: KServeConfig,
+  snapshot: Snapshot,
+  options: KServeRenderOptions,
+): InferenceServiceRender {
   const fail = (path: FieldPath, message: string): InferenceServiceRender => ({
     objects: [],
-    problem: { context: { location: snapshot.locate(isvc, path), object: refOf(isvc), field: path.join('.') || undefined }, message },
+    problem: {
+      context: {
+        location: snapshot.locate(isvc, path),
+        object: refOf(isvc),
+        field: path.join('.') || undefined,
+      },
+      message,
+    },
   });
   const invalid = validateInferenceService(isvc);
   if (invalid) return fail(invalid.path, invalid.message);
   const annotated = isvc.metadata.annotations?.[DeploymentModeAnnotation];
   const mode = annotated === undefined ? config.defaultDeploymentMode : parseDeploymentMode(annotated);
-  if (!mode) return fail(['metadata', 'annotations', DeploymentModeAnnotation], `unknown deployment mode ${JSON.stringify(annotated)}`);
+  if (!mode)
+    return fail(
+      ['metadata', 'annotations', DeploymentModeAnnotation],
+      `unknown deployment mode ${JSON.stringify(annotated)}`,
+    );
   try {
-    const objects = isStopped(isvc) ? [] : isKnativeMode(mode) ? knativeObjects(isvc, config, options) : rawObjects(isvc, config, snapshot);
+    const objects = isStopped(isvc)
+      ? []
+      : isKnativeMode(mode)
+        ? knativeObjects(isvc, config, options)
+        : rawObjects(isvc, config, snapshot);
     return { objects, mode, status: ingressStatusFor(isvc, mode, config, snapshot) };
   } catch (error) {
     if (error instanceof HostError) return fail(['metadata', 'name'], error.message);
@@ -46,7 +72,11 @@ export function renderInferenceService(isvc: InferenceService, config: KServeCon
   }
 }
 
-function knativeObjects(isvc: InferenceService, config: KServeConfig, options: KServeRenderOptions): KubeObject[] {
+function knativeObjects(
+  isvc: InferenceService,
+  config: KServeConfig,
+  options: KServeRenderOptions,
+): KubeObject[] {
   if (config.ingress.disableIstioVirtualHost) return [];
   const result = virtualServiceFor(isvc, config, options);
   const objects = [externalNameServiceFor(isvc, config)];
@@ -56,7 +86,9 @@ function knativeObjects(isvc: InferenceService, config: KServeConfig, options: K
 
 function rawObjects(isvc: InferenceService, config: KServeConfig, snapshot: Snapshot): KubeObject[] {
   const { ingress, clusterDomain } = config;
-  const internal = isvc.metadata.labels?.[KServeVisibilityLabel] === ClusterLocalVisibility || ingress.ingressDomain === `svc.${clusterDomain}`;
+  const internal =
+    isvc.metadata.labels?.[KServeVisibilityLabel] === ClusterLocalVisibility ||
+    ingress.ingressDomain === `svc.${clusterDomain}`;
   if (internal || ingress.disableIngressCreation) return [];
   if (!ingress.enableGatewayApi) {
     const kubeIngress = kubeIngressFor(isvc, config);
@@ -68,20 +100,35 @@ function rawObjects(isvc: InferenceService, config: KServeConfig, snapshot: Snap
 }
 
 /** The first reason this InferenceService can't be rendered, with the field it is about. */
-export function validateInferenceService(isvc: InferenceService): { path: FieldPath; message: string } | undefined {
+export function validateInferenceService(
+  isvc: InferenceService,
+): { path: FieldPath; message: string } | undefined {
   const name = isvc.metadata.name ?? '';
   const namespace = isvc.metadata.namespace ?? '';
   if (!name) return { path: ['metadata', 'name'], message: 'required' };
   if (!isDns1035Label(name)) {
-    const why = name.length > 63 ? `${name.length} characters, at most 63` : 'lower-case letters, digits and "-", starting with a letter';
-    return { path: ['metadata', 'name'], message: `${JSON.stringify(name)} can't form a valid host name (${why})` };
+    const why =
+      name.length > 63
+        ? `${name.length} characters, at most 63`
+        : 'lower-case letters, digits and "-", starting with a letter';
+    return {
+      path: ['metadata', 'name'],
+      message: `${JSON.stringify(name)} can't form a valid host name (${why})`,
+    };
   }
-  if (!isDns1123Label(namespace)) return { path: ['metadata', 'namespace'], message: `${JSON.stringify(namespace)} is not a valid namespace name` };
-  if (!isPlainObject(isvc.spec)) return { path: ['spec'], message: 'required: a mapping with at least a predictor' };
-  if (!isPlainObject(isvc.spec.predictor)) return { path: ['spec', 'predictor'], message: 'required: every InferenceService needs a predictor' };
+  if (!isDns1123Label(namespace))
+    return {
+      path: ['metadata', 'namespace'],
+      message: `${JSON.stringify(namespace)} is not a valid namespace name`,
+    };
+  if (!isPlainObject(isvc.spec))
+    return { path: ['spec'], message: 'required: a mapping with at least a predictor' };
+  if (!isPlainObject(isvc.spec.predictor))
+    return { path: ['spec', 'predictor'], message: 'required: every InferenceService needs a predictor' };
   for (const component of ['transformer', 'explainer'] as const) {
     const spec = isvc.spec[component];
-    if (spec !== undefined && !isPlainObject(spec)) return { path: ['spec', component], message: 'expected a mapping' };
+    if (spec !== undefined && !isPlainObject(spec))
+      return { path: ['spec', component], message: 'expected a mapping' };
   }
   for (const component of componentsOf(isvc)) {
     const timeout = isvc.spec[component]?.timeout;
@@ -90,7 +137,10 @@ export function validateInferenceService(isvc: InferenceService): { path: FieldP
     }
     const service = componentServiceName(isvc, component);
     if (!isDns1035Label(service)) {
-      return { path: ['metadata', 'name'], message: `the ${component} Service name ${JSON.stringify(service)} (${service.length} characters) is not a valid Service name (at most 63)` };
+      return {
+        path: ['metadata', 'name'],
+        message: `the ${component} Service name ${JSON.stringify(service)} (${service.length} characters) is not a valid Service name (at most 63)`,
+      };
     }
   }
   return undefined;
@@ -98,5 +148,8 @@ export function validateInferenceService(isvc: InferenceService): { path: FieldP
 
 /** True when the object is an InferenceService. */
 export function isInferenceService(object: KubeObject): object is InferenceService {
-  return object.kind === InferenceServiceKind.kind && object.apiVersion.startsWith(`${InferenceServiceKind.group}/`);
+  return (
+    object.kind === InferenceServiceKind.kind &&
+    object.apiVersion.startsWith(`${InferenceServiceKind.group}/`)
+  );
 }

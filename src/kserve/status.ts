@@ -18,7 +18,12 @@ export interface IngressStatus {
 }
 
 /** The status KServe would report for this InferenceService's networking. */
-export function ingressStatusFor(isvc: InferenceService, mode: DeploymentMode, config: KServeConfig, snapshot: Snapshot): IngressStatus {
+export function ingressStatusFor(
+  isvc: InferenceService,
+  mode: DeploymentMode,
+  config: KServeConfig,
+  snapshot: Snapshot,
+): IngressStatus {
   if (isStopped(isvc)) return { ingressReady: { status: 'False', reason: 'Stopped' } };
   return isKnativeMode(mode) ? knativeStatus(isvc, config) : rawStatus(isvc, config, snapshot);
 }
@@ -29,7 +34,8 @@ function knativeStatus(isvc: InferenceService, config: KServeConfig): IngressSta
   const namespace = isvc.metadata.namespace ?? '';
   const entry = entryComponent(isvc);
   const componentUrl = isvc.status?.components?.[entry]?.url;
-  if (!componentUrl || !knativeServiceHost(isvc)) return { ingressReady: { status: 'Unknown', reason: `${entry} URL not reported yet` } };
+  if (!componentUrl || !knativeServiceHost(isvc))
+    return { ingressReady: { status: 'Unknown', reason: `${entry} URL not reported yet` } };
   let url: string;
   let addressHost: string;
   if (ingress.disableIstioVirtualHost) {
@@ -51,10 +57,14 @@ function rawStatus(isvc: InferenceService, config: KServeConfig, snapshot: Snaps
   const entryService = componentServiceName(isvc, entryComponent(isvc));
   let host = serviceHostname(entryService, namespace, config.clusterDomain);
   const service = snapshot.get('', 'Service', namespace, entryService);
-  const spec = service?.['spec'] as { clusterIP?: string; ports?: { name?: string; appProtocol?: string; targetPort?: number | string }[] } | undefined;
+  const spec = service?.['spec'] as
+    | { clusterIP?: string; ports?: { name?: string; appProtocol?: string; targetPort?: number | string }[] }
+    | undefined;
   if (spec?.clusterIP === 'None') {
     // A headless Service has no port 80 to send to: KServe names the first non-gRPC numeric target port, else 8080.
-    const rest = (spec.ports ?? []).find((p) => p.appProtocol !== 'kubernetes.io/h2c' && !/grpc/.test(p.name ?? ''));
+    const rest = (spec.ports ?? []).find(
+      (p) => p.appProtocol !== 'kubernetes.io/h2c' && !/grpc/.test(p.name ?? ''),
+    );
     host += `:${typeof rest?.targetPort === 'number' ? rest.targetPort : 8080}`;
   }
   return { url, addressUrl: `http://${host}`, ingressReady: { status: 'True' } };

@@ -2,7 +2,12 @@
  * Serverless (Knative) mode: the top-level VirtualService and the ExternalName Service KServe's ingress
  * reconciler writes for an InferenceService (`reconcilers/ingress/ingress_reconciler.go`, `createIngress`).
  */
-import { conditionStatus, ReadyCondition, type Component, type InferenceService } from '../model/inference-service.ts';
+import {
+  conditionStatus,
+  ReadyCondition,
+  type Component,
+  type InferenceService,
+} from '../model/inference-service.ts';
 import type { KubeObject } from '../model/object.ts';
 import type { KServeConfig } from './config.ts';
 import {
@@ -13,7 +18,14 @@ import {
   pathBasedExplainSuffix,
   serviceHostname,
 } from './hosts.ts';
-import { childMeta, ClusterLocalVisibility, componentServiceName, entryComponent, KnativeVisibilityLabel, withoutKeys } from './names.ts';
+import {
+  childMeta,
+  ClusterLocalVisibility,
+  componentServiceName,
+  entryComponent,
+  KnativeVisibilityLabel,
+  withoutKeys,
+} from './names.ts';
 
 /** Istio's reserved gateway name for all sidecars. */
 export const MeshGateway = 'mesh';
@@ -77,7 +89,11 @@ function readinessGate(isvc: InferenceService): NotReady | undefined {
 }
 
 /** The top-level VirtualService of a Serverless InferenceService. */
-export function virtualServiceFor(isvc: InferenceService, config: KServeConfig, options: VirtualServiceOptions): VirtualServiceResult {
+export function virtualServiceFor(
+  isvc: InferenceService,
+  config: KServeConfig,
+  options: VirtualServiceOptions,
+): VirtualServiceResult {
   const notReady = readinessGate(isvc);
   if (notReady) return { notReady };
   const { ingress, clusterDomain } = config;
@@ -85,10 +101,15 @@ export function virtualServiceFor(isvc: InferenceService, config: KServeConfig, 
   const namespace = isvc.metadata.namespace ?? '';
   const internalHost = serviceHostname(name, namespace, clusterDomain);
   const serviceHost = knativeServiceHost(isvc);
-  const isInternal = isvc.metadata.labels?.[KnativeVisibilityLabel] === ClusterLocalVisibility || serviceHost === internalHost;
-  const extraHosts = isInternal ? [] : additionalHosts(config.domainList, serviceHost, ingress.additionalIngressDomains);
+  const isInternal =
+    isvc.metadata.labels?.[KnativeVisibilityLabel] === ClusterLocalVisibility || serviceHost === internalHost;
+  const extraHosts = isInternal
+    ? []
+    : additionalHosts(config.domainList, serviceHost, ingress.additionalIngressDomains);
   const localGateways = options.meshGateway ? [ingress.localGateway, MeshGateway] : [ingress.localGateway];
-  const destination = [{ destination: { host: ingress.knativeLocalGatewayService, port: { number: 80 } }, weight: 100 }];
+  const destination = [
+    { destination: { host: ingress.knativeLocalGatewayService, port: { number: 80 } }, weight: 100 },
+  ];
   const headersFor = (component: Component): Record<string, unknown> => ({
     request: {
       set: {
@@ -101,7 +122,9 @@ export function virtualServiceFor(isvc: InferenceService, config: KServeConfig, 
 
   const hostMatches = (uriRegex: string | undefined): Match[] => {
     const uri = uriRegex === undefined ? {} : { uri: { regex: uriRegex } };
-    const matches: Match[] = [{ ...uri, authority: { regex: hostRegExp(internalHost) }, gateways: localGateways }];
+    const matches: Match[] = [
+      { ...uri, authority: { regex: hostRegExp(internalHost) }, gateways: localGateways },
+    ];
     if (!isInternal) {
       // External matches differ only by host (same uri, same gateway): KServe's de-duplication reduces to the host.
       for (const host of new Set([serviceHost, ...extraHosts])) {
@@ -112,7 +135,8 @@ export function virtualServiceFor(isvc: InferenceService, config: KServeConfig, 
   };
 
   const http: Record<string, unknown>[] = [];
-  if (isvc.spec.explainer) http.push({ match: hostMatches(explainPrefix), route: destination, headers: headersFor('explainer') });
+  if (isvc.spec.explainer)
+    http.push({ match: hostMatches(explainPrefix), route: destination, headers: headersFor('explainer') });
   http.push({ match: hostMatches(undefined), route: destination, headers: headersFor(entryComponent(isvc)) });
 
   const hosts = [internalHost];

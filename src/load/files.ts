@@ -8,7 +8,10 @@ import { parseManifests, type InputText, type LoadedObject } from './parse.ts';
 const manifestExtensions = ['.yaml', '.yml', '.json'];
 
 /** Reads every path (`-` is standard input) and parses all the objects, in a stable order. */
-export async function loadPaths(paths: readonly string[], readStdin: () => Promise<string> = readStandardInput): Promise<LoadedObject[]> {
+export async function loadPaths(
+  paths: readonly string[],
+  readStdin: () => Promise<string> = readStandardInput,
+): Promise<LoadedObject[]> {
   const inputs: InputText[] = [];
   for (const path of paths) {
     if (path === '-') {

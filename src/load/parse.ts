@@ -53,7 +53,10 @@ export function parseManifests(input: InputText): LoadedObject[] {
     const firstError = doc.errors[0];
     if (firstError) {
       const pos = parsed.lines.linePos(firstError.pos[0]);
-      throw new InputError({ location: { file: input.name, line: pos.line, column: pos.col } }, `invalid YAML: ${firstLine(firstError.message)}`);
+      throw new InputError(
+        { location: { file: input.name, line: pos.line, column: pos.col } },
+        `invalid YAML: ${firstLine(firstError.message)}`,
+      );
     }
     if (doc.contents === null) return;
     const locateIn = (path: FieldPath): SourceLocation | undefined => {
@@ -72,13 +75,21 @@ function locationOf(node: unknown, file: string, lines: LineCounter): SourceLoca
   return { file, line: pos.line, column: pos.col };
 }
 
-function objectsOfDocument(doc: Document, file: string, lines: LineCounter, locateIn: (path: FieldPath) => SourceLocation | undefined): LoadedObject[] {
+function objectsOfDocument(
+  doc: Document,
+  file: string,
+  lines: LineCounter,
+  locateIn: (path: FieldPath) => SourceLocation | undefined,
+): LoadedObject[] {
   const locateNode = (node: unknown): SourceLocation => locationOf(node, file, lines) ?? { file };
   const value: unknown = doc.toJS({ maxAliasCount: 1000 });
   if (value === null || value === undefined) return [];
   const rootLocation = locateNode(doc.contents);
   if (!isPlainObject(value) || !isMap(doc.contents)) {
-    throw new InputError({ location: rootLocation }, 'expected a Kubernetes object (a mapping with apiVersion and kind)');
+    throw new InputError(
+      { location: rootLocation },
+      'expected a Kubernetes object (a mapping with apiVersion and kind)',
+    );
   }
   const make = (object: unknown, prefix: FieldPath): LoadedObject => {
     const location = locateNode(prefix.length ? doc.getIn(prefix, true) : doc.contents);
@@ -92,7 +103,10 @@ function objectsOfDocument(doc: Document, file: string, lines: LineCounter, loca
     const items = value['items'];
     if (items === undefined || items === null) return [];
     if (!Array.isArray(items)) {
-      throw new InputError({ location: locateNode(doc.getIn(['items'], true)), field: 'items' }, 'expected a list of objects');
+      throw new InputError(
+        { location: locateNode(doc.getIn(['items'], true)), field: 'items' },
+        'expected a list of objects',
+      );
     }
     return items.map((item, index) => make(item, ['items', index]));
   }
@@ -106,24 +120,31 @@ function isListKind(value: Record<string, unknown>): boolean {
 }
 
 function checkObject(value: unknown, location: SourceLocation): KubeObject {
-  if (!isPlainObject(value)) throw new InputError({ location }, 'expected a Kubernetes object (a mapping with apiVersion and kind)');
+  if (!isPlainObject(value))
+    throw new InputError({ location }, 'expected a Kubernetes object (a mapping with apiVersion and kind)');
   for (const field of ['apiVersion', 'kind'] as const) {
     const v = value[field];
-    if (typeof v !== 'string' || v === '') throw new InputError({ location, field }, 'expected a non-empty string');
+    if (typeof v !== 'string' || v === '')
+      throw new InputError({ location, field }, 'expected a non-empty string');
   }
   const metadata = value['metadata'] ?? {};
   if (!isPlainObject(metadata)) throw new InputError({ location, field: 'metadata' }, 'expected a mapping');
   for (const field of ['name', 'namespace'] as const) {
     const v = metadata[field];
-    if (v !== undefined && typeof v !== 'string') throw new InputError({ location, field: `metadata.${field}` }, 'expected a string');
+    if (v !== undefined && typeof v !== 'string')
+      throw new InputError({ location, field: `metadata.${field}` }, 'expected a string');
   }
   for (const field of ['labels', 'annotations'] as const) {
     const map = metadata[field];
     if (map === undefined || map === null) continue;
-    if (!isPlainObject(map)) throw new InputError({ location, field: `metadata.${field}` }, 'expected a mapping of strings');
+    if (!isPlainObject(map))
+      throw new InputError({ location, field: `metadata.${field}` }, 'expected a mapping of strings');
     for (const [key, v] of Object.entries(map)) {
       if (typeof v !== 'string') {
-        throw new InputError({ location, field: `metadata.${field}.${key}` }, `expected a string, got ${describeValue(v)} (quote it)`);
+        throw new InputError(
+          { location, field: `metadata.${field}.${key}` },
+          `expected a string, got ${describeValue(v)} (quote it)`,
+        );
       }
     }
   }

@@ -3,7 +3,14 @@
  * analyzer and the controller read the cluster through it.
  */
 import { formatLocation, InputError, type SourceLocation } from '../model/errors.ts';
-import { compareRefs, describeRef, groupOf, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
+import {
+  compareRefs,
+  describeRef,
+  groupOf,
+  refOf,
+  type KubeObject,
+  type ObjectRef,
+} from '../model/object.ts';
 import type { FieldPath, LoadedObject } from './parse.ts';
 
 /** A label selector in its simple form: every key must carry exactly that value. */
@@ -29,7 +36,10 @@ export class Snapshot {
       const earlier = this.#byKey.get(key);
       if (earlier) {
         const first = this.#sources.get(earlier)?.location;
-        throw new InputError({ location: entry.location, object: ref }, `defined twice${first ? ` (first at ${formatLocation(first)})` : ''}`);
+        throw new InputError(
+          { location: entry.location, object: ref },
+          `defined twice${first ? ` (first at ${formatLocation(first)})` : ''}`,
+        );
       }
       this.#byKey.set(key, object);
       this.#sources.set(object, entry);
@@ -45,7 +55,13 @@ export class Snapshot {
 
   /** Builds a snapshot from objects that have no source file (generated, or from a live cluster). */
   static of(objects: readonly KubeObject[], sourceName = '<memory>'): Snapshot {
-    return new Snapshot(objects.map((object) => ({ object, location: { file: sourceName }, locate: () => ({ file: sourceName }) })));
+    return new Snapshot(
+      objects.map((object) => ({
+        object,
+        location: { file: sourceName },
+        locate: () => ({ file: sourceName }),
+      })),
+    );
   }
 
   /** Every object, ordered by (group, kind, namespace, name). */
@@ -60,12 +76,22 @@ export class Snapshot {
   }
 
   /** One object by identity. */
-  get<T extends KubeObject = KubeObject>(group: string, kind: string, namespace: string, name: string): T | undefined {
+  get<T extends KubeObject = KubeObject>(
+    group: string,
+    kind: string,
+    namespace: string,
+    name: string,
+  ): T | undefined {
     return this.#byKey.get(objectKey({ group, kind, namespace, name })) as T | undefined;
   }
 
   /** The objects of one kind whose labels carry every key/value of `match`. */
-  withLabels<T extends KubeObject = KubeObject>(group: string, kind: string, match: LabelMatch, namespace?: string): T[] {
+  withLabels<T extends KubeObject = KubeObject>(
+    group: string,
+    kind: string,
+    match: LabelMatch,
+    namespace?: string,
+  ): T[] {
     return this.list<T>(group, kind, namespace).filter((o) => labelsMatch(o.metadata.labels, match));
   }
 
@@ -81,7 +107,10 @@ export class Snapshot {
 }
 
 /** True when `labels` carry every key/value of `match` (an empty match selects everything). */
-export function labelsMatch(labels: Readonly<Record<string, string>> | undefined, match: LabelMatch): boolean {
+export function labelsMatch(
+  labels: Readonly<Record<string, string>> | undefined,
+  match: LabelMatch,
+): boolean {
   return Object.entries(match).every(([k, v]) => labels?.[k] === v);
 }
 

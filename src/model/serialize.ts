@@ -11,10 +11,16 @@ const metadataOrder = ['name', 'namespace'];
 
 /** A copy of the object with keys in canonical order and undefined values left out. */
 export function canonicalObject(object: KubeObject): KubeObject {
-  return orderKeys(object, topOrder, (key, value) => (key === 'metadata' ? orderKeys(value, metadataOrder) : sortDeep(value))) as KubeObject;
+  return orderKeys(object, topOrder, (key, value) =>
+    key === 'metadata' ? orderKeys(value, metadataOrder) : sortDeep(value),
+  ) as KubeObject;
 }
 
-function orderKeys(value: unknown, first: readonly string[], child: (key: string, value: unknown) => unknown = (_k, v) => sortDeep(v)): unknown {
+function orderKeys(
+  value: unknown,
+  first: readonly string[],
+  child: (key: string, value: unknown) => unknown = (_k, v) => sortDeep(v),
+): unknown {
   if (!isPlainObject(value)) return sortDeep(value);
   const keys = Object.keys(value).sort((a, b) => {
     const ia = first.indexOf(a);
@@ -43,7 +49,16 @@ export type OutputFormat = (typeof OutputFormat)[keyof typeof OutputFormat];
 
 /** YAML that Kubernetes reads back the same: YAML 1.1 quoting (`"on"`, `"0775"`), no line folding. */
 export function toYaml(objects: readonly KubeObject[]): string {
-  return objects.map((o) => stringify(canonicalObject(o), { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false, indentSeq: false })).join('---\n');
+  return objects
+    .map((o) =>
+      stringify(canonicalObject(o), {
+        version: '1.1',
+        lineWidth: 0,
+        aliasDuplicateObjects: false,
+        indentSeq: false,
+      }),
+    )
+    .join('---\n');
 }
 
 /** A JSON array, two-space indented, with a final newline. */

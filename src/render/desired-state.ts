@@ -42,7 +42,9 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
   for (const object of snapshot.all()) {
     if (!isInferenceService(object)) continue;
     const isvc = withDefaultNamespace(object);
-    const result = renderInferenceService(isvc, config, snapshot, { meshGateway: options.meshGateway ?? true });
+    const result = renderInferenceService(isvc, config, snapshot, {
+      meshGateway: options.meshGateway ?? true,
+    });
     inferenceServices.set(`${isvc.metadata.namespace}/${isvc.metadata.name}`, result);
     objects.push(...result.objects);
     if (result.problem) problems.push(result.problem);

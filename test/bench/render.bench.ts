@@ -25,7 +25,10 @@ function measure(count: number): Measure {
   const text = toYaml(benchPlatform(count));
   const repeats = count >= 10_000 ? 3 : 5;
   const load = (): Snapshot => new Snapshot(parseManifests({ name: 'bench.yaml', text }));
-  const wholeMs = medianMs(() => serialize(desiredState(load(), { mode: 'sidecar' }).objects, 'yaml'), repeats);
+  const wholeMs = medianMs(
+    () => serialize(desiredState(load(), { mode: 'sidecar' }).objects, 'yaml'),
+    repeats,
+  );
   const parseMs = medianMs(load, repeats);
   let snapshot: Snapshot | undefined = load();
   const generateMs = medianMs(() => desiredState(snapshot as Snapshot, { mode: 'sidecar' }), repeats);
@@ -39,11 +42,31 @@ const small = measure(1_000);
 const large = measure(10_000);
 printTable(
   'kfmesh render: InferenceServices rendered to YAML (median ms)',
-  ['InferenceServices', 'objects out', 'parse + snapshot', 'generate', 'serialize', 'whole render', 'whole / serialize'],
-  [small, large].map((m) => [m.count, m.outputObjects, m.parseMs, m.generateMs, m.serializeMs, m.wholeMs, m.wholeMs / m.serializeMs]),
+  [
+    'InferenceServices',
+    'objects out',
+    'parse + snapshot',
+    'generate',
+    'serialize',
+    'whole render',
+    'whole / serialize',
+  ],
+  [small, large].map((m) => [
+    m.count,
+    m.outputObjects,
+    m.parseMs,
+    m.generateMs,
+    m.serializeMs,
+    m.wholeMs,
+    m.wholeMs / m.serializeMs,
+  ]),
 );
-printTable('Growth and memory', ['measure', 'value'], [
-  ['whole render 10,000 / 1,000', large.wholeMs / small.wholeMs],
-  ['generate only 10,000 / 1,000', large.generateMs / small.generateMs],
-  ['peak RSS (MiB)', peakRssMiB()],
-]);
+printTable(
+  'Growth and memory',
+  ['measure', 'value'],
+  [
+    ['whole render 10,000 / 1,000', large.wholeMs / small.wholeMs],
+    ['generate only 10,000 / 1,000', large.generateMs / small.generateMs],
+    ['peak RSS (MiB)', peakRssMiB()],
+  ],
+);

@@ -8,16 +8,29 @@ const ingressConfig = {
   apiVersion: 'v1',
   kind: 'ConfigMap',
   metadata: { name: 'inferenceservice-config', namespace: 'kserve' },
-  data: { ingress: JSON.stringify({ ingressGateway: 'knative-serving/knative-ingress-gateway', localGateway: 'knative-serving/knative-local-gateway', localGatewayService: 'knative-local-gateway.istio-system.svc.cluster.local' }) },
+  data: {
+    ingress: JSON.stringify({
+      ingressGateway: 'knative-serving/knative-ingress-gateway',
+      localGateway: 'knative-serving/knative-local-gateway',
+      localGatewayService: 'knative-local-gateway.istio-system.svc.cluster.local',
+    }),
+  },
 };
 
-function readyIsvc(name: string, namespace = 'team', extra: Record<string, unknown> = {}): Record<string, unknown> {
+function readyIsvc(
+  name: string,
+  namespace = 'team',
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     apiVersion: 'serving.kserve.io/v1beta1',
     kind: 'InferenceService',
     metadata: { name, namespace },
     spec: { predictor: { model: { modelFormat: { name: 'sklearn' } } } },
-    status: { conditions: [{ type: 'PredictorReady', status: 'True' }], components: { predictor: { url: `http://${name}-predictor.${namespace}.example.com` } } },
+    status: {
+      conditions: [{ type: 'PredictorReady', status: 'True' }],
+      components: { predictor: { url: `http://${name}-predictor.${namespace}.example.com` } },
+    },
     ...extra,
   };
 }
@@ -30,9 +43,16 @@ describe('kfmesh render', () => {
     const run = runKfmesh(['render', file, '-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
     const objects = JSON.parse(run.stdout) as Obj[];
-    assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`), ['Service/a', 'Service/b', 'VirtualService/a', 'VirtualService/b']);
+    assert.deepEqual(
+      objects.map((o) => `${o.kind}/${o.metadata.name}`),
+      ['Service/a', 'Service/b', 'VirtualService/a', 'VirtualService/b'],
+    );
     const vs = objects[2] as Obj;
-    assert.deepEqual(vs.spec['gateways'], ['knative-serving/knative-local-gateway', 'mesh', 'knative-serving/knative-ingress-gateway']);
+    assert.deepEqual(vs.spec['gateways'], [
+      'knative-serving/knative-local-gateway',
+      'mesh',
+      'knative-serving/knative-ingress-gateway',
+    ]);
   });
 
   test('--no-mesh-gateway renders KServe before the fix: no mesh anywhere', () => {
@@ -41,11 +61,19 @@ describe('kfmesh render', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.ok(!run.stdout.includes('"mesh"'), run.stdout);
     const vs = (JSON.parse(run.stdout) as Obj[]).find((o) => o.kind === 'VirtualService') as Obj;
-    assert.deepEqual(vs.spec['gateways'], ['knative-serving/knative-local-gateway', 'knative-serving/knative-ingress-gateway']);
+    assert.deepEqual(vs.spec['gateways'], [
+      'knative-serving/knative-local-gateway',
+      'knative-serving/knative-ingress-gateway',
+    ]);
   });
 
   test('output is byte-identical across runs and input orders, in YAML and JSON', () => {
-    const objects = [readyIsvc('a'), readyIsvc('b', 'other'), readyIsvc('c', 'team', { spec: { predictor: {}, explainer: {} } }), ingressConfig];
+    const objects = [
+      readyIsvc('a'),
+      readyIsvc('b', 'other'),
+      readyIsvc('c', 'team', { spec: { predictor: {}, explainer: {} } }),
+      ingressConfig,
+    ];
     const one = writeManifest(objects);
     const reversed = writeManifest([...objects].reverse());
     for (const format of ['yaml', 'json']) {
@@ -60,7 +88,10 @@ describe('kfmesh render', () => {
     const file = writeManifest([readyIsvc('a'), ingressConfig]);
     const yaml = runKfmesh(['render', file]).stdout;
     const json = JSON.parse(runKfmesh(['render', file, '-o', 'json']).stdout) as unknown[];
-    assert.deepEqual(parseAllDocuments(yaml).map((d) => (Array.isArray(d) ? d : d.toJS())), json);
+    assert.deepEqual(
+      parseAllDocuments(yaml).map((d) => (Array.isArray(d) ? d : d.toJS())),
+      json,
+    );
   });
 
   test('reads standard input for -', () => {
@@ -72,7 +103,11 @@ describe('kfmesh render', () => {
   test('without a path it renders the built-in example', () => {
     const run = runKfmesh(['render', '-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
-    assert.ok((JSON.parse(run.stdout) as Obj[]).some((o) => o.kind === 'VirtualService' && o.metadata.name === 'sklearn-iris'));
+    assert.ok(
+      (JSON.parse(run.stdout) as Obj[]).some(
+        (o) => o.kind === 'VirtualService' && o.metadata.name === 'sklearn-iris',
+      ),
+    );
   });
 });
 
@@ -82,22 +117,39 @@ describe('kfmesh render: bad input', () => {
     const run = runKfmesh(['render', file]);
     assert.equal(run.code, 2);
     assert.equal(run.stdout, '');
-    assert.match(run.stderr, new RegExp(`^kfmesh: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: invalid YAML: `));
+    assert.match(
+      run.stderr,
+      new RegExp(`^kfmesh: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: invalid YAML: `),
+    );
   });
 
   test('a wrong field in inferenceservice-config: exit 2 naming the ConfigMap, key and field; nothing on stdout', () => {
-    const bad = { ...ingressConfig, data: { ingress: '{"ingressGateway": "a/b", "disableIstioVirtualHost": "no"}' } };
+    const bad = {
+      ...ingressConfig,
+      data: { ingress: '{"ingressGateway": "a/b", "disableIstioVirtualHost": "no"}' },
+    };
     const run = runKfmesh(['render', writeManifest([readyIsvc('a'), bad])]);
     assert.equal(run.code, 2);
     assert.equal(run.stdout, '');
-    assert.match(run.stderr, /input\.yaml:\d+:\d+: ConfigMap kserve\/inferenceservice-config: data\.ingress: field "disableIstioVirtualHost": expected a boolean, got string "no"/);
+    assert.match(
+      run.stderr,
+      /input\.yaml:\d+:\d+: ConfigMap kserve\/inferenceservice-config: data\.ingress: field "disableIstioVirtualHost": expected a boolean, got string "no"/,
+    );
   });
 
   test('an InferenceService without predictor: exit 1, its error on stderr, the others still rendered', () => {
     const broken = { ...readyIsvc('broken'), spec: { transformer: {} } };
-    const run = runKfmesh(['render', writeManifest([readyIsvc('good'), broken, ingressConfig]), '-o', 'json']);
+    const run = runKfmesh([
+      'render',
+      writeManifest([readyIsvc('good'), broken, ingressConfig]),
+      '-o',
+      'json',
+    ]);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /input\.yaml:\d+:\d+: InferenceService team\/broken: spec: required|InferenceService team\/broken: spec\.predictor: required/);
+    assert.match(
+      run.stderr,
+      /input\.yaml:\d+:\d+: InferenceService team\/broken: spec: required|InferenceService team\/broken: spec\.predictor: required/,
+    );
     const names = (JSON.parse(run.stdout) as Obj[]).map((o) => `${o.kind}/${o.metadata.name}`);
     assert.deepEqual(names, ['Service/good', 'VirtualService/good']);
   });
@@ -106,7 +158,10 @@ describe('kfmesh render: bad input', () => {
     const long = `m${'x'.repeat(63)}`;
     const run = runKfmesh(['render', writeManifest([readyIsvc(long), ingressConfig]), '-o', 'json']);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, new RegExp(`InferenceService team/${long}: metadata\\.name: .*64 characters, at most 63`));
+    assert.match(
+      run.stderr,
+      new RegExp(`InferenceService team/${long}: metadata\\.name: .*64 characters, at most 63`),
+    );
     assert.deepEqual(JSON.parse(run.stdout), []);
   });
 

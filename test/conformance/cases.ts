@@ -67,7 +67,8 @@ function isEmpty(value: unknown): boolean {
 /** Deep equality where empty values equal absent ones, lists keep order, scalars compare strictly. */
 export function deepEqualLoose(a: unknown, b: unknown): boolean {
   if (isEmpty(a) && isEmpty(b)) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => deepEqualLoose(v, b[i]));
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((v, i) => deepEqualLoose(v, b[i]));
   if (isPlainObject(a) && isPlainObject(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
     return [...keys].every((k) => deepEqualLoose(a[k], b[k]));
@@ -81,14 +82,19 @@ const sameIdentity = (a: KubeObject, b: KubeObject): boolean =>
   (a.metadata?.namespace ?? '') === (b.metadata?.namespace ?? '') &&
   a.metadata?.name === b.metadata?.name;
 
-const describe = (o: KubeObject): string => `${o.kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+const describe = (o: KubeObject): string =>
+  `${o.kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 /** The expectations of a RenderCase that the output breaks (empty when the case holds). */
-export function renderCaseFailures(expect: Record<string, unknown>, run: { code: number; stdout: string; stderr: string }): string[] {
+export function renderCaseFailures(
+  expect: Record<string, unknown>,
+  run: { code: number; stdout: string; stderr: string },
+): string[] {
   const error = expect['error'] as { exitCode?: number; stderrIncludes?: string } | undefined;
   if (error) {
     const failures: string[] = [];
-    if (error.exitCode !== undefined && run.code !== error.exitCode) failures.push(`exit code ${run.code}, expected ${error.exitCode}`);
+    if (error.exitCode !== undefined && run.code !== error.exitCode)
+      failures.push(`exit code ${run.code}, expected ${error.exitCode}`);
     if (error.stderrIncludes !== undefined && !run.stderr.includes(error.stderrIncludes)) {
       failures.push(`stderr does not include ${JSON.stringify(error.stderrIncludes)}: ${run.stderr}`);
     }
@@ -111,7 +117,8 @@ export function renderCaseFailures(expect: Record<string, unknown>, run: { code:
     failures.push(...objectDifferences(want, got));
   }
   for (const unwanted of (expect['absent'] ?? []) as KubeObject[]) {
-    if (output.some((o) => sameIdentity(o, unwanted))) failures.push(`${describe(unwanted)} must not be rendered`);
+    if (output.some((o) => sameIdentity(o, unwanted)))
+      failures.push(`${describe(unwanted)} must not be rendered`);
   }
   return failures;
 }
@@ -125,12 +132,15 @@ function objectDifferences(want: KubeObject, got: KubeObject): string[] {
       for (const field of ['labels', 'annotations'] as const) {
         if (!(field in want.metadata)) continue;
         if (!deepEqualLoose(want.metadata[field], got.metadata[field])) {
-          failures.push(`${describe(want)} metadata.${field}: got ${show(got.metadata[field])}, expected ${show(want.metadata[field])}`);
+          failures.push(
+            `${describe(want)} metadata.${field}: got ${show(got.metadata[field])}, expected ${show(want.metadata[field])}`,
+          );
         }
       }
       continue;
     }
-    if (!deepEqualLoose(want[key], got[key])) failures.push(`${describe(want)} ${key}:\n  got      ${show(got[key])}\n  expected ${show(want[key])}`);
+    if (!deepEqualLoose(want[key], got[key]))
+      failures.push(`${describe(want)} ${key}:\n  got      ${show(got[key])}\n  expected ${show(want[key])}`);
   }
   return failures;
 }

@@ -28,7 +28,9 @@ const isvcArb = fc.record({
   defaultSuffix: fc.boolean(),
   mode: fc.constantFrom('Serverless', 'RawDeployment', undefined),
   timeout: fc.option(fc.integer({ min: 1, max: 600 }), { nil: undefined }),
-  labels: fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.stringMatching(/^[a-z0-9]{0,8}$/), { maxKeys: 2 }),
+  labels: fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.stringMatching(/^[a-z0-9]{0,8}$/), {
+    maxKeys: 2,
+  }),
   readyComponent: fc.option(component, { nil: undefined }),
 });
 
@@ -54,11 +56,21 @@ function isvcObject(s: IsvcSpec, domain: string): KubeObject {
   return {
     apiVersion: 'serving.kserve.io/v1beta1',
     kind: 'InferenceService',
-    metadata: { name: s.name, namespace: s.namespace, labels, ...(s.mode ? { annotations: { 'serving.kserve.io/deploymentMode': s.mode } } : {}) },
+    metadata: {
+      name: s.name,
+      namespace: s.namespace,
+      labels,
+      ...(s.mode ? { annotations: { 'serving.kserve.io/deploymentMode': s.mode } } : {}),
+    },
     spec,
     status: {
-      conditions: components.map((c) => ({ type: `${c[0]?.toUpperCase()}${c.slice(1)}Ready`, status: s.notReady.includes(c) ? 'False' : 'True' })),
-      components: Object.fromEntries(components.map((c) => [c, { url: `http://${s.name}-${c}${suffix}.${s.namespace}.${domain}` }])),
+      conditions: components.map((c) => ({
+        type: `${c[0]?.toUpperCase()}${c.slice(1)}Ready`,
+        status: s.notReady.includes(c) ? 'False' : 'True',
+      })),
+      components: Object.fromEntries(
+        components.map((c) => [c, { url: `http://${s.name}-${c}${suffix}.${s.namespace}.${domain}` }]),
+      ),
     },
   };
 }
@@ -92,7 +104,12 @@ const platformArb = fc.record({
 });
 
 function objectsOf(p: { config: ConfigSpec; isvcs: IsvcSpec[] }): KubeObject[] {
-  const domains: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'config-domain', namespace: 'knative-serving' }, data: { [p.config.ingressDomain]: '' } };
+  const domains: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'config-domain', namespace: 'knative-serving' },
+    data: { [p.config.ingressDomain]: '' },
+  };
   return [configMap(p.config), domains, ...p.isvcs.map((s) => isvcObject(s, p.config.ingressDomain))];
 }
 
@@ -113,7 +130,10 @@ describe('render properties', () => {
     fc.assert(
       fc.property(platformArb, fc.integer(), (p, seed) => {
         const objects = objectsOf(p);
-        const shuffled = [...objects].sort((a, b) => ((a.metadata.name ?? '').length * seed) % 7 - ((b.metadata.name ?? '').length * seed) % 7);
+        const shuffled = [...objects].sort(
+          (a, b) =>
+            (((a.metadata.name ?? '').length * seed) % 7) - (((b.metadata.name ?? '').length * seed) % 7),
+        );
         const first = serialize(desiredState(Snapshot.of(objects), { mode: 'sidecar' }).objects, 'yaml');
         const again = serialize(desiredState(Snapshot.of(shuffled), { mode: 'sidecar' }).objects, 'yaml');
         assert.equal(again, first);
@@ -133,7 +153,10 @@ describe('render properties', () => {
           for (const h of [...(spec.hosts ?? []), ...(spec.hostnames ?? [])]) allHosts.add(h);
         }
         for (const vs of virtualServices) {
-          const spec = vs['spec'] as { hosts: string[]; http: { match: { authority?: { regex: string } }[] }[] };
+          const spec = vs['spec'] as {
+            hosts: string[];
+            http: { match: { authority?: { regex: string } }[] }[];
+          };
           for (const route of spec.http) {
             for (const match of route.match) {
               const source = match.authority?.regex;

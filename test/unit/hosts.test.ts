@@ -11,11 +11,17 @@ import {
 
 describe('host regexes', () => {
   test('quoteMeta escapes what Go escapes and leaves - alone', () => {
-    assert.equal(quoteMeta('a-b.c+d*e?f(g)h|i[j]k{l}m^n$o\\p'), 'a-b\\.c\\+d\\*e\\?f\\(g\\)h\\|i\\[j\\]k\\{l\\}m\\^n\\$o\\\\p');
+    assert.equal(
+      quoteMeta('a-b.c+d*e?f(g)h|i[j]k{l}m^n$o\\p'),
+      'a-b\\.c\\+d\\*e\\?f\\(g\\)h\\|i\\[j\\]k\\{l\\}m\\^n\\$o\\\\p',
+    );
   });
 
   test('hostRegExp is the exact host with an optional port (KServe since v0.14)', () => {
-    assert.equal(hostRegExp('my-model.test.svc.cluster.local'), '^my-model\\.test\\.svc\\.cluster\\.local(?::\\d{1,5})?$');
+    assert.equal(
+      hostRegExp('my-model.test.svc.cluster.local'),
+      '^my-model\\.test\\.svc\\.cluster\\.local(?::\\d{1,5})?$',
+    );
     const re = new RegExp(hostRegExp('my-model.test.svc.cluster.local'));
     assert.ok(re.test('my-model.test.svc.cluster.local'));
     assert.ok(re.test('my-model.test.svc.cluster.local:80'));
@@ -25,15 +31,39 @@ describe('host regexes', () => {
 });
 
 describe('templates', () => {
-  const values = { Name: 'model', Namespace: 'test', IngressDomain: 'example.com', Annotations: { annotation: 'annotation-value' }, Labels: { label: 'label-value' } };
+  const values = {
+    Name: 'model',
+    Namespace: 'test',
+    IngressDomain: 'example.com',
+    Annotations: { annotation: 'annotation-value' },
+    Labels: { label: 'label-value' },
+  };
 
   test("KServe's domain_test cases", () => {
-    assert.equal(generateDomainName('{{ .Name }}-{{ .Namespace }}.{{ .IngressDomain }}', values), 'model-test.example.com');
-    assert.equal(generateDomainName('{{ .Name }}.{{ .Namespace }}.{{ .IngressDomain }}', values), 'model.test.example.com');
-    assert.equal(generateDomainName('{{ .Name }}.{{ .Namespace }}.{{ .Annotations.annotation }}.{{ .IngressDomain }}', values), 'model.test.annotation-value.example.com');
-    assert.equal(generateDomainName('{{ .Name }}.{{ .Namespace }}.{{ .Labels.label }}.{{ .IngressDomain }}', values), 'model.test.label-value.example.com');
+    assert.equal(
+      generateDomainName('{{ .Name }}-{{ .Namespace }}.{{ .IngressDomain }}', values),
+      'model-test.example.com',
+    );
+    assert.equal(
+      generateDomainName('{{ .Name }}.{{ .Namespace }}.{{ .IngressDomain }}', values),
+      'model.test.example.com',
+    );
+    assert.equal(
+      generateDomainName(
+        '{{ .Name }}.{{ .Namespace }}.{{ .Annotations.annotation }}.{{ .IngressDomain }}',
+        values,
+      ),
+      'model.test.annotation-value.example.com',
+    );
+    assert.equal(
+      generateDomainName('{{ .Name }}.{{ .Namespace }}.{{ .Labels.label }}.{{ .IngressDomain }}', values),
+      'model.test.label-value.example.com',
+    );
     assert.throws(() => generateDomainName('{{ .ModelName }}.{{ .IngressDomain }}', values), HostError);
-    assert.throws(() => generateDomainName('{{ .Name }}_{{ .Namespace }}_{{ .IngressDomain }}', values), /not a valid host name/);
+    assert.throws(
+      () => generateDomainName('{{ .Name }}_{{ .Namespace }}_{{ .IngressDomain }}', values),
+      /not a valid host name/,
+    );
     assert.throws(() => generateDomainName('', values), HostError);
     assert.throws(() => generateDomainName('{{ .Labels.missing }}.com', values), /does not have/);
   });
@@ -46,7 +76,13 @@ describe('templates', () => {
 
   test('additional hosts keep the subdomain, drop duplicates and invalid hosts', () => {
     assert.deepEqual(
-      additionalHosts(['my-domain-1.com', 'example.com'], 'my-model.test.example.com', ['example.com', 'a.com', 'b.com', 'a.com', 'bad_domain.com']),
+      additionalHosts(['my-domain-1.com', 'example.com'], 'my-model.test.example.com', [
+        'example.com',
+        'a.com',
+        'b.com',
+        'a.com',
+        'bad_domain.com',
+      ]),
       ['my-model.test.example.com', 'my-model.test.a.com', 'my-model.test.b.com'],
     );
     assert.deepEqual(additionalHosts(['other.org'], 'my-model.test.example.com', ['a.com']), []);

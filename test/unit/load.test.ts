@@ -22,26 +22,41 @@ function inputError(fn: () => unknown): InputError {
 
 describe('parseManifests', () => {
   test('reads multi-document YAML with the position of every object and field', () => {
-    const objects = parse('apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n---\n# c\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  namespace: a\nspec:\n  type: ClusterIP\n');
-    assert.deepEqual(objects.map((o) => o.object.kind), ['Namespace', 'Service']);
+    const objects = parse(
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n---\n# c\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  namespace: a\nspec:\n  type: ClusterIP\n',
+    );
+    assert.deepEqual(
+      objects.map((o) => o.object.kind),
+      ['Namespace', 'Service'],
+    );
     assert.deepEqual(objects[1]?.location, { file: 'in.yaml', line: 7, column: 1 });
     assert.deepEqual(objects[1]?.locate(['spec', 'type']), { file: 'in.yaml', line: 13, column: 9 });
     assert.deepEqual(objects[1]?.locate(['spec', 'missing']), objects[1]?.location);
   });
 
   test('skips empty documents and unwraps kind: List, keeping item positions', () => {
-    const objects = parse('---\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n');
-    assert.deepEqual(objects.map((o) => o.object.metadata.name), ['a', 'b']);
+    const objects = parse(
+      '---\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n',
+    );
+    assert.deepEqual(
+      objects.map((o) => o.object.metadata.name),
+      ['a', 'b'],
+    );
     assert.equal(objects[1]?.location.line, 9);
   });
 
   test('reads JSON', () => {
-    const objects = parseManifests({ name: 'x.json', text: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"j"},"data":{"on":"yes"}}' });
+    const objects = parseManifests({
+      name: 'x.json',
+      text: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"j"},"data":{"on":"yes"}}',
+    });
     assert.deepEqual(objects[0]?.object['data'], { on: 'yes' });
   });
 
   test('reads YAML 1.1 scalars as Kubernetes does (on, y, n are booleans)', () => {
-    const objects = parse('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  a: "on"\n  b: on\n  c: n\n');
+    const objects = parse(
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  a: "on"\n  b: on\n  c: n\n',
+    );
     assert.deepEqual(objects[0]?.object['data'], { a: 'on', b: true, c: false });
   });
 
@@ -54,12 +69,21 @@ describe('parseManifests', () => {
 
   test('a document that is not an object, or has no kind, is an error naming the field', () => {
     assert.match(inputError(() => parse('- a\n- b\n')).message, /in\.yaml:1:1: expected a Kubernetes object/);
-    assert.match(inputError(() => parse('apiVersion: v1\nmetadata: {name: a}\n')).message, /in\.yaml:1:1: kind: expected a non-empty string/);
-    assert.match(inputError(() => parse('apiVersion: v1\nkind: X\nmetadata: {name: a, labels: {num: 3}}\n')).message, /metadata\.labels\.num: expected a string, got number 3/);
+    assert.match(
+      inputError(() => parse('apiVersion: v1\nmetadata: {name: a}\n')).message,
+      /in\.yaml:1:1: kind: expected a non-empty string/,
+    );
+    assert.match(
+      inputError(() => parse('apiVersion: v1\nkind: X\nmetadata: {name: a, labels: {num: 3}}\n')).message,
+      /metadata\.labels\.num: expected a string, got number 3/,
+    );
   });
 
   test('duplicate keys are an error', () => {
-    assert.match(inputError(() => parse('apiVersion: v1\nkind: A\nkind: B\n')).message, /in\.yaml:3:1: invalid YAML/);
+    assert.match(
+      inputError(() => parse('apiVersion: v1\nkind: A\nkind: B\n')).message,
+      /in\.yaml:3:1: invalid YAML/,
+    );
   });
 });
 
@@ -70,10 +94,16 @@ describe('loadPaths', () => {
     const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\n`;
     writeFileSync(join(dir, 'b', 'z.yml'), cm('z'));
     writeFileSync(join(dir, 'a.yaml'), cm('a'));
-    writeFileSync(join(dir, 'c.json'), JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } }));
+    writeFileSync(
+      join(dir, 'c.json'),
+      JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } }),
+    );
     writeFileSync(join(dir, 'notes.txt'), 'not yaml: [');
     const objects = await loadPaths([dir, '-'], async () => cm('stdin'));
-    assert.deepEqual(objects.map((o) => o.object.metadata.name), ['a', 'z', 'c', 'stdin']);
+    assert.deepEqual(
+      objects.map((o) => o.object.metadata.name),
+      ['a', 'z', 'c', 'stdin'],
+    );
     assert.equal(objects[3]?.location.file, '<stdin>');
   });
 
@@ -95,7 +125,10 @@ describe('Snapshot', () => {
   );
 
   test('indexes by kind, namespace, name and labels; keeps unknown kinds', () => {
-    assert.deepEqual(snapshot.list('', 'Service').map((s) => `${s.metadata.namespace}/${s.metadata.name}`), ['x/a', 'x/b', 'z/a']);
+    assert.deepEqual(
+      snapshot.list('', 'Service').map((s) => `${s.metadata.namespace}/${s.metadata.name}`),
+      ['x/a', 'x/b', 'z/a'],
+    );
     assert.equal(snapshot.list('', 'Service', 'z').length, 1);
     assert.equal(snapshot.get('', 'Service', 'x', 'b')?.metadata.name, 'b');
     assert.equal(snapshot.withLabels('', 'Service', { app: 'a' }).length, 2);
@@ -112,6 +145,9 @@ describe('Snapshot', () => {
 
   test('the same object twice is an input error naming both places', () => {
     const twice = 'apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: x}\n';
-    assert.throws(() => new Snapshot(parse(`${twice}---\n${twice}`)), /in\.yaml:5:1: Service x\/a: defined twice \(first at in\.yaml:1:1\)/);
+    assert.throws(
+      () => new Snapshot(parse(`${twice}---\n${twice}`)),
+      /in\.yaml:5:1: Service x\/a: defined twice \(first at in\.yaml:1:1\)/,
+    );
   });
 });
