@@ -1,27 +1,20 @@
 /** The generated platform the render benchmark measures: mixed InferenceServices in one snapshot. */
 import type { KubeObject } from '../../src/model/object.ts';
+import { inferenceServiceConfig } from '../fixtures.ts';
 
 /** The platform: KServe's config with a path template and the Gateway API on, and `count` InferenceServices. */
 export function benchPlatform(count: number): KubeObject[] {
   const objects: KubeObject[] = [
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'inferenceservice-config', namespace: 'kserve' },
-      data: {
-        ingress: JSON.stringify({
-          ingressGateway: 'knative-serving/knative-ingress-gateway',
-          localGateway: 'knative-serving/knative-local-gateway',
-          localGatewayService: 'knative-local-gateway.istio-system.svc.cluster.local',
-          enableGatewayApi: true,
-          kserveIngressGateway: 'kserve/kserve-ingress-gateway',
-          pathTemplate: '/serving/{{ .Namespace }}/{{ .Name }}',
-          ingressDomain: 'example.com',
-          additionalIngressDomains: ['models.example.org'],
-        }),
-        inferenceService: '{}',
+    inferenceServiceConfig(
+      {
+        enableGatewayApi: true,
+        kserveIngressGateway: 'kserve/kserve-ingress-gateway',
+        pathTemplate: '/serving/{{ .Namespace }}/{{ .Name }}',
+        ingressDomain: 'example.com',
+        additionalIngressDomains: ['models.example.org'],
       },
-    },
+      { inferenceService: '{}' },
+    ),
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',

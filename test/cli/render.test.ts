@@ -2,38 +2,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
+import type { KubeObject } from '../../src/model/object.ts';
 import { runKfmesh, writeManifest, writeText } from '../cli-process.ts';
+import { inferenceService, inferenceServiceConfig } from '../fixtures.ts';
 
-const ingressConfig = {
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  metadata: { name: 'inferenceservice-config', namespace: 'kserve' },
-  data: {
-    ingress: JSON.stringify({
-      ingressGateway: 'knative-serving/knative-ingress-gateway',
-      localGateway: 'knative-serving/knative-local-gateway',
-      localGatewayService: 'knative-local-gateway.istio-system.svc.cluster.local',
-    }),
-  },
-};
-
-function readyIsvc(
-  name: string,
-  namespace = 'team',
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    apiVersion: 'serving.kserve.io/v1beta1',
-    kind: 'InferenceService',
-    metadata: { name, namespace },
-    spec: { predictor: { model: { modelFormat: { name: 'sklearn' } } } },
-    status: {
-      conditions: [{ type: 'PredictorReady', status: 'True' }],
-      components: { predictor: { url: `http://${name}-predictor.${namespace}.example.com` } },
-    },
-    ...extra,
-  };
-}
+const ingressConfig = inferenceServiceConfig();
+const readyIsvc = (name: string, namespace = 'team'): KubeObject => inferenceService(name, { namespace });
 
 type Obj = { kind: string; metadata: { name: string; namespace?: string }; spec: Record<string, unknown> };
 
@@ -71,7 +45,7 @@ describe('kfmesh render', () => {
     const objects = [
       readyIsvc('a'),
       readyIsvc('b', 'other'),
-      readyIsvc('c', 'team', { spec: { predictor: {}, explainer: {} } }),
+      inferenceService('c', { components: ['explainer'] }),
       ingressConfig,
     ];
     const one = writeManifest(objects);
