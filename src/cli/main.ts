@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { examplePlatformYaml } from '../example/platform.ts';
 import { ExitCode, oneOf, runCommand, UsageError, type Streams } from './io.ts';
 import { renderCommand, type RenderFlags } from './render.ts';
+import { traceCommand, type TraceFlags } from './trace.ts';
 
 const version = '0.1.0';
 
@@ -35,6 +36,29 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     )
     .action(async (paths: string[], flags: RenderFlags) => {
       result.code = await renderCommand(paths, flags, streams);
+    });
+
+  root
+    .command('trace')
+    .description('follow one request through the mesh: hops, rewrites, mTLS, authorization, metrics')
+    .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
+    .requiredOption('--from <workload>', 'the client: NAMESPACE/WORKLOAD, or external')
+    .requiredOption('--url <url>', 'the URL the client requests')
+    .option('--method <method>', 'HTTP method', 'GET')
+    .option(
+      '-H, --header <header>',
+      "a request header 'Name: value' (repeatable)",
+      (value: string, all: string[]) => [...all, value],
+      [] as string[],
+    )
+    .option(
+      '--istio-version <X.Y>',
+      'the Istio version whose behaviour to simulate (default: the newest modelled)',
+    )
+    .option('-o, --output <format>', 'text or json', 'text')
+    .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
+    .action(async (paths: string[], flags: TraceFlags) => {
+      result.code = await traceCommand(paths, flags, streams);
     });
 
   root

@@ -144,3 +144,73 @@ function objectDifferences(want: KubeObject, got: KubeObject): string[] {
   }
   return failures;
 }
+
+/** A telemetry expectation: fields left out match anything; labels are a subset. */
+interface TelemetryExpectation {
+  metric?: string;
+  reporter?: string;
+  proxy?: string;
+  labels?: Record<string, string>;
+}
+
+interface TraceOutput {
+  response?: { code?: number; flags?: string };
+  hops?: { kind?: string }[];
+  telemetry?: { metric?: string; reporter?: string; proxy?: string; labels?: Record<string, string> }[];
+  unsupported?: string;
+}
+
+function telemetryMatches(
+  want: TelemetryExpectation,
+  got: NonNullable<TraceOutput['telemetry']>[number],
+): boolean {
+  if (want.metric !== undefined && want.metric !== got.metric) return false;
+  if (want.reporter !== undefined && want.reporter !== got.reporter) return false;
+  if (want.proxy !== undefined && want.proxy !== got.proxy) return false;
+  return Object.entries(want.labels ?? {}).every(([k, v]) => got.labels?.[k] === String(v));
+}
+
+/** The expectations of a TraceCase that the output breaks (empty when the case holds), and the trace's own caveat. */
+export function traceCaseFailures(
+  expect: Record<string, unknown>,
+  run: { code: number; stdout: string; stderr: string },
+): { failures: string[]; unsupported?: string } {
+  const error = expect['error'] as { exitCode?: number; stderrIncludes?: string } | undefined;
+  if (error) return { failures: renderCaseFailures(expect, run) };
+  if (run.code !== 0) return { failures: [`exit code ${run.code}: ${run.stderr}`] };
+  let out: TraceOutput;
+  try {
+    out = JSON.parse(run.stdout) as TraceOutput;
+  } catch {
+    return { failures: [`stdout is not a JSON object: ${run.stdout.slice(0, 200)}`] };
+  }
+  const failures: string[] = [];
+  const response = expect['response'] as { code?: number; flags?: string } | undefined;
+  if (response?.code !== undefined && out.response?.code !== response.code)
+    failures.push(`response code ${out.response?.code}, expected ${response.code}`);
+  if (response?.flags !== undefined && out.response?.flags !== response.flags)
+    failures.push(`response flags ${out.response?.flags}, expected ${response.flags}`);
+  const kinds = (out.hops ?? []).map((h) => h.kind);
+  const gatewayHops = expect['gatewayHops'];
+  if (typeof gatewayHops === 'number' && kinds.filter((k) => k === 'gateway').length !== gatewayHops) {
+    failures.push(
+      `${kinds.filter((k) => k === 'gateway').length} gateway hops, expected ${gatewayHops} (hops: ${kinds.join(', ')})`,
+    );
+  }
+  const hopKinds = expect['hopKinds'];
+  if (Array.isArray(hopKinds) && JSON.stringify(kinds) !== JSON.stringify(hopKinds))
+    failures.push(`hop kinds [${kinds.join(', ')}], expected [${hopKinds.join(', ')}]`);
+  const records = out.telemetry ?? [];
+  for (const want of (expect['telemetry'] ?? []) as TelemetryExpectation[]) {
+    if (!records.some((r) => telemetryMatches(want, r)))
+      failures.push(`no telemetry record matches ${JSON.stringify(want)}`);
+  }
+  for (const unwanted of (expect['absentTelemetry'] ?? []) as TelemetryExpectation[]) {
+    const found = records.find((r) => telemetryMatches(unwanted, r));
+    if (found)
+      failures.push(
+        `telemetry record ${JSON.stringify(found)} matches the absent expectation ${JSON.stringify(unwanted)}`,
+      );
+  }
+  return out.unsupported ? { failures, unsupported: out.unsupported } : { failures };
+}

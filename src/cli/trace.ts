@@ -1,0 +1,100 @@
+/** `kfmesh trace`: follows one request through the mesh and prints the hops, the response and the metrics. */
+import { compileMesh } from '../mesh/mesh.ts';
+import { formatIstioVersion, NewestModelledVersion, parseIstioVersion } from '../mesh/istio-version.ts';
+import { traceRequest, TraceInputError, type Hop, type TraceResult } from '../mesh/trace.ts';
+import { ExitCode, oneOf, runCommand, snapshotFrom, UsageError, type Streams } from './io.ts';
+
+/** Options of `kfmesh trace` as parsed from the command line. */
+export interface TraceFlags {
+  from?: string;
+  url?: string;
+  method: string;
+  header: string[];
+  istioVersion?: string;
+  output: string;
+  clusterDomain: string;
+}
+
+/** Runs `kfmesh trace`. */
+export function traceCommand(paths: string[], flags: TraceFlags, streams: Streams): Promise<ExitCode> {
+  return runCommand(streams, async () => {
+    const format = oneOf('-o', flags.output, ['text', 'json']);
+    if (!flags.from) throw new UsageError('--from is required: NAMESPACE/WORKLOAD or external');
+    if (!flags.url) throw new UsageError('--url is required');
+    const version =
+      flags.istioVersion === undefined ? NewestModelledVersion : parseIstioVersion(flags.istioVersion);
+    if (!version)
+      throw new UsageError(`--istio-version must be X.Y, got ${JSON.stringify(flags.istioVersion)}`);
+    const headers: Record<string, string> = {};
+    for (const h of flags.header) {
+      const colon = h.indexOf(':');
+      if (colon <= 0) throw new UsageError(`-H ${JSON.stringify(h)}: write 'Name: value'`);
+      headers[h.slice(0, colon).trim()] = h.slice(colon + 1).trim();
+    }
+    const snapshot = await snapshotFrom(paths, streams);
+    const mesh = compileMesh(snapshot, { istioVersion: version, clusterDomain: flags.clusterDomain });
+    let result: TraceResult;
+    try {
+      result = traceRequest(mesh, { from: flags.from, url: flags.url, method: flags.method, headers });
+    } catch (error) {
+      if (error instanceof TraceInputError) throw new UsageError(error.message);
+      throw error;
+    }
+    streams.stdout(
+      format === 'json'
+        ? `${JSON.stringify({ istioVersion: formatIstioVersion(version), ...result }, null, 2)}\n`
+        : formatTrace(result, formatIstioVersion(version)),
+    );
+    return ExitCode.Ok;
+  });
+}
+
+/** The readable form: the request, one block per hop, the response, the metrics. */
+export function formatTrace(result: TraceResult, version: string): string {
+  const lines: string[] = [];
+  const { request } = result;
+  lines.push(`${request.method} ${request.url}  from ${request.from}  (Istio ${version})`, '');
+  if (result.hops.length === 0) lines.push('  (no proxy on the path)');
+  result.hops.forEach((hop, i) => lines.push(...formatHop(hop, i + 1)));
+  lines.push(
+    '',
+    `response: ${result.response.code === 0 ? 'no HTTP response' : result.response.code} ${result.response.flags === '-' ? '' : `(${result.response.flags})`}`.trimEnd(),
+  );
+  lines.push(`outcome:  ${result.summary}`);
+  if (result.unsupported) lines.push(`warning:  ${result.unsupported}`);
+  if (result.telemetry.length > 0) {
+    lines.push('', 'metrics:');
+    for (const r of result.telemetry) {
+      const l = r.labels;
+      lines.push(
+        `  ${r.metric}{reporter="${r.reporter}"} at ${r.proxy}: destination_service_name="${l['destination_service_name']}" destination_service="${l['destination_service']}" destination_workload="${l['destination_workload']}" source_principal="${l['source_principal']}" destination_principal="${l['destination_principal']}"${l['response_code'] !== undefined ? ` response_code="${l['response_code']}"` : ''} response_flags="${l['response_flags']}"`,
+      );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function formatHop(hop: Hop, n: number): string[] {
+  const out = [`${n}. ${hop.kind} ${hop.namespace}/${hop.workload} (${hop.direction})`];
+  const field = (name: string, value: string | undefined) => {
+    if (value !== undefined && value !== '') out.push(`     ${name.padEnd(14)} ${value}`);
+  };
+  field('listener', hop.listener);
+  field('route config', hop.routeConfig);
+  field('virtual host', hop.virtualHost);
+  field('VirtualService', hop.virtualService);
+  field('route', hop.route);
+  field('cluster', hop.cluster);
+  field('upstream', hop.upstream);
+  field('authority', hop.authority);
+  field('path', hop.path);
+  field('tls', hop.tls ?? (hop.mtls ? 'mTLS' : 'plaintext'));
+  field(
+    'authorization',
+    hop.decision === 'none' ? undefined : `${hop.decision}${hop.policy ? ` (${hop.policy})` : ''}`,
+  );
+  if (hop.code !== undefined) field('replies', `${hop.code} ${hop.flags ?? ''}`.trim());
+  for (const split of hop.split ?? []) field('split', `${split.weight} → ${split.cluster}`);
+  for (const note of hop.notes) field('note', note);
+  return out;
+}

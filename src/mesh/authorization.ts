@@ -1,0 +1,293 @@
+/**
+ * AuthorizationPolicy on sidecars and gateways (istio-dataplane-semantics.md §4.2): attachment by selector
+ * (policies with targetRefs are ignored except on Gateway API gateways), then CUSTOM, DENY, ALLOW.
+ */
+import { compareStrings, type KubeObject } from '../model/object.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+import { orderKey } from './virtual-services.ts';
+import type { Workload } from './workloads.ts';
+
+/** What a rule is checked against. */
+export interface AuthzRequest {
+  /** Peer principal without `spiffe://` (only with mTLS). */
+  principal?: string;
+  sourceIp: string;
+  /** `iss/sub` of a validated JWT. */
+  requestPrincipal?: string;
+  host: string;
+  method: string;
+  path: string;
+  port: number;
+  headers: Readonly<Record<string, string>>;
+  destinationIp: string;
+}
+
+/** The decision and the policy behind it. */
+export interface AuthzDecision {
+  allowed: boolean;
+  /** `allow`, `deny`: as the JSON reports it. */
+  decision: 'allow' | 'deny';
+  policy?: string;
+  reason: string;
+  /** CUSTOM providers consulted (their answer is outside the configuration; the trace assumes allow). */
+  custom?: string[];
+}
+
+type Source = {
+  principals?: string[];
+  notPrincipals?: string[];
+  requestPrincipals?: string[];
+  notRequestPrincipals?: string[];
+  namespaces?: string[];
+  notNamespaces?: string[];
+  serviceAccounts?: string[];
+  notServiceAccounts?: string[];
+  ipBlocks?: string[];
+  notIpBlocks?: string[];
+  remoteIpBlocks?: string[];
+  notRemoteIpBlocks?: string[];
+};
+type Operation = {
+  hosts?: string[];
+  notHosts?: string[];
+  ports?: string[];
+  notPorts?: string[];
+  methods?: string[];
+  notMethods?: string[];
+  paths?: string[];
+  notPaths?: string[];
+};
+type Condition = { key: string; values?: string[]; notValues?: string[] };
+/** One rule of an AuthorizationPolicy. */
+export type AuthzRule = {
+  from?: { source?: Source }[];
+  to?: { operation?: Operation }[];
+  when?: Condition[];
+};
+type PolicySpec = {
+  selector?: { matchLabels?: Record<string, string> };
+  targetRef?: unknown;
+  targetRefs?: { group?: string; kind?: string; name?: string }[];
+  action?: string;
+  provider?: { name?: string };
+  rules?: AuthzRule[];
+};
+
+/** The AuthorizationPolicies of the mesh, indexed by namespace. */
+export class AuthorizationPolicies {
+  readonly #byNamespace = new Map<string, KubeObject[]>();
+  readonly #rootNamespace: string;
+
+  constructor(snapshot: Snapshot, rootNamespace: string) {
+    this.#rootNamespace = rootNamespace;
+    const all = [...snapshot.list('security.istio.io', 'AuthorizationPolicy')].sort((a, b) =>
+      compareStrings(orderKey(a), orderKey(b)),
+    );
+    for (const p of all) {
+      const ns = p.metadata.namespace ?? 'default';
+      this.#byNamespace.set(ns, [...(this.#byNamespace.get(ns) ?? []), p]);
+    }
+  }
+
+  /** The policies a sidecar or legacy gateway enforces: by selector from its namespace and the root namespace. */
+  forWorkload(workload: Workload, gatewayApiName?: string): KubeObject[] {
+    const namespaces =
+      workload.namespace === this.#rootNamespace
+        ? [workload.namespace]
+        : [this.#rootNamespace, workload.namespace];
+    return namespaces.flatMap((ns) =>
+      (this.#byNamespace.get(ns) ?? []).filter((p) => {
+        const spec = (p['spec'] ?? {}) as PolicySpec;
+        const refs =
+          spec.targetRefs ?? (spec.targetRef ? [spec.targetRef as { kind?: string; name?: string }] : []);
+        if (refs.length > 0) {
+          // Only a Gateway API gateway takes policies that target it.
+          return (
+            gatewayApiName !== undefined &&
+            ns === workload.namespace &&
+            refs.some((r) => r.kind === 'Gateway' && r.name === gatewayApiName)
+          );
+        }
+        const labels = spec.selector?.matchLabels;
+        return labels === undefined || Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
+      }),
+    );
+  }
+
+  /** Evaluates the policies in Envoy's order: CUSTOM, DENY, then ALLOW (no ALLOW policy → allow). */
+  evaluate(policies: readonly KubeObject[], request: AuthzRequest): AuthzDecision {
+    const named = (p: KubeObject) => `${p.metadata.namespace}/${p.metadata.name}`;
+    const byAction = (action: string) =>
+      policies.filter((p) => (((p['spec'] ?? {}) as PolicySpec).action ?? 'ALLOW') === action);
+    const custom = byAction('CUSTOM').filter((p) => anyRuleMatches(p, request));
+    const customNames = custom.map(
+      (p) => `${named(p)} (provider ${(p['spec'] as PolicySpec).provider?.name ?? '?'})`,
+    );
+    const withCustom = (d: AuthzDecision): AuthzDecision =>
+      customNames.length > 0 ? { ...d, custom: customNames } : d;
+    const deny = byAction('DENY').find((p) => anyRuleMatches(p, request));
+    if (deny)
+      return withCustom({
+        allowed: false,
+        decision: 'deny',
+        policy: named(deny),
+        reason: `DENY policy ${named(deny)} matches`,
+      });
+    const allow = byAction('ALLOW');
+    if (allow.length === 0)
+      return withCustom({ allowed: true, decision: 'allow', reason: 'no ALLOW policy applies' });
+    const matched = allow.find((p) => anyRuleMatches(p, request));
+    if (matched)
+      return withCustom({
+        allowed: true,
+        decision: 'allow',
+        policy: named(matched),
+        reason: `ALLOW policy ${named(matched)} matches`,
+      });
+    return withCustom({
+      allowed: false,
+      decision: 'deny',
+      reason: `no rule of the ALLOW policies ${allow.map(named).join(', ')} matches`,
+    });
+  }
+}
+
+function anyRuleMatches(policy: KubeObject, request: AuthzRequest): boolean {
+  const spec = (policy['spec'] ?? {}) as PolicySpec;
+  const namespace = policy.metadata.namespace ?? 'default';
+  // DENY/CUSTOM with no rules never match; ALLOW with no rules allows nothing.
+  return (spec.rules ?? []).some((rule) => ruleMatches(rule, request, namespace));
+}
+
+/** Does one rule match: some `from`, some `to`, every `when`? */
+export function ruleMatches(rule: AuthzRule, request: AuthzRequest, policyNamespace: string): boolean {
+  if (
+    rule.from &&
+    rule.from.length > 0 &&
+    !rule.from.some((f) => sourceMatches(f.source ?? {}, request, policyNamespace))
+  )
+    return false;
+  if (rule.to && rule.to.length > 0 && !rule.to.some((t) => operationMatches(t.operation ?? {}, request)))
+    return false;
+  return (rule.when ?? []).every((c) => conditionMatches(c, request));
+}
+
+function positive(values: string[] | undefined, test: (v: string) => boolean): boolean {
+  return values === undefined || values.some(test);
+}
+function negative(values: string[] | undefined, test: (v: string) => boolean): boolean {
+  return values === undefined || !values.some(test);
+}
+
+/** Istio string matching: exact, `prefix*`, `*suffix`, `*` (any non-empty value). */
+export function wildcardMatches(pattern: string, value: string | undefined, ignoreCase = false): boolean {
+  if (value === undefined || value === '') return false;
+  const p = ignoreCase ? pattern.toLowerCase() : pattern;
+  const v = ignoreCase ? value.toLowerCase() : value;
+  if (p === '*') return true;
+  if (p.endsWith('*')) return v.startsWith(p.slice(0, -1));
+  if (p.startsWith('*')) return v.endsWith(p.slice(1));
+  return v === p;
+}
+
+function namespaceOfPrincipal(principal: string | undefined): string | undefined {
+  return principal === undefined ? undefined : /\/ns\/([^/]+)\//.exec(principal)?.[1];
+}
+
+function sourceMatches(s: Source, r: AuthzRequest, policyNamespace: string): boolean {
+  const principal = (p: string) => wildcardMatches(p, r.principal);
+  const ns = (n: string) => wildcardMatches(n, namespaceOfPrincipal(r.principal));
+  const sa = (entry: string) => {
+    const full = entry.includes('/') ? entry : `${policyNamespace}/${entry}`;
+    const [n, a] = full.split('/');
+    return r.principal !== undefined && r.principal.endsWith(`/ns/${n}/sa/${a}`);
+  };
+  const ip = (block: string) => ipInBlock(r.sourceIp, block);
+  const reqPrincipal = (p: string) => wildcardMatches(p, r.requestPrincipal);
+  return (
+    positive(s.principals, principal) &&
+    negative(s.notPrincipals, principal) &&
+    positive(s.namespaces, ns) &&
+    negative(s.notNamespaces, ns) &&
+    positive(s.serviceAccounts, sa) &&
+    negative(s.notServiceAccounts, sa) &&
+    positive(s.ipBlocks, ip) &&
+    negative(s.notIpBlocks, ip) &&
+    positive(s.remoteIpBlocks, ip) &&
+    negative(s.notRemoteIpBlocks, ip) &&
+    positive(s.requestPrincipals, reqPrincipal) &&
+    negative(s.notRequestPrincipals, reqPrincipal)
+  );
+}
+
+function operationMatches(o: Operation, r: AuthzRequest): boolean {
+  const host = (h: string) => wildcardMatches(h, r.host, true);
+  const port = (p: string) => p === String(r.port);
+  const method = (m: string) => wildcardMatches(m, r.method);
+  const path = (p: string) => pathMatches(p, r.path);
+  return (
+    positive(o.hosts, host) &&
+    negative(o.notHosts, host) &&
+    positive(o.ports, port) &&
+    negative(o.notPorts, port) &&
+    positive(o.methods, method) &&
+    negative(o.notMethods, method) &&
+    positive(o.paths, path) &&
+    negative(o.notPaths, path)
+  );
+}
+
+/** Path matching: wildcards as for strings, plus `{*}` (one segment) and `{**}` (any rest) templates. */
+export function pathMatches(pattern: string, path: string): boolean {
+  if (!pattern.includes('{')) return wildcardMatches(pattern, path);
+  const source = pattern
+    .split('/')
+    .map((seg) =>
+      seg === '{*}' ? '[^/]+' : seg === '{**}' ? '.+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('/');
+  return new RegExp(`^${source}$`).test(path);
+}
+
+function conditionMatches(c: Condition, r: AuthzRequest): boolean {
+  const value = conditionValue(c.key, r);
+  const test = (v: string) =>
+    c.key.endsWith('.ip') ? value !== undefined && ipInBlock(value, v) : wildcardMatches(v, value);
+  return positive(c.values, test) && negative(c.notValues, test);
+}
+
+function conditionValue(key: string, r: AuthzRequest): string | undefined {
+  const header = /^request\.headers\[(.+)\]$/.exec(key);
+  if (header) return r.headers[(header[1] ?? '').toLowerCase()];
+  switch (key) {
+    case 'source.ip':
+    case 'remote.ip':
+      return r.sourceIp;
+    case 'source.namespace':
+      return namespaceOfPrincipal(r.principal);
+    case 'source.principal':
+      return r.principal;
+    case 'source.serviceAccount': {
+      const m = r.principal === undefined ? null : /\/ns\/([^/]+)\/sa\/([^/]+)$/.exec(r.principal);
+      return m ? `${m[1]}/${m[2]}` : undefined;
+    }
+    case 'request.auth.principal':
+      return r.requestPrincipal;
+    case 'destination.ip':
+      return r.destinationIp;
+    case 'destination.port':
+      return String(r.port);
+    default:
+      return undefined;
+  }
+}
+
+/** Is an IPv4 address inside a CIDR block (or equal to an address)? */
+export function ipInBlock(ip: string, block: string): boolean {
+  const [base, bitsText] = block.split('/');
+  const toNumber = (a: string) => a.split('.').reduce((n, o) => n * 256 + Number(o), 0);
+  if (!base || !/^\d+\.\d+\.\d+\.\d+$/.test(ip) || !/^\d+\.\d+\.\d+\.\d+$/.test(base)) return ip === block;
+  const bits = bitsText === undefined ? 32 : Number(bitsText);
+  const mask = bits === 0 ? 0 : Math.pow(2, 32) - Math.pow(2, 32 - bits);
+  return (toNumber(ip) & mask) >>> 0 === (toNumber(base) & mask) >>> 0;
+}

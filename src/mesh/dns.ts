@@ -1,0 +1,58 @@
+/**
+ * Name resolution as a pod does it: the search list of its namespace (`<ns>.svc.<cd>`, `svc.<cd>`, `<cd>`,
+ * ndots 5), Services' FQDNs, ExternalName as a CNAME, headless Services to their endpoints.
+ */
+import type { Mesh } from './mesh.ts';
+import type { MeshService } from './services.ts';
+
+/** What a host name resolves to. */
+export type Resolution =
+  /** A Service's virtual IP (or a headless Service's first endpoint). `via` lists the CNAME chain. */
+  | { kind: 'service'; service: MeshService; ip: string; via: string[] }
+  /** An IP literal. */
+  | { kind: 'ip'; ip: string }
+  /** A name outside the cluster domain: resolved by upstream DNS to an address outside the mesh. */
+  | { kind: 'external'; name: string; ip: string; via: string[] }
+  /** A name inside the cluster domain that no Service has. */
+  | { kind: 'nxdomain'; name: string };
+
+/** The address outside the cluster that external names resolve to in traces (TEST-NET-3). */
+export const ExternalAddress = '203.0.113.10';
+
+/** Resolves a host name from a pod in `namespace`. */
+export function resolveHost(mesh: Mesh, host: string, namespace: string): Resolution {
+  const name = host.toLowerCase();
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(name) || name.startsWith('['))
+    return { kind: 'ip', ip: name.replace(/^\[|\]$/g, '') };
+  const cd = mesh.clusterDomain;
+  const absolute = name.endsWith('.');
+  const bare = absolute ? name.slice(0, -1) : name;
+  const dots = bare.split('.').length - 1;
+  const search = absolute ? [] : [`${bare}.${namespace}.svc.${cd}`, `${bare}.svc.${cd}`, `${bare}.${cd}`];
+  const candidates = dots >= 5 ? [bare, ...search] : [...search, bare];
+  for (const candidate of candidates) {
+    const service = mesh.serviceByHostname.get(candidate);
+    if (service) return followCname(mesh, service, []);
+  }
+  if (bare.endsWith(`.${cd}`) || bare === cd || !bare.includes('.')) return { kind: 'nxdomain', name: bare };
+  return { kind: 'external', name: bare, ip: ExternalAddress, via: [] };
+}
+
+function followCname(mesh: Mesh, service: MeshService, via: string[]): Resolution {
+  if (service.type === 'ExternalName' && service.externalName) {
+    if (via.length > 8) return { kind: 'nxdomain', name: service.externalName };
+    const chain = [...via, service.hostname];
+    const target = mesh.serviceByHostname.get(service.externalName);
+    if (target) return followCname(mesh, target, chain);
+    if (service.externalName.endsWith(`.${mesh.clusterDomain}`))
+      return { kind: 'nxdomain', name: service.externalName };
+    return { kind: 'external', name: service.externalName, ip: ExternalAddress, via: chain };
+  }
+  if (service.type === 'Headless') {
+    const first = service.endpoints[0];
+    return first
+      ? { kind: 'service', service, ip: first.ip, via }
+      : { kind: 'nxdomain', name: service.hostname };
+  }
+  return { kind: 'service', service, ip: service.vip ?? '', via };
+}

@@ -1,0 +1,187 @@
+/**
+ * Istio gateways (istio-dataplane-semantics.md §2): the pods Istio `Gateway` selectors pick, their merged
+ * servers with port translation through the Services that select them, and per listen port a route table
+ * whose virtual hosts are the intersection of server hosts and VirtualService hosts, routes merged across
+ * VirtualServices with catch-alls last, and no catch-all virtual host (404 NR).
+ */
+import { compareStrings } from '../model/object.ts';
+import { isCatchAllRule } from './http-match.ts';
+import type { Mesh } from './mesh.ts';
+import { hostMatches } from './security.ts';
+import { isExportedTo } from './services.ts';
+import type { HttpRule, ResolvedVirtualService } from './virtual-services.ts';
+import type { Workload } from './workloads.ts';
+
+/** One server of an Istio Gateway, as a gateway pod runs it. */
+export interface GatewayServer {
+  /** The Gateway object, `ns/name`. */
+  gateway: string;
+  /** `server.port.number`. */
+  port: number;
+  /** The port the pod listens on after translation through a selecting Service. */
+  listenPort: number;
+  protocol: string;
+  /** `[namespace/]host` entries. */
+  hosts: string[];
+  tlsMode?: string;
+}
+
+/** A gateway pod and its servers. */
+export interface GatewayProxy {
+  workload: Workload;
+  servers: GatewayServer[];
+}
+
+/** A merged virtual host of a gateway: one domain, the routes of every VirtualService for it. */
+export interface GatewayVirtualHost {
+  domain: string;
+  routes: { rule: HttpRule; vs: ResolvedVirtualService }[];
+}
+
+/** The HTTP route table of a gateway listen port. */
+export interface GatewayRouteTable {
+  name: string;
+  gatewayNames: string[];
+  servers: GatewayServer[];
+  virtualHosts: Map<string, GatewayVirtualHost>;
+}
+
+type ServerSpec = {
+  port?: { number?: number; protocol?: string; name?: string };
+  hosts?: string[];
+  tls?: { mode?: string };
+};
+
+/** The gateway pods of the mesh and their servers. */
+export function gatewaysFrom(mesh: Mesh): Map<Workload, GatewayProxy> {
+  const out = new Map<Workload, GatewayProxy>();
+  for (const gateway of mesh.snapshot.list('networking.istio.io', 'Gateway')) {
+    const spec = (gateway['spec'] ?? {}) as { selector?: Record<string, string>; servers?: ServerSpec[] };
+    const selector = spec.selector ?? {};
+    const name = `${gateway.metadata.namespace ?? 'default'}/${gateway.metadata.name ?? ''}`;
+    for (const workload of mesh.workloads) {
+      if (workload.proxy !== 'gateway' || Object.keys(selector).length === 0) continue;
+      if (!Object.entries(selector).every(([k, v]) => workload.labels[k] === v)) continue;
+      const proxy = out.get(workload) ?? { workload, servers: [] };
+      for (const server of spec.servers ?? []) {
+        const number = server.port?.number ?? 0;
+        const entry: GatewayServer = {
+          gateway: name,
+          port: number,
+          listenPort: translatePort(mesh, workload, number),
+          protocol: (server.port?.protocol ?? 'HTTP').toUpperCase(),
+          hosts: server.hosts ?? [],
+        };
+        if (server.tls?.mode) entry.tlsMode = server.tls.mode;
+        proxy.servers.push(entry);
+      }
+      out.set(workload, proxy);
+    }
+  }
+  return out;
+}
+
+/**
+ * Istio's `resolvePorts`: a Service selecting the gateway pod with `port == server port` makes the pod
+ * listen on that Service's target port (first such Service wins); Services labelled
+ * `experimental.istio.io/disable-gateway-port-translation` are skipped; otherwise the number as-is.
+ */
+function translatePort(mesh: Mesh, workload: Workload, serverPort: number): number {
+  const candidates = mesh.services
+    .filter((s) => s.namespace === workload.namespace && s.selector && Object.keys(s.selector).length > 0)
+    .filter((s) => Object.entries(s.selector ?? {}).every(([k, v]) => workload.labels[k] === v))
+    .filter((s) => s.labels['experimental.istio.io/disable-gateway-port-translation'] === undefined)
+    .sort((a, b) => compareStrings(a.name, b.name));
+  for (const service of candidates) {
+    const port = service.ports.find((p) => p.port === serverPort);
+    if (!port) continue;
+    return typeof port.targetPort === 'number'
+      ? port.targetPort
+      : (workload.containerPorts.get(port.targetPort) ?? serverPort);
+  }
+  return serverPort;
+}
+
+const httpProtocols = new Set(['HTTP', 'HTTP2', 'GRPC', 'HTTPS', 'GRPC-WEB']);
+
+/** The HTTP route table a gateway pod serves on a listen port (built once, cached on the mesh). */
+export function gatewayRouteTable(
+  mesh: Mesh,
+  proxy: GatewayProxy,
+  listenPort: number,
+): GatewayRouteTable | undefined {
+  const key = `gateway|${proxy.workload.namespace}/${proxy.workload.podName}|${listenPort}`;
+  const cached = mesh.cache.get(key) as GatewayRouteTable | undefined;
+  if (cached) return cached;
+  const servers = proxy.servers.filter(
+    (s) =>
+      s.listenPort === listenPort &&
+      httpProtocols.has(s.protocol) &&
+      s.tlsMode !== 'PASSTHROUGH' &&
+      s.tlsMode !== 'AUTO_PASSTHROUGH',
+  );
+  if (servers.length === 0) return undefined;
+  const gatewayNames = [...new Set(servers.map((s) => s.gateway))];
+  const virtualHosts = new Map<string, GatewayVirtualHost>();
+  const podNamespace = proxy.workload.namespace;
+  for (const vs of mesh.virtualServices) {
+    const bound = vs.gateways.filter((g) => gatewayNames.includes(g));
+    if (bound.length === 0 || !isExportedTo(vs.exportTo, vs.namespace, podNamespace)) continue;
+    const domains = new Set<string>();
+    for (const server of servers.filter((s) => bound.includes(s.gateway))) {
+      const gwNamespace = server.gateway.split('/')[0] ?? '';
+      for (const entry of server.hosts) {
+        const [ns, host] = entry.includes('/') ? (entry.split('/') as [string, string]) : ['*', entry];
+        const nsOk = ns === '*' || (ns === '.' ? vs.namespace === gwNamespace : ns === vs.namespace);
+        if (!nsOk) continue;
+        for (const vsHost of vs.hosts) {
+          const common = intersectHosts(host, vsHost);
+          if (common) domains.add(common);
+        }
+      }
+    }
+    for (const domain of domains) {
+      const vhost = virtualHosts.get(domain) ?? { domain, routes: [] };
+      for (const rule of vs.http) vhost.routes.push({ rule, vs });
+      virtualHosts.set(domain, vhost);
+    }
+  }
+  // Merged routes keep their order, except that catch-all routes move to the end (Istio's SortVHostRoutes).
+  for (const vhost of virtualHosts.values()) {
+    vhost.routes = [
+      ...vhost.routes.filter((r) => !isCatchAllRule(r.rule)),
+      ...vhost.routes.filter((r) => isCatchAllRule(r.rule)),
+    ];
+  }
+  const table: GatewayRouteTable = { name: `http.${listenPort}`, gatewayNames, servers, virtualHosts };
+  mesh.cache.set(key, table);
+  return table;
+}
+
+/** The more specific of two hosts when one covers the other. */
+export function intersectHosts(a: string, b: string): string | undefined {
+  if (hostMatches(a, b)) return b;
+  if (hostMatches(b, a)) return a;
+  return undefined;
+}
+
+/** Envoy's virtual host choice among exact domains: exact, then the longest `*.suffix`, then `*`. */
+export function pickDomain<T>(domains: ReadonlyMap<string, T>, host: string): T | undefined {
+  const exact = domains.get(host);
+  if (exact) return exact;
+  let best: { length: number; value: T } | undefined;
+  for (const [domain, value] of domains) {
+    if (domain.startsWith('*.') && host.endsWith(domain.slice(1)) && (!best || domain.length > best.length))
+      best = { length: domain.length, value };
+  }
+  if (best) return best.value;
+  for (const [domain, value] of domains) {
+    if (
+      domain.endsWith('.*') &&
+      host.startsWith(domain.slice(0, -1)) &&
+      (!best || domain.length > best.length)
+    )
+      best = { length: domain.length, value };
+  }
+  return best?.value ?? domains.get('*');
+}

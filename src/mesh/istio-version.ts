@@ -1,0 +1,74 @@
+/**
+ * Istio versions and the behaviours that depend on them (istio-dataplane-semantics.md, corrections S1–S13).
+ * Every version-dependent decision of the simulator reads one of these flags, so the list below is the
+ * complete answer to "what does --istio-version change".
+ */
+
+/** A minor Istio version. */
+export interface IstioVersion {
+  major: number;
+  minor: number;
+}
+
+/** The oldest and newest versions modelled. */
+export const OldestModelledVersion: IstioVersion = { major: 1, minor: 20 };
+export const NewestModelledVersion: IstioVersion = { major: 1, minor: 29 };
+
+/** Parses `X.Y` (a patch `X.Y.Z` is accepted and ignored); undefined when the text is not a version. */
+export function parseIstioVersion(text: string): IstioVersion | undefined {
+  const match = /^(\d+)\.(\d+)(?:\.\d+)?$/.exec(text.trim());
+  if (!match) return undefined;
+  return { major: Number(match[1]), minor: Number(match[2]) };
+}
+
+/** `X.Y`. */
+export function formatIstioVersion(version: IstioVersion): string {
+  return `${version.major}.${version.minor}`;
+}
+
+function atLeast(version: IstioVersion, minor: number): boolean {
+  return version.major > 1 || (version.major === 1 && version.minor >= minor);
+}
+
+/** The version-dependent behaviours, resolved for one version. */
+export interface VersionBehaviour {
+  /**
+   * ExternalName Services are aliases of the Service they name (no listener, no cluster; their names join
+   * the target's virtual host). From 1.21 (`ENABLE_EXTERNAL_NAME_ALIAS` on by default); at 1.20 an
+   * ExternalName is a mesh-external DNS service with its own ports, and a port-less one produces nothing (S8).
+   */
+  externalNameAlias: boolean;
+  /**
+   * A VirtualService host that is an alias FQDN counts as a registry service when the alias declares the
+   * port: from 1.24 (S7). In 1.21–1.23 aliases are skipped and such a host is a literal (non-registry) host.
+   */
+  aliasHostsAreRegistryServices: boolean;
+  /** Inbound passthrough cluster name (S12): `InboundPassthroughClusterIpv4` at 1.20, one name later. */
+  inboundPassthroughCluster: string;
+  /** Client-side `destination_service_namespace` from the upstream cluster's service first: from 1.23 (S4). */
+  clientServiceNamespaceFromCluster: boolean;
+  /** Client-side `destination_principal` falls back to the upstream peer's identity without mTLS: from 1.25 (S5). */
+  clientPrincipalFromPeerIdentity: boolean;
+  /** Waypoints report `reporter="waypoint"` from 1.22; `destination` before (S1). */
+  waypointReporter: 'waypoint' | 'destination';
+  /** Waypoint destination labels come from the upstream endpoint's peer info: from 1.22 (S3). */
+  waypointDestinationFromEndpoint: boolean;
+  /** Waypoint `destination_service_namespace` from the upstream cluster's service: from 1.25 (S2). */
+  waypointServiceNamespaceFromCluster: boolean;
+}
+
+/** The behaviours of one version. */
+export function behaviourOf(version: IstioVersion): VersionBehaviour {
+  return {
+    externalNameAlias: atLeast(version, 21),
+    aliasHostsAreRegistryServices: atLeast(version, 24),
+    inboundPassthroughCluster: atLeast(version, 21)
+      ? 'InboundPassthroughCluster'
+      : 'InboundPassthroughClusterIpv4',
+    clientServiceNamespaceFromCluster: atLeast(version, 23),
+    clientPrincipalFromPeerIdentity: atLeast(version, 25),
+    waypointReporter: atLeast(version, 22) ? 'waypoint' : 'destination',
+    waypointDestinationFromEndpoint: atLeast(version, 22),
+    waypointServiceNamespaceFromCluster: atLeast(version, 25),
+  };
+}

@@ -1,0 +1,83 @@
+/** Istio's mesh configuration, read from the ConfigMap `istio` (YAML in `data.mesh`) of the control plane. */
+import { parse } from 'yaml';
+import { InputError } from '../model/errors.ts';
+import { isPlainObject, refOf } from '../model/object.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+
+/** How a sidecar treats destinations it has no service for. */
+export const OutboundTrafficPolicy = { AllowAny: 'ALLOW_ANY', RegistryOnly: 'REGISTRY_ONLY' } as const;
+export type OutboundTrafficPolicy = (typeof OutboundTrafficPolicy)[keyof typeof OutboundTrafficPolicy];
+
+/** The mesh settings the data plane depends on. */
+export interface MeshConfig {
+  rootNamespace: string;
+  trustDomain: string;
+  outboundTrafficPolicy: OutboundTrafficPolicy;
+  enableAutoMtls: boolean;
+  /** `defaultVirtualServiceExportTo`, `defaultServiceExportTo`, `defaultDestinationRuleExportTo`. */
+  defaultExportTo: { virtualService: string[]; service: string[]; destinationRule: string[] };
+}
+
+/** Istio's defaults when no mesh config is given. */
+export const defaultMeshConfig: MeshConfig = {
+  rootNamespace: 'istio-system',
+  trustDomain: 'cluster.local',
+  outboundTrafficPolicy: OutboundTrafficPolicy.AllowAny,
+  enableAutoMtls: true,
+  defaultExportTo: { virtualService: ['*'], service: ['*'], destinationRule: ['*'] },
+};
+
+/** Reads the mesh config from ConfigMap `istio` (in `istio-system` when there are several). */
+export function meshConfigFrom(snapshot: Snapshot): MeshConfig {
+  const all = snapshot.list('', 'ConfigMap').filter((cm) => cm.metadata.name === 'istio');
+  const configMap = all.find((cm) => cm.metadata.namespace === 'istio-system') ?? all[0];
+  const text = (configMap?.['data'] as Record<string, unknown> | undefined)?.['mesh'];
+  if (!configMap || typeof text !== 'string') return defaultMeshConfig;
+  const fail = (field: string, message: string): never => {
+    throw new InputError(
+      {
+        location: snapshot.locate(configMap, ['data', 'mesh']),
+        object: refOf(configMap),
+        field: `data.mesh: ${field}`,
+      },
+      message,
+    );
+  };
+  let mesh: unknown;
+  try {
+    mesh = parse(text);
+  } catch (error) {
+    return fail('(YAML)', `invalid YAML: ${(error as Error).message.split('\n')[0] ?? ''}`);
+  }
+  if (mesh === null || mesh === undefined) return defaultMeshConfig;
+  if (!isPlainObject(mesh)) return fail('(YAML)', 'expected a mapping');
+  const str = (field: string, fallback: string): string => {
+    const v = mesh[field];
+    if (v === undefined || v === null) return fallback;
+    return typeof v === 'string' ? v : fail(field, 'expected a string');
+  };
+  const policy = isPlainObject(mesh['outboundTrafficPolicy'])
+    ? mesh['outboundTrafficPolicy']['mode']
+    : undefined;
+  if (policy !== undefined && policy !== 'ALLOW_ANY' && policy !== 'REGISTRY_ONLY') {
+    fail('outboundTrafficPolicy.mode', `expected ALLOW_ANY or REGISTRY_ONLY, got ${JSON.stringify(policy)}`);
+  }
+  const list = (field: string): string[] => {
+    const v = mesh[field];
+    if (v === undefined || v === null) return ['*'];
+    return Array.isArray(v) && v.every((x) => typeof x === 'string')
+      ? (v as string[])
+      : fail(field, 'expected a list of strings');
+  };
+  return {
+    rootNamespace: str('rootNamespace', defaultMeshConfig.rootNamespace),
+    trustDomain: str('trustDomain', defaultMeshConfig.trustDomain),
+    outboundTrafficPolicy: (policy as OutboundTrafficPolicy | undefined) ?? OutboundTrafficPolicy.AllowAny,
+    enableAutoMtls: mesh['enableAutoMtls'] !== false,
+    defaultExportTo: {
+      virtualService: list('defaultVirtualServiceExportTo'),
+      service: list('defaultServiceExportTo'),
+      destinationRule: list('defaultDestinationRuleExportTo'),
+    },
+  };
+}

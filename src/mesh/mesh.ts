@@ -1,0 +1,118 @@
+/**
+ * The compiled mesh: what Istio's control plane would know about a snapshot, indexed for tracing.
+ * `compileMesh` runs once; route tables of sidecars and gateways are built on first use and cached, so
+ * any number of traces reuse them.
+ */
+import type { Snapshot } from '../load/snapshot.ts';
+import { AuthorizationPolicies } from './authorization.ts';
+import { gatewaysFrom, type GatewayProxy } from './gateways.ts';
+import {
+  behaviourOf,
+  NewestModelledVersion,
+  type IstioVersion,
+  type VersionBehaviour,
+} from './istio-version.ts';
+import { meshConfigFrom, type MeshConfig } from './mesh-config.ts';
+import { SecurityPolicies } from './security.ts';
+import { servicesFrom, type MeshService } from './services.ts';
+import { virtualServicesFrom, type ResolvedVirtualService } from './virtual-services.ts';
+import { workloadsFrom, type Workload } from './workloads.ts';
+
+/** Options of compilation. */
+export interface CompileOptions {
+  istioVersion?: IstioVersion;
+  clusterDomain?: string;
+}
+
+/** The compiled mesh. */
+export interface Mesh {
+  snapshot: Snapshot;
+  version: IstioVersion;
+  behaviour: VersionBehaviour;
+  config: MeshConfig;
+  clusterDomain: string;
+  workloads: Workload[];
+  workloadByIp: Map<string, Workload>;
+  /** `namespace/name` of the workload (Deployment, ...) → its representative pod. */
+  workloadByName: Map<string, Workload>;
+  services: MeshService[];
+  serviceByHostname: Map<string, MeshService>;
+  serviceByVip: Map<string, MeshService>;
+  /** Concrete service hostname → the ExternalName services that alias it (when aliasing is on). */
+  aliasesOf: Map<string, MeshService[]>;
+  virtualServices: ResolvedVirtualService[];
+  gateways: Map<Workload, GatewayProxy>;
+  security: SecurityPolicies;
+  authorization: AuthorizationPolicies;
+  /** Route tables built so far, by key; filled lazily by the proxies. */
+  cache: Map<string, unknown>;
+}
+
+/** Compiles a snapshot into the mesh the data plane would run. */
+export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): Mesh {
+  const version = options.istioVersion ?? NewestModelledVersion;
+  const behaviour = behaviourOf(version);
+  const config = meshConfigFrom(snapshot);
+  const clusterDomain = options.clusterDomain ?? 'cluster.local';
+  const gatewayObjects = snapshot.list('networking.istio.io', 'Gateway');
+  const selectors = gatewayObjects.map(
+    (g) => (g['spec'] as { selector?: Record<string, string> } | undefined)?.selector ?? {},
+  );
+  const workloads = workloadsFrom(snapshot, selectors);
+  const services = servicesFrom(snapshot, workloads, clusterDomain).map((s) =>
+    s.exportTo.length > 0 ? s : { ...s, exportTo: [...config.defaultExportTo.service] },
+  );
+  const serviceByHostname = new Map(services.map((s) => [s.hostname, s]));
+  const aliasesOf = new Map<string, MeshService[]>();
+  if (behaviour.externalNameAlias) {
+    for (const s of services) {
+      if (s.type !== 'ExternalName' || !s.externalName) continue;
+      const target = resolveAliasTarget(s, serviceByHostname);
+      if (target) aliasesOf.set(target.hostname, [...(aliasesOf.get(target.hostname) ?? []), s]);
+    }
+  }
+  const workloadByName = new Map<string, Workload>();
+  for (const w of workloads)
+    if (!workloadByName.has(`${w.namespace}/${w.name}`)) workloadByName.set(`${w.namespace}/${w.name}`, w);
+  const mesh: Mesh = {
+    snapshot,
+    version,
+    behaviour,
+    config,
+    clusterDomain,
+    workloads,
+    workloadByIp: new Map(workloads.map((w) => [w.ip, w])),
+    workloadByName,
+    services,
+    serviceByHostname,
+    serviceByVip: new Map(services.filter((s) => s.vip).map((s) => [s.vip as string, s])),
+    aliasesOf,
+    virtualServices: virtualServicesFrom(snapshot, clusterDomain, config.defaultExportTo.virtualService),
+    gateways: new Map(),
+    security: new SecurityPolicies(snapshot, config),
+    authorization: new AuthorizationPolicies(snapshot, config.rootNamespace),
+    cache: new Map(),
+  };
+  mesh.gateways = gatewaysFrom(mesh);
+  return mesh;
+}
+
+/** The concrete service an ExternalName aliases (following alias chains), if it is in the mesh. */
+export function resolveAliasTarget(
+  alias: MeshService,
+  byHostname: ReadonlyMap<string, MeshService>,
+): MeshService | undefined {
+  let current: MeshService | undefined = alias;
+  for (let depth = 0; current?.type === 'ExternalName' && current.externalName && depth < 8; depth++) {
+    current = byHostname.get(current.externalName);
+  }
+  return current && current.type !== 'ExternalName' ? current : undefined;
+}
+
+/** The service a destination host names, with aliases replaced by their target when aliasing is on. */
+export function serviceForHost(mesh: Mesh, host: string): MeshService | undefined {
+  const service = mesh.serviceByHostname.get(host);
+  if (service?.type === 'ExternalName' && mesh.behaviour.externalNameAlias)
+    return resolveAliasTarget(service, mesh.serviceByHostname);
+  return service;
+}

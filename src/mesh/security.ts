@@ -1,0 +1,182 @@
+/**
+ * mTLS: the effective PeerAuthentication of a workload port, the TLS a client uses toward a destination
+ * (DestinationRule first, then auto-mTLS), and SPIFFE identities (istio-dataplane-semantics.md §4.1).
+ */
+import { compareStrings, type KubeObject } from '../model/object.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+import { orderKey } from './virtual-services.ts';
+import type { MeshConfig } from './mesh-config.ts';
+import type { MeshService } from './services.ts';
+import type { Workload } from './workloads.ts';
+
+/** PeerAuthentication modes. */
+export const MtlsMode = { Strict: 'STRICT', Permissive: 'PERMISSIVE', Disable: 'DISABLE' } as const;
+export type MtlsMode = (typeof MtlsMode)[keyof typeof MtlsMode];
+
+/** The TLS a client sidecar or gateway originates toward an upstream. */
+export interface UpstreamTls {
+  mode: 'ISTIO_MUTUAL' | 'DISABLE' | 'SIMPLE' | 'MUTUAL';
+  /** Why: the DestinationRule that set it, or auto-mTLS. */
+  reason: string;
+}
+
+type PeerAuthSpec = {
+  selector?: { matchLabels?: Record<string, string> };
+  mtls?: { mode?: string };
+  portLevelMtls?: Record<string, { mode?: string }>;
+};
+type TlsSettings = { mode?: string };
+type DestinationRuleSpec = {
+  host?: string;
+  exportTo?: string[];
+  trafficPolicy?: {
+    tls?: TlsSettings;
+    portLevelSettings?: { port?: { number?: number }; tls?: TlsSettings }[];
+  };
+  subsets?: { name: string; labels?: Record<string, string>; trafficPolicy?: { tls?: TlsSettings } }[];
+};
+
+/** The security configuration of the mesh, indexed. */
+export class SecurityPolicies {
+  readonly #peerAuth: KubeObject[];
+  readonly #destinationRules: KubeObject[];
+  readonly #mesh: MeshConfig;
+
+  constructor(snapshot: Snapshot, mesh: MeshConfig) {
+    const byAge = (a: KubeObject, b: KubeObject) => compareStrings(orderKey(a), orderKey(b));
+    this.#peerAuth = [...snapshot.list('security.istio.io', 'PeerAuthentication')].sort(byAge);
+    this.#destinationRules = [...snapshot.list('networking.istio.io', 'DestinationRule')].sort(byAge);
+    this.#mesh = mesh;
+  }
+
+  /**
+   * The effective mTLS mode of a workload port: workload policy (selector) > namespace > root namespace,
+   * oldest first in each scope; UNSET inherits; port-level settings (by target port) override.
+   */
+  peerAuthenticationMode(workload: Workload, targetPort: number): { mode: MtlsMode; policy?: string } {
+    const root = this.#mesh.rootNamespace;
+    const specOf = (pa: KubeObject) => (pa['spec'] ?? {}) as PeerAuthSpec;
+    const selects = (pa: KubeObject) => {
+      const labels = specOf(pa).selector?.matchLabels;
+      return labels !== undefined && Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
+    };
+    const hasSelector = (pa: KubeObject) => specOf(pa).selector?.matchLabels !== undefined;
+    const workloadPolicy = this.#peerAuth.find(
+      (pa) =>
+        pa.metadata.namespace === workload.namespace &&
+        workload.namespace !== root &&
+        hasSelector(pa) &&
+        selects(pa),
+    );
+    const namespacePolicy = this.#peerAuth.find(
+      (pa) => pa.metadata.namespace === workload.namespace && !hasSelector(pa),
+    );
+    const meshPolicy = this.#peerAuth.find((pa) => pa.metadata.namespace === root && !hasSelector(pa));
+    let mode: MtlsMode = MtlsMode.Permissive;
+    let policy: string | undefined;
+    for (const pa of [meshPolicy, namespacePolicy, workloadPolicy]) {
+      if (!pa) continue;
+      const spec = specOf(pa);
+      const m = normalizeMode(spec.mtls?.mode);
+      if (m) {
+        mode = m;
+        policy = `${pa.metadata.namespace}/${pa.metadata.name}`;
+      }
+      const portMode = normalizeMode(spec.portLevelMtls?.[String(targetPort)]?.mode);
+      if (pa === workloadPolicy && portMode) {
+        mode = portMode;
+        policy = `${pa.metadata.namespace}/${pa.metadata.name} (port ${targetPort})`;
+      }
+    }
+    return policy === undefined ? { mode } : { mode, policy };
+  }
+
+  /**
+   * The TLS a proxy in `clientNamespace` originates to `service:port` (subset optional): the DestinationRule's
+   * setting when one applies (client namespace, then the service's, then the root namespace; most specific
+   * host), else auto-mTLS (mTLS iff the endpoint carries `security.istio.io/tlsMode=istio` and its port is not DISABLE).
+   */
+  upstreamTls(
+    clientNamespace: string,
+    service: MeshService | undefined,
+    host: string,
+    port: number,
+    subset: string | undefined,
+    endpoint: Workload | undefined,
+    endpointPort: number,
+  ): UpstreamTls {
+    const rule = this.destinationRuleFor(clientNamespace, service?.namespace, host);
+    if (rule) {
+      const spec = (rule['spec'] ?? {}) as DestinationRuleSpec;
+      const subsetTls = subset ? spec.subsets?.find((s) => s.name === subset)?.trafficPolicy?.tls : undefined;
+      const portTls = spec.trafficPolicy?.portLevelSettings?.find((p) => p.port?.number === port)?.tls;
+      const tls = subsetTls ?? portTls ?? spec.trafficPolicy?.tls;
+      const mode = tls?.mode;
+      if (mode === 'ISTIO_MUTUAL' || mode === 'DISABLE' || mode === 'SIMPLE' || mode === 'MUTUAL') {
+        return { mode, reason: `DestinationRule ${rule.metadata.namespace}/${rule.metadata.name}` };
+      }
+    }
+    if (!this.#mesh.enableAutoMtls) return { mode: 'DISABLE', reason: 'auto-mTLS off' };
+    if (!endpoint || !endpoint.tlsModeIstio)
+      return {
+        mode: 'DISABLE',
+        reason: 'auto-mTLS: endpoint has no sidecar label security.istio.io/tlsMode=istio',
+      };
+    if (this.peerAuthenticationMode(endpoint, endpointPort).mode === MtlsMode.Disable)
+      return { mode: 'DISABLE', reason: 'auto-mTLS: destination PeerAuthentication DISABLE' };
+    return { mode: 'ISTIO_MUTUAL', reason: 'auto-mTLS' };
+  }
+
+  /** The DestinationRule that applies to `host` for a client namespace, if any. */
+  destinationRuleFor(
+    clientNamespace: string,
+    serviceNamespace: string | undefined,
+    host: string,
+  ): KubeObject | undefined {
+    const namespaces = [clientNamespace, serviceNamespace, this.#mesh.rootNamespace].filter(
+      (n): n is string => n !== undefined,
+    );
+    for (const ns of namespaces) {
+      const candidates = this.#destinationRules.filter((dr) => {
+        if (dr.metadata.namespace !== ns) return false;
+        const spec = (dr['spec'] ?? {}) as DestinationRuleSpec;
+        const exportTo = spec.exportTo ?? this.#mesh.defaultExportTo.destinationRule;
+        const visible =
+          exportTo.includes('*') ||
+          exportTo.includes(clientNamespace) ||
+          (exportTo.includes('.') && ns === clientNamespace);
+        return visible && spec.host !== undefined && hostMatches(spec.host, host);
+      });
+      if (candidates.length === 0) continue;
+      return candidates.sort(
+        (a, b) =>
+          specificity((b['spec'] as DestinationRuleSpec).host ?? '') -
+          specificity((a['spec'] as DestinationRuleSpec).host ?? ''),
+      )[0];
+    }
+    return undefined;
+  }
+}
+
+function normalizeMode(mode: string | undefined): MtlsMode | undefined {
+  return mode === 'STRICT' || mode === 'PERMISSIVE' || mode === 'DISABLE' ? mode : undefined;
+}
+
+/** Does a config host (`*`, `*.suffix`, exact) cover a concrete host? */
+export function hostMatches(pattern: string, host: string): boolean {
+  if (pattern === '*') return true;
+  if (pattern.startsWith('*.')) return host.endsWith(pattern.slice(1));
+  return pattern === host;
+}
+
+function specificity(pattern: string): number {
+  return pattern.startsWith('*') ? pattern.length - 1 : 1000 + pattern.length;
+}
+
+/** The SPIFFE URI of a workload. */
+export function spiffeOf(
+  workload: Pick<Workload, 'namespace' | 'serviceAccount'>,
+  trustDomain: string,
+): string {
+  return `spiffe://${trustDomain}/ns/${workload.namespace}/sa/${workload.serviceAccount}`;
+}

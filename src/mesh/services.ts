@@ -1,0 +1,241 @@
+/**
+ * The service registry: Kubernetes Services with their ports (protocol as Istio derives it), virtual IPs,
+ * ExternalName targets, export scope and endpoints (from Endpoints, EndpointSlices or the selector).
+ */
+import { compareStrings, type KubeObject } from '../model/object.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+import type { Workload } from './workloads.ts';
+
+/** Istio's port protocols. `Unsupported` means auto-detected ("sniffed"). */
+export const Protocol = {
+  HTTP: 'HTTP',
+  HTTP2: 'HTTP2',
+  GRPC: 'GRPC',
+  GRPCWeb: 'GRPC-Web',
+  HTTPS: 'HTTPS',
+  TLS: 'TLS',
+  TCP: 'TCP',
+  UDP: 'UDP',
+  Unsupported: 'Unsupported',
+} as const;
+export type Protocol = (typeof Protocol)[keyof typeof Protocol];
+
+/** True for the protocols whose listeners route by Host on `0.0.0.0:<port>`. */
+export function isHttpProtocol(p: Protocol): boolean {
+  return p === Protocol.HTTP || p === Protocol.HTTP2 || p === Protocol.GRPC || p === Protocol.GRPCWeb;
+}
+
+/** One port of a Service. */
+export interface ServicePort {
+  name: string;
+  port: number;
+  targetPort: number | string;
+  protocol: Protocol;
+}
+
+/** One endpoint of a Service: an address, its workload when known, and the target port per service port. */
+export interface ServiceEndpoint {
+  ip: string;
+  workload?: Workload;
+  /** The endpoint port for a service port (by service port name, or number when unnamed). */
+  portFor(servicePort: ServicePort): number;
+}
+
+/** A Service in the registry. */
+export interface MeshService {
+  namespace: string;
+  name: string;
+  hostname: string;
+  type: 'ClusterIP' | 'Headless' | 'ExternalName';
+  vip?: string;
+  externalName?: string;
+  ports: ServicePort[];
+  selector?: Readonly<Record<string, string>>;
+  labels: Readonly<Record<string, string>>;
+  exportTo: string[];
+  endpoints: ServiceEndpoint[];
+  object: KubeObject;
+}
+
+/** Istio's `ConvertProtocol`: appProtocol, then the port-name prefix, then well-known ports; else sniffed. */
+export function protocolOf(port: {
+  name?: string;
+  port?: number;
+  protocol?: string;
+  appProtocol?: string;
+}): Protocol {
+  if ((port.protocol ?? 'TCP').toUpperCase() === 'UDP') return Protocol.UDP;
+  const fromName = (name: string): Protocol | undefined => {
+    const lower = name.toLowerCase();
+    if (lower === 'kubernetes.io/h2c') return Protocol.HTTP2;
+    if (lower === 'kubernetes.io/ws') return Protocol.HTTP;
+    if (lower === 'kubernetes.io/wss') return Protocol.HTTPS;
+    if (lower.startsWith('grpc-web')) return Protocol.GRPCWeb;
+    const prefix = lower.split('-')[0] ?? '';
+    const byPrefix: Record<string, Protocol> = {
+      http: Protocol.HTTP,
+      http2: Protocol.HTTP2,
+      grpc: Protocol.GRPC,
+      https: Protocol.HTTPS,
+      tls: Protocol.TLS,
+      tcp: Protocol.TCP,
+      mongo: Protocol.TCP,
+      redis: Protocol.TCP,
+      mysql: Protocol.TCP,
+    };
+    return byPrefix[prefix];
+  };
+  const byApp = port.appProtocol ? fromName(port.appProtocol) : undefined;
+  if (byApp) return byApp;
+  const byName = port.name ? fromName(port.name) : undefined;
+  if (byName) return byName;
+  if (port.port !== undefined && [25, 53, 3306, 27017].includes(port.port)) return Protocol.TCP;
+  return Protocol.Unsupported;
+}
+
+type ServiceSpec = {
+  type?: string;
+  clusterIP?: string;
+  externalName?: string;
+  selector?: Record<string, string>;
+  ports?: {
+    name?: string;
+    port?: number;
+    targetPort?: number | string;
+    protocol?: string;
+    appProtocol?: string;
+  }[];
+};
+
+/** Builds the registry's services, assigning stable virtual IPs to Services the input gave none. */
+export function servicesFrom(
+  snapshot: Snapshot,
+  workloads: readonly Workload[],
+  clusterDomain: string,
+): MeshService[] {
+  let assigned = 0;
+  const services: MeshService[] = [];
+  for (const object of snapshot.list('', 'Service')) {
+    const spec = (object['spec'] ?? {}) as ServiceSpec;
+    const namespace = object.metadata.namespace ?? 'default';
+    const name = object.metadata.name ?? '';
+    const type =
+      spec.type === 'ExternalName' ? 'ExternalName' : spec.clusterIP === 'None' ? 'Headless' : 'ClusterIP';
+    let vip: string | undefined;
+    if (type === 'ClusterIP')
+      vip = spec.clusterIP ?? `10.255.${Math.floor(assigned / 250)}.${(assigned++ % 250) + 2}`;
+    const ports: ServicePort[] = (spec.ports ?? []).map((p) => ({
+      name: p.name ?? '',
+      port: p.port ?? 0,
+      targetPort: p.targetPort ?? p.port ?? 0,
+      protocol: protocolOf(p),
+    }));
+    const exportTo = object.metadata.annotations?.['networking.istio.io/exportTo'];
+    const service: MeshService = {
+      namespace,
+      name,
+      hostname: `${name}.${namespace}.svc.${clusterDomain}`,
+      type,
+      ports,
+      labels: object.metadata.labels ?? {},
+      exportTo: exportTo
+        ? exportTo
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : [],
+      endpoints: [],
+      object,
+    };
+    if (vip !== undefined) service.vip = vip;
+    if (spec.externalName) service.externalName = spec.externalName.replace(/\.$/, '');
+    if (spec.selector) service.selector = spec.selector;
+    service.endpoints = type === 'ExternalName' ? [] : endpointsOf(snapshot, service, workloads);
+    services.push(service);
+  }
+  return services;
+}
+
+function endpointsOf(
+  snapshot: Snapshot,
+  service: MeshService,
+  workloads: readonly Workload[],
+): ServiceEndpoint[] {
+  const byIp = new Map(workloads.map((w) => [w.ip, w]));
+  const endpoints = snapshot.get('', 'Endpoints', service.namespace, service.name);
+  if (endpoints) return fromEndpoints(endpoints, byIp);
+  const slices = snapshot.withLabels(
+    'discovery.k8s.io',
+    'EndpointSlice',
+    { 'kubernetes.io/service-name': service.name },
+    service.namespace,
+  );
+  if (slices.length > 0) return fromSlices(slices, byIp);
+  if (!service.selector || Object.keys(service.selector).length === 0) return [];
+  const selector = service.selector;
+  return workloads
+    .filter(
+      (w) =>
+        w.namespace === service.namespace && Object.entries(selector).every(([k, v]) => w.labels[k] === v),
+    )
+    .map((workload) => ({
+      ip: workload.ip,
+      workload,
+      portFor: (sp: ServicePort) =>
+        typeof sp.targetPort === 'number'
+          ? sp.targetPort
+          : (workload.containerPorts.get(sp.targetPort) ?? sp.port),
+    }));
+}
+
+type EndpointPorts = { name?: string; port?: number }[];
+
+function endpointPortResolver(ports: EndpointPorts): (sp: ServicePort) => number {
+  return (sp) => {
+    const byName = ports.find((p) => (p.name ?? '') === sp.name);
+    if (byName?.port) return byName.port;
+    if (ports.length === 1 && ports[0]?.port) return ports[0].port;
+    return typeof sp.targetPort === 'number' ? sp.targetPort : sp.port;
+  };
+}
+
+function fromEndpoints(endpoints: KubeObject, byIp: Map<string, Workload>): ServiceEndpoint[] {
+  const subsets = (endpoints['subsets'] ?? []) as { addresses?: { ip: string }[]; ports?: EndpointPorts }[];
+  const out: ServiceEndpoint[] = [];
+  for (const subset of subsets) {
+    const portFor = endpointPortResolver(subset.ports ?? []);
+    for (const address of subset.addresses ?? []) out.push(endpoint(address.ip, byIp, portFor));
+  }
+  return out.sort((a, b) => compareStrings(a.ip, b.ip));
+}
+
+function fromSlices(slices: readonly KubeObject[], byIp: Map<string, Workload>): ServiceEndpoint[] {
+  const out: ServiceEndpoint[] = [];
+  for (const slice of slices) {
+    const portFor = endpointPortResolver((slice['ports'] ?? []) as EndpointPorts);
+    for (const e of (slice['endpoints'] ?? []) as {
+      addresses?: string[];
+      conditions?: { ready?: boolean };
+    }[]) {
+      if (e.conditions?.ready === false) continue;
+      for (const ip of e.addresses ?? []) out.push(endpoint(ip, byIp, portFor));
+    }
+  }
+  return out.sort((a, b) => compareStrings(a.ip, b.ip));
+}
+
+function endpoint(
+  ip: string,
+  byIp: Map<string, Workload>,
+  portFor: (sp: ServicePort) => number,
+): ServiceEndpoint {
+  const workload = byIp.get(ip);
+  return workload ? { ip, workload, portFor } : { ip, portFor };
+}
+
+/** True when the service is visible from `namespace` under its export scope (`*`, `.`, `~`, or names). */
+export function isExportedTo(exportTo: readonly string[], ownNamespace: string, namespace: string): boolean {
+  if (exportTo.length === 0 || exportTo.includes('*')) return true;
+  if (exportTo.includes('~')) return false;
+  return exportTo.some((e) => (e === '.' ? ownNamespace === namespace : e === namespace));
+}

@@ -1,0 +1,964 @@
+/**
+ * `traceRequest`: follows one HTTP request through the proxies of a compiled mesh, as a chain of named
+ * steps per proxy (listener, virtual host, route, cluster, TLS, authorization) in the manner of Istio's own
+ * `pilot/pkg/simulation`. Pure: the mesh and the request in, the hops, the response and the metrics out.
+ */
+import type { AuthzDecision } from './authorization.ts';
+import { resolveHost, type Resolution } from './dns.ts';
+import { gatewayRouteTable, pickDomain, type GatewayProxy } from './gateways.ts';
+import {
+  firstMatchingRule,
+  matchApplies,
+  requestMatches,
+  type HttpRequest,
+  type MatchContext,
+  type MatchedRule,
+} from './http-match.ts';
+import { serviceForHost, type Mesh } from './mesh.ts';
+import { MtlsMode } from './security.ts';
+import { isExportedTo, type MeshService, type ServiceEndpoint } from './services.ts';
+import {
+  hostWithoutPort,
+  outboundListener,
+  selectVirtualHost,
+  sidecarScopeOf,
+  type SidecarScope,
+} from './sidecar-outbound.ts';
+import {
+  clientReport,
+  serverReport,
+  type PendingReport,
+  type ReportedCluster,
+  type TelemetryRecord,
+} from './telemetry.ts';
+import {
+  Mesh as MeshGateway,
+  resolveShortName,
+  type HeaderOperations,
+  type HttpRule,
+  type ResolvedVirtualService,
+} from './virtual-services.ts';
+import type { Workload } from './workloads.ts';
+
+/** The request to trace. */
+export interface TraceInput {
+  /** `namespace/workload` or `external`. */
+  from: string;
+  url: string;
+  method?: string;
+  /** Extra request headers (any case). */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/** One proxy the request passes. */
+export interface Hop {
+  kind: 'sidecar' | 'gateway' | 'ztunnel' | 'waypoint';
+  namespace: string;
+  workload: string;
+  direction: 'outbound' | 'inbound';
+  listener?: string;
+  routeConfig?: string;
+  virtualHost?: string;
+  virtualService?: string;
+  route?: string;
+  cluster?: string;
+  /** Where the request was sent next: `ip:port` (and the workload when known). */
+  upstream?: string;
+  /** The Host the request leaves this proxy with (after rewrites). */
+  authority: string;
+  path: string;
+  mtls: boolean;
+  tls?: string;
+  decision: 'allow' | 'deny' | 'none';
+  policy?: string;
+  /** A response this proxy produced itself. */
+  code?: number;
+  flags?: string;
+  split?: { cluster: string; weight: number }[];
+  notes: string[];
+}
+
+/** The outcome of a trace. */
+export interface TraceResult {
+  request: { from: string; method: string; url: string; headers: Record<string, string> };
+  response: { code: number; flags: string };
+  hops: Hop[];
+  telemetry: TelemetryRecord[];
+  /** One line that says what happened. */
+  summary: string;
+  /** Set when the path crosses a part of the data plane this version does not simulate (the trace is then partial). */
+  unsupported?: string;
+}
+
+/** A request the trace cannot start (unknown workload, bad URL, no gateway for an external host). */
+export class TraceInputError extends Error {
+  override name = 'TraceInputError';
+}
+
+interface Outcome {
+  code: number;
+  flags: string;
+  /** The hop that produced the response itself (-1: the application). */
+  hop: number;
+  summary: string;
+}
+
+/** An open connection a proxy hands on: who sent it, how, and where it lands. */
+interface Connection {
+  sender?: Workload;
+  senderHop: number;
+  mtls: boolean;
+  ip: string;
+  port: number;
+  workload?: Workload;
+  /** TLS originated by an external client (https URL). */
+  externalTls?: boolean;
+}
+
+const AmbientUnsupported =
+  'ambient mode (ztunnel, waypoints) is not simulated yet: ambient pods on this path were treated as pods without a proxy';
+
+class Tracer {
+  readonly hops: Hop[] = [];
+  unsupported: string | undefined;
+  readonly reports: PendingReport[] = [];
+  request: HttpRequest;
+  readonly mesh: Mesh;
+
+  constructor(mesh: Mesh, request: HttpRequest) {
+    this.mesh = mesh;
+    this.request = request;
+  }
+
+  hop(
+    h: Omit<Hop, 'authority' | 'path' | 'notes' | 'mtls' | 'decision'> &
+      Partial<Pick<Hop, 'mtls' | 'decision'>>,
+  ): number {
+    this.hops.push({
+      mtls: false,
+      decision: 'none',
+      ...h,
+      authority: this.request.authority,
+      path: this.request.path,
+      notes: [],
+    });
+    return this.hops.length - 1;
+  }
+
+  at(index: number): Hop {
+    return this.hops[index] as Hop;
+  }
+
+  localReply(hop: number, code: number, flags: string, summary: string): Outcome {
+    if (hop >= 0) {
+      this.at(hop).code = code;
+      this.at(hop).flags = flags;
+    }
+    return { code, flags, hop, summary };
+  }
+}
+
+const MaxHops = 12;
+
+/** Traces one request through the mesh. */
+export function traceRequest(mesh: Mesh, input: TraceInput): TraceResult {
+  const method = (input.method ?? 'GET').toUpperCase();
+  let url: URL;
+  try {
+    url = new URL(input.url);
+  } catch {
+    throw new TraceInputError(
+      `--url ${JSON.stringify(input.url)} is not a URL (write it as http://host[:port]/path)`,
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TraceInputError(`--url: only http and https are traced, got ${url.protocol}`);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(input.headers ?? {})) headers[k.toLowerCase()] = v;
+  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  const request: HttpRequest = {
+    method,
+    scheme: url.protocol.slice(0, -1),
+    authority: headers['host'] ?? url.host,
+    path: decodeURIComponent(url.pathname) || '/',
+    query: Object.fromEntries(url.searchParams.entries()),
+    headers,
+  };
+  const tracer = new Tracer(mesh, request);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let outcome: Outcome;
+  if (input.from === 'external') {
+    outcome = fromExternal(tracer, host, port, url.protocol === 'https:');
+  } else {
+    const client = findWorkload(mesh, input.from);
+    if (isAmbientDataPlane(client)) tracer.unsupported = AmbientUnsupported;
+    outcome =
+      client.proxy === 'sidecar'
+        ? sidecarOutbound(tracer, client, host, port)
+        : direct(tracer, client, host, port);
+  }
+  const telemetry = tracer.reports.flatMap((r) =>
+    r.build(outcome.code, r.hop === outcome.hop ? outcome.flags : '-'),
+  );
+  const result: TraceResult = {
+    request: { from: input.from, method, url: input.url, headers },
+    response: { code: outcome.code, flags: outcome.flags },
+    hops: tracer.hops,
+    telemetry,
+    summary: outcome.summary,
+  };
+  if (tracer.unsupported) result.unsupported = tracer.unsupported;
+  return result;
+}
+
+function isAmbientDataPlane(w: Workload): boolean {
+  return w.proxy === 'ambient' || w.proxy === 'waypoint' || w.proxy === 'ztunnel';
+}
+
+/** The workload named `ns/name` (a Deployment, StatefulSet, DaemonSet or Pod); the error names the closest ones. */
+export function findWorkload(mesh: Mesh, from: string): Workload {
+  const [namespace, name] = from.split('/');
+  if (!namespace || !name || from.split('/').length !== 2)
+    throw new TraceInputError(`--from ${JSON.stringify(from)}: write NAMESPACE/WORKLOAD or external`);
+  const found =
+    mesh.workloadByName.get(from) ??
+    mesh.workloads.find((w) => w.namespace === namespace && w.podName === name);
+  if (found) return found;
+  const names = [...mesh.workloadByName.keys()];
+  const closest = names
+    .map((n) => ({ n, d: editDistance(n, from) }))
+    .sort((a, b) => a.d - b.d || (a.n < b.n ? -1 : 1))
+    .slice(0, 3)
+    .map((x) => x.n);
+  throw new TraceInputError(
+    `--from ${from}: no such workload${closest.length ? `; closest: ${closest.join(', ')}` : ' (the input has no workloads)'}`,
+  );
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j] as number;
+      row[j] = Math.min(
+        (row[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        prev + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+      prev = tmp;
+    }
+  }
+  return row[b.length] as number;
+}
+
+/** A client outside the cluster: it enters through the ingress gateway whose server serves the URL's host and port. */
+function fromExternal(t: Tracer, host: string, port: number, https: boolean): Outcome {
+  for (const proxy of t.mesh.gateways.values()) {
+    const server = proxy.servers.find(
+      (s) =>
+        s.port === port &&
+        s.hosts.some((h) => hostCovers(h.includes('/') ? (h.split('/')[1] ?? '') : h, host)),
+    );
+    if (!server) continue;
+    return gateway(t, proxy, {
+      senderHop: -1,
+      mtls: false,
+      ip: proxy.workload.ip,
+      port: server.listenPort,
+      workload: proxy.workload,
+      externalTls: https,
+    });
+  }
+  throw new TraceInputError(
+    `--from external: no ingress gateway serves ${host}:${port} (no Gateway server lists that host and port)`,
+  );
+}
+
+function hostCovers(pattern: string, host: string): boolean {
+  return pattern === '*' || pattern === host || (pattern.startsWith('*.') && host.endsWith(pattern.slice(1)));
+}
+
+/** A client without a proxy: DNS, then straight to an endpoint of the Service (kube-proxy), plaintext. */
+function direct(t: Tracer, client: Workload, host: string, port: number): Outcome {
+  const resolution = resolveHost(t.mesh, host, client.namespace);
+  if (resolution.kind === 'nxdomain')
+    return t.localReply(-1, 0, 'DNS', `${host} does not resolve from ${client.namespace}`);
+  const conn = connectionTo(t, resolution, port, client, -1);
+  if (!conn) return { code: 503, flags: '-', hop: -1, summary: `no endpoint behind ${host}:${port}` };
+  return deliver(t, conn);
+}
+
+/** The connection kube-proxy makes for `ip:port`: a VIP picks the Service's first endpoint and maps the port. */
+function connectionTo(
+  t: Tracer,
+  resolution: Resolution,
+  port: number,
+  sender: Workload | undefined,
+  senderHop: number,
+): Connection | undefined {
+  const ip = resolution.kind === 'nxdomain' ? '' : resolution.ip;
+  const service = t.mesh.serviceByVip.get(ip);
+  const base = { senderHop, mtls: false };
+  const withSender = sender ? { ...base, sender } : base;
+  if (service) {
+    const servicePort = service.ports.find((p) => p.port === port);
+    const endpoint = service.endpoints[0];
+    if (!servicePort || !endpoint) return undefined;
+    return endpointConnection(withSender, endpoint, endpoint.portFor(servicePort));
+  }
+  const workload = t.mesh.workloadByIp.get(ip);
+  return workload ? { ...withSender, ip, port, workload } : { ...withSender, ip, port };
+}
+
+function endpointConnection(
+  base: Omit<Connection, 'ip' | 'port'>,
+  endpoint: ServiceEndpoint,
+  port: number,
+): Connection {
+  return endpoint.workload
+    ? { ...base, ip: endpoint.ip, port, workload: endpoint.workload }
+    : { ...base, ip: endpoint.ip, port };
+}
+
+/** Step: the client sidecar's outbound path (listener → virtual host → route → cluster). */
+function sidecarOutbound(t: Tracer, client: Workload, host: string, port: number): Outcome {
+  const resolution = resolveHost(t.mesh, host, client.namespace);
+  if (resolution.kind === 'nxdomain')
+    return t.localReply(-1, 0, 'DNS', `${host} does not resolve from ${client.namespace} (no such Service)`);
+  const scope = sidecarScopeOf(t.mesh, client);
+  const listener = outboundListener(t.mesh, scope, resolution.ip, port);
+  const hop = t.hop({
+    kind: 'sidecar',
+    namespace: client.namespace,
+    workload: client.name,
+    direction: 'outbound',
+    listener: listener.name,
+  });
+  if (resolution.kind === 'service' && resolution.via.length > 0)
+    t.at(hop).notes.push(
+      `DNS: ${resolution.via.join(' → ')} → ${resolution.service.hostname} (${resolution.ip})`,
+    );
+  if (listener.kind === 'none') return tcpCatchAll(t, client, scope, hop, resolution, port);
+  if (listener.kind === 'tcp') {
+    t.at(hop).notes.push(
+      `port ${port} of ${listener.service.hostname} is ${listener.port.protocol}: TCP proxy, no HTTP routing`,
+    );
+    return toCluster(t, client, hop, { host: listener.service.hostname, port }, scope, true);
+  }
+  const table = listener.table;
+  t.at(hop).routeConfig = table.name;
+  const vhost = selectVirtualHost(table, t.request.authority);
+  if (!vhost) {
+    const authority = t.request.authority;
+    if (table.catchAll === 'block_all') {
+      Object.assign(t.at(hop), { virtualHost: 'block_all', route: 'block_all', cluster: 'BlackHoleCluster' });
+      t.at(hop).notes.push(
+        `no virtual host for ${hostWithoutPort(authority)} on port ${port}; REGISTRY_ONLY answers 502`,
+      );
+      t.reports.push(
+        clientReport(t.mesh, {
+          proxy: client,
+          hostFallback: true,
+          authority,
+          cluster: { kind: 'blackhole' },
+          mtls: false,
+          hop,
+        }),
+      );
+      return t.localReply(
+        hop,
+        502,
+        '-',
+        `REGISTRY_ONLY: ${hostWithoutPort(authority)} is not in ${client.namespace}/${client.name}'s registry → BlackHoleCluster 502`,
+      );
+    }
+    Object.assign(t.at(hop), {
+      virtualHost: 'allow_any',
+      route: 'allow_any',
+      cluster: 'PassthroughCluster',
+      upstream: `${resolution.ip}:${port}`,
+    });
+    t.at(hop).notes.push(
+      `no virtual host for ${hostWithoutPort(authority)} on port ${port}: the request leaves the mesh through PassthroughCluster to the original destination`,
+    );
+    t.reports.push(
+      clientReport(t.mesh, {
+        proxy: client,
+        hostFallback: true,
+        authority,
+        cluster: { kind: 'passthrough' },
+        mtls: false,
+        hop,
+      }),
+    );
+    const conn = connectionTo(t, resolution, port, client, hop);
+    if (!conn) return t.localReply(hop, 503, 'UF', `nothing listens at ${resolution.ip}:${port}`);
+    return deliver(t, conn);
+  }
+  t.at(hop).virtualHost = vhost.name;
+  if (!vhost.rules) {
+    const service = vhost.services[0] as MeshService;
+    t.at(hop).route = 'default';
+    return toCluster(t, client, hop, { host: service.hostname, port }, scope, false);
+  }
+  const vs = vhost.virtualService as ResolvedVirtualService;
+  t.at(hop).virtualService = `${vs.namespace}/${vs.name}`;
+  const context: MatchContext = {
+    gateways: [MeshGateway],
+    port,
+    sourceLabels: client.labels,
+    sourceNamespace: client.namespace,
+  };
+  const matched = firstMatchingRule(vhost.rules, t.request, context);
+  if (!matched) {
+    t.reports.push(
+      clientReport(t.mesh, {
+        proxy: client,
+        hostFallback: true,
+        authority: t.request.authority,
+        cluster: { kind: 'none' },
+        mtls: false,
+        hop,
+      }),
+    );
+    return t.localReply(
+      hop,
+      404,
+      'NR',
+      `no route of VirtualService ${vs.namespace}/${vs.name} matches ${t.request.method} ${t.request.path}`,
+    );
+  }
+  return takeRoute(t, client, hop, vs, matched, port, scope, true);
+}
+
+/** No listener for `ip:port`: the outbound catch-all sends TCP to PassthroughCluster or BlackHoleCluster. */
+function tcpCatchAll(
+  t: Tracer,
+  client: Workload,
+  scope: SidecarScope,
+  hop: number,
+  resolution: Resolution,
+  port: number,
+): Outcome {
+  const authority = t.request.authority;
+  if (scope.outboundTrafficPolicy === 'REGISTRY_ONLY') {
+    Object.assign(t.at(hop), { cluster: 'BlackHoleCluster', route: 'tcp' });
+    t.reports.push(
+      clientReport(t.mesh, {
+        proxy: client,
+        hostFallback: true,
+        authority,
+        cluster: { kind: 'blackhole' },
+        mtls: false,
+        hop,
+        tcp: true,
+      }),
+    );
+    return t.localReply(
+      hop,
+      0,
+      '-',
+      `no listener for port ${port}; REGISTRY_ONLY closes the connection (BlackHoleCluster, TCP)`,
+    );
+  }
+  Object.assign(t.at(hop), { cluster: 'PassthroughCluster', route: 'tcp' });
+  t.at(hop).notes.push(`no listener for port ${port}: TCP passthrough, no HTTP metrics at this proxy`);
+  t.reports.push(
+    clientReport(t.mesh, {
+      proxy: client,
+      hostFallback: true,
+      authority,
+      cluster: { kind: 'passthrough' },
+      mtls: false,
+      hop,
+      tcp: true,
+    }),
+  );
+  const conn = connectionTo(t, resolution, port, client, hop);
+  if (!conn)
+    return t.localReply(
+      hop,
+      503,
+      'UF',
+      `nothing listens at ${resolution.kind === 'nxdomain' ? '' : resolution.ip}:${port}`,
+    );
+  return deliver(t, conn);
+}
+
+/** Applies a matched rule: local replies (redirect, direct response, abort), rewrites, then the destination. */
+function takeRoute(
+  t: Tracer,
+  proxy: Workload,
+  hop: number,
+  vs: ResolvedVirtualService,
+  matched: MatchedRule,
+  port: number,
+  scope: SidecarScope | undefined,
+  hostFallback: boolean,
+): Outcome {
+  const { rule } = matched;
+  t.at(hop).route = rule.name ?? `${vs.namespace}/${vs.name}#http[${matched.index}]`;
+  const replyReport = () =>
+    t.reports.push(
+      clientReport(t.mesh, {
+        proxy,
+        hostFallback,
+        authority: t.request.authority,
+        cluster: { kind: 'none' },
+        mtls: false,
+        hop,
+      }),
+    );
+  if (rule.redirect) {
+    replyReport();
+    return t.localReply(hop, rule.redirect.redirectCode ?? 301, '-', `redirected by ${t.at(hop).route}`);
+  }
+  if (rule.directResponse) {
+    replyReport();
+    return t.localReply(hop, rule.directResponse.status, '-', `direct response from ${t.at(hop).route}`);
+  }
+  const abort = rule.fault?.abort;
+  if (abort?.httpStatus !== undefined && (abort.percentage?.value ?? 100) >= 100) {
+    replyReport();
+    return t.localReply(hop, abort.httpStatus, 'FI', `fault injection aborts with ${abort.httpStatus}`);
+  }
+  rewrite(t, rule, matched);
+  applyHeaders(t, rule.headers);
+  t.at(hop).authority = t.request.authority;
+  t.at(hop).path = t.request.path;
+  const destinations = (rule.route ?? []).filter(
+    (d) => (d.weight ?? (rule.route?.length === 1 ? 100 : 0)) > 0 || rule.route?.length === 1,
+  );
+  if (destinations.length === 0) {
+    replyReport();
+    return t.localReply(hop, 503, 'NC', `${t.at(hop).route} has no destination`);
+  }
+  const resolved = destinations.map((d) => {
+    const host = resolveShortName(d.destination.host, vs.namespace, t.mesh.clusterDomain);
+    const service = serviceForHost(t.mesh, host);
+    const onlyPort = service?.ports.length === 1 ? service.ports[0]?.port : undefined;
+    const destPort = d.destination.port?.number ?? onlyPort ?? port;
+    const clusterHost =
+      service && service.hostname !== host && t.mesh.behaviour.externalNameAlias ? service.hostname : host;
+    return { d, host: clusterHost, port: destPort, subset: d.destination.subset, weight: d.weight ?? 100 };
+  });
+  const chosen = resolved.reduce(
+    (best, r) => (r.weight > best.weight ? r : best),
+    resolved[0] as (typeof resolved)[number],
+  );
+  if (resolved.length > 1) {
+    t.at(hop).split = resolved.map((r) => ({
+      cluster: `outbound|${r.port}|${r.subset ?? ''}|${r.host}`,
+      weight: r.weight,
+    }));
+    t.at(hop).notes.push(`weighted split; tracing the heaviest destination ${chosen.host}`);
+  }
+  applyHeaders(t, chosen.d.headers);
+  t.at(hop).authority = t.request.authority;
+  return toCluster(
+    t,
+    proxy,
+    hop,
+    chosen.subset
+      ? { host: chosen.host, port: chosen.port, subset: chosen.subset }
+      : { host: chosen.host, port: chosen.port },
+    scope,
+    false,
+    hostFallback,
+  );
+}
+
+function rewrite(t: Tracer, rule: HttpRule, matched: MatchedRule): void {
+  const rw = rule.rewrite;
+  if (!rw) return;
+  if (rw.uriRegexRewrite) {
+    const re = new RegExp(rw.uriRegexRewrite.match);
+    t.request = {
+      ...t.request,
+      path: t.request.path.replace(re, rw.uriRegexRewrite.rewrite.replace(/\\(\d)/g, '$$$1')),
+    };
+  } else if (rw.uri !== undefined) {
+    const prefix = matched.match?.uri?.prefix;
+    const path = prefix !== undefined ? rw.uri + t.request.path.slice(prefix.length) : rw.uri;
+    t.request = { ...t.request, path: path.replace(/\/\/+/g, '/') || '/' };
+  }
+  if (rw.authority) t.request = { ...t.request, authority: rw.authority };
+}
+
+/** `headers.request` set/add/remove; setting `Host` or `:authority` rewrites the authority. */
+function applyHeaders(t: Tracer, ops: HeaderOperations | undefined): void {
+  const request = ops?.request;
+  if (!request) return;
+  const headers = { ...t.request.headers };
+  let authority = t.request.authority;
+  for (const [k, v] of Object.entries(request.set ?? {})) {
+    const name = k.toLowerCase();
+    if (name === 'host' || name === ':authority') authority = v;
+    else headers[name] = v;
+  }
+  for (const [k, v] of Object.entries(request.add ?? {}))
+    headers[k.toLowerCase()] = headers[k.toLowerCase()] ? `${headers[k.toLowerCase()]},${v}` : v;
+  const removed = new Set((request.remove ?? []).map((k) => k.toLowerCase()));
+  const kept = Object.fromEntries(Object.entries(headers).filter(([k]) => !removed.has(k)));
+  t.request = { ...t.request, headers: kept, authority };
+}
+
+/** Step: the cluster `outbound|port|subset|host` — endpoint, TLS, the report, then the next proxy. */
+function toCluster(
+  t: Tracer,
+  proxy: Workload,
+  hop: number,
+  dest: { host: string; port: number; subset?: string },
+  scope: SidecarScope | undefined,
+  tcp: boolean,
+  hostFallback = true,
+): Outcome {
+  const clusterName = `outbound|${dest.port}|${dest.subset ?? ''}|${dest.host}`;
+  t.at(hop).cluster = clusterName;
+  const fail = (code: number, flags: string, why: string) => {
+    t.reports.push(
+      clientReport(t.mesh, {
+        proxy,
+        hostFallback,
+        authority: t.request.authority,
+        cluster: { kind: 'none' },
+        mtls: false,
+        hop,
+        tcp,
+      }),
+    );
+    return t.localReply(hop, code, flags, why);
+  };
+  const service = serviceForHost(t.mesh, dest.host);
+  const visible =
+    service &&
+    (scope
+      ? scope.services.includes(service) || aliasVisible(t.mesh, scope, dest.host)
+      : isExportedTo(service.exportTo, service.namespace, proxy.namespace));
+  if (!service || !visible)
+    return fail(
+      503,
+      'NC',
+      `cluster ${clusterName} does not exist (${dest.host} is not a Service visible here)`,
+    );
+  const servicePort = service.ports.find((p) => p.port === dest.port);
+  if (!servicePort)
+    return fail(
+      503,
+      'NC',
+      `cluster ${clusterName} does not exist (${service.hostname} has no port ${dest.port})`,
+    );
+  let target = service;
+  let targetPort = servicePort;
+  if (service.type === 'ExternalName') {
+    // Before aliasing (1.20) an ExternalName is a DNS cluster: the connection goes where its name resolves.
+    const resolution = resolveHost(t.mesh, `${service.externalName ?? ''}.`, proxy.namespace);
+    if (resolution.kind !== 'service')
+      return fail(503, 'UH', `${service.externalName ?? ''} does not resolve to a Service`);
+    target = resolution.service;
+    const p = target.ports.find((x) => x.port === dest.port);
+    if (!p) return fail(503, 'UF', `${target.hostname} has no port ${dest.port}`);
+    targetPort = p;
+    t.at(hop).notes.push(`DNS cluster: ${service.hostname} → ${target.hostname}`);
+  }
+  const subsetLabels = dest.subset
+    ? subsetLabelsOf(t, proxy.namespace, service, dest.host, dest.subset)
+    : undefined;
+  if (dest.subset && !subsetLabels)
+    return fail(
+      503,
+      'NC',
+      `cluster ${clusterName} does not exist (no DestinationRule defines subset ${dest.subset})`,
+    );
+  const endpoints = target.endpoints.filter(
+    (e) =>
+      !subsetLabels ||
+      (e.workload && Object.entries(subsetLabels).every(([k, v]) => e.workload?.labels[k] === v)),
+  );
+  const endpoint = endpoints[0];
+  if (!endpoint) return fail(503, 'UH', `no healthy endpoint in ${clusterName}`);
+  const endpointPort = endpoint.portFor(targetPort);
+  const tls = t.mesh.security.upstreamTls(
+    proxy.namespace,
+    service,
+    dest.host,
+    dest.port,
+    dest.subset,
+    endpoint.workload,
+    endpointPort,
+  );
+  const mtls = tls.mode === 'ISTIO_MUTUAL';
+  Object.assign(t.at(hop), {
+    mtls,
+    tls: `${tls.mode} (${tls.reason})`,
+    upstream: `${endpoint.ip}:${endpointPort}${endpoint.workload ? ` (${endpoint.workload.namespace}/${endpoint.workload.name})` : ''}`,
+  });
+  const cluster: ReportedCluster = { kind: 'service', service, host: dest.host };
+  const peer = endpoint.workload;
+  t.reports.push(
+    clientReport(
+      t.mesh,
+      peer
+        ? { proxy, hostFallback, authority: t.request.authority, cluster, peer, mtls, hop, tcp }
+        : { proxy, hostFallback, authority: t.request.authority, cluster, mtls, hop, tcp },
+    ),
+  );
+  return deliver(t, endpointConnection({ sender: proxy, senderHop: hop, mtls }, endpoint, endpointPort));
+}
+
+function aliasVisible(mesh: Mesh, scope: SidecarScope, host: string): boolean {
+  const alias = mesh.serviceByHostname.get(host);
+  return alias !== undefined && scope.services.includes(alias);
+}
+
+function subsetLabelsOf(
+  t: Tracer,
+  clientNamespace: string,
+  service: MeshService,
+  host: string,
+  subset: string,
+): Record<string, string> | undefined {
+  const rule = t.mesh.security.destinationRuleFor(clientNamespace, service.namespace, host);
+  const subsets =
+    ((rule?.['spec'] ?? {}) as { subsets?: { name: string; labels?: Record<string, string> }[] }).subsets ??
+    [];
+  const found = subsets.find((s) => s.name === subset);
+  return found ? (found.labels ?? {}) : undefined;
+}
+
+/** Step: hand the connection to whatever runs at its address. */
+function deliver(t: Tracer, conn: Connection): Outcome {
+  if (t.hops.length >= MaxHops)
+    return t.localReply(conn.senderHop, 508, 'LOOP', `routing loop: more than ${MaxHops} proxy hops`);
+  const w = conn.workload;
+  if (!w)
+    return {
+      code: 200,
+      flags: '-',
+      hop: -1,
+      summary: `answered by ${conn.ip}:${conn.port} (outside the mesh)`,
+    };
+  if (isAmbientDataPlane(w)) t.unsupported = AmbientUnsupported;
+  if (w.proxy === 'sidecar') return sidecarInbound(t, w, conn);
+  if (w.proxy === 'gateway') {
+    const proxy = t.mesh.gateways.get(w);
+    if (proxy) return gateway(t, proxy, conn);
+  }
+  if (conn.mtls)
+    return t.localReply(conn.senderHop, 503, 'UF', `${w.namespace}/${w.name} has no proxy to terminate mTLS`);
+  return {
+    code: 200,
+    flags: '-',
+    hop: -1,
+    summary: `answered by ${w.namespace}/${w.name} (no proxy) on port ${conn.port}`,
+  };
+}
+
+/** Step: the server sidecar's inbound path — PeerAuthentication, authorization, the destination report. */
+function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
+  const hop = t.hop({
+    kind: 'sidecar',
+    namespace: w.namespace,
+    workload: w.name,
+    direction: 'inbound',
+    listener: 'virtualInbound',
+    cluster: `inbound|${conn.port}||`,
+    mtls: conn.mtls,
+  });
+  const peerAuth = t.mesh.security.peerAuthenticationMode(w, conn.port);
+  t.at(hop).tls =
+    `${conn.mtls ? 'mTLS' : 'plaintext'}; PeerAuthentication ${peerAuth.mode}${peerAuth.policy ? ` (${peerAuth.policy})` : ' (default)'}`;
+  if (peerAuth.mode === MtlsMode.Strict && !conn.mtls) {
+    t.at(hop).decision = 'deny';
+    t.at(hop).notes.push('STRICT: no filter chain accepts plaintext; the connection is reset');
+    return t.localReply(
+      conn.senderHop,
+      503,
+      'UC',
+      `${w.namespace}/${w.name} requires mTLS (STRICT) and the request came in plaintext`,
+    );
+  }
+  if (peerAuth.mode === MtlsMode.Disable && conn.mtls) {
+    t.at(hop).decision = 'deny';
+    return t.localReply(
+      conn.senderHop,
+      503,
+      'UF',
+      `${w.namespace}/${w.name} has mTLS disabled on port ${conn.port}; the mTLS handshake fails`,
+    );
+  }
+  const decision = authorize(t, hop, w, conn);
+  const service = inboundService(t.mesh, w, conn.port);
+  t.reports.push(
+    serverReport(t.mesh, {
+      proxy: w,
+      ...(conn.sender ? { peer: conn.sender } : {}),
+      mtls: conn.mtls,
+      ...(service ? { service } : {}),
+      hop,
+    }),
+  );
+  if (!decision.allowed)
+    return t.localReply(hop, 403, '-', `RBAC: access denied at ${w.namespace}/${w.name}: ${decision.reason}`);
+  return {
+    code: 200,
+    flags: '-',
+    hop: -1,
+    summary: `answered by ${w.namespace}/${w.name} on port ${conn.port}`,
+  };
+}
+
+function authorize(
+  t: Tracer,
+  hop: number,
+  w: Workload,
+  conn: Connection,
+  gatewayApiName?: string,
+): AuthzDecision {
+  const policies = t.mesh.authorization.forWorkload(w, gatewayApiName);
+  const decision = t.mesh.authorization.evaluate(policies, {
+    ...(conn.mtls && conn.sender
+      ? {
+          principal: `${t.mesh.config.trustDomain}/ns/${conn.sender.namespace}/sa/${conn.sender.serviceAccount}`,
+        }
+      : {}),
+    sourceIp: conn.sender?.ip ?? '198.51.100.7',
+    ...requestPrincipalOf(t.request.headers),
+    host: t.request.authority,
+    method: t.request.method,
+    path: t.request.path,
+    port: conn.port,
+    headers: t.request.headers,
+    destinationIp: conn.ip,
+  });
+  Object.assign(t.at(hop), { decision: decision.decision });
+  if (decision.policy) t.at(hop).policy = decision.policy;
+  if (policies.length > 0) t.at(hop).notes.push(`authorization: ${decision.reason}`);
+  for (const c of decision.custom ?? [])
+    t.at(hop).notes.push(`CUSTOM ${c}: decided by the external provider (assumed to allow)`);
+  return decision;
+}
+
+/** `iss/sub` of a bearer JWT in the Authorization header (its signature is not checked offline). */
+function requestPrincipalOf(headers: Readonly<Record<string, string>>): { requestPrincipal?: string } {
+  const token = /^Bearer\s+([^.\s]+)\.([^.\s]+)\.[^.\s]*$/i.exec(headers['authorization'] ?? '');
+  if (!token) return {};
+  try {
+    const base64 = (token[2] ?? '').replace(/-/g, '+').replace(/_/g, '/');
+    const payload = JSON.parse(atob(base64.padEnd(Math.ceil(base64.length / 4) * 4, '='))) as {
+      iss?: string;
+      sub?: string;
+    };
+    return payload.iss && payload.sub ? { requestPrincipal: `${payload.iss}/${payload.sub}` } : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The service an inbound cluster reports: the first Service (by name) with this pod as endpoint on this port. */
+function inboundService(mesh: Mesh, w: Workload, port: number): MeshService | undefined {
+  return mesh.services.find(
+    (s) =>
+      s.namespace === w.namespace &&
+      s.endpoints.some((e) => e.workload === w && s.ports.some((p) => e.portFor(p) === port)),
+  );
+}
+
+/** Step: a gateway — listener at the arrival port, TLS, authorization, virtual host, route. */
+function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
+  const w = proxy.workload;
+  const table = gatewayRouteTable(t.mesh, proxy, conn.port);
+  const hop = t.hop({
+    kind: 'gateway',
+    namespace: w.namespace,
+    workload: w.name,
+    direction: 'outbound',
+    listener: `0.0.0.0_${conn.port}`,
+    mtls: conn.mtls,
+  });
+  if (!table) {
+    t.at(hop).notes.push(`no HTTP server listens on port ${conn.port}`);
+    return t.localReply(
+      conn.senderHop,
+      503,
+      'UF',
+      `${w.namespace}/${w.name} has no listener on port ${conn.port}`,
+    );
+  }
+  t.at(hop).routeConfig = table.name;
+  const wantsIstioMtls = table.servers.some((s) => s.protocol === 'HTTPS' && s.tlsMode === 'ISTIO_MUTUAL');
+  const plain = table.servers.some((s) => s.protocol !== 'HTTPS');
+  const terminatesTls = table.servers.some((s) => s.protocol === 'HTTPS' && s.tlsMode !== 'ISTIO_MUTUAL');
+  const accepted = conn.mtls ? wantsIstioMtls : conn.externalTls ? terminatesTls : plain;
+  if (!accepted) {
+    t.at(hop).notes.push(
+      `the servers on port ${conn.port} expect ${wantsIstioMtls ? 'Istio mTLS' : terminatesTls ? 'TLS' : 'plaintext'}`,
+    );
+    return t.localReply(conn.senderHop, 503, 'UF', `TLS mismatch at ${w.namespace}/${w.name}:${conn.port}`);
+  }
+  const decision = authorize(t, hop, w, conn);
+  if (!decision.allowed) {
+    t.reports.push(
+      clientReport(t.mesh, {
+        proxy: w,
+        hostFallback: false,
+        authority: t.request.authority,
+        cluster: { kind: 'none' },
+        mtls: false,
+        hop,
+      }),
+    );
+    return t.localReply(
+      hop,
+      403,
+      '-',
+      `RBAC: access denied at gateway ${w.namespace}/${w.name}: ${decision.reason}`,
+    );
+  }
+  const vhost = pickDomain(table.virtualHosts, hostWithoutPort(t.request.authority).toLowerCase());
+  const noRoute = (why: string) => {
+    t.reports.push(
+      clientReport(t.mesh, {
+        proxy: w,
+        hostFallback: false,
+        authority: t.request.authority,
+        cluster: { kind: 'none' },
+        mtls: false,
+        hop,
+      }),
+    );
+    return t.localReply(hop, 404, 'NR', why);
+  };
+  if (!vhost)
+    return noRoute(
+      `gateway ${w.namespace}/${w.name} has no virtual host for ${hostWithoutPort(t.request.authority)} on ${table.name}`,
+    );
+  t.at(hop).virtualHost = `${vhost.domain}:${conn.port}`;
+  const context: MatchContext = {
+    gateways: table.gatewayNames,
+    port: table.servers[0]?.port ?? conn.port,
+    sourceLabels: w.labels,
+    sourceNamespace: w.namespace,
+  };
+  for (const [index, route] of vhost.routes.entries()) {
+    const { rule, vs } = route;
+    const match = rule.match?.find((m) => matchApplies(m, context) && requestMatches(m, t.request));
+    if (rule.match && rule.match.length > 0 && !match) continue;
+    t.at(hop).virtualService = `${vs.namespace}/${vs.name}`;
+    return takeRoute(
+      t,
+      w,
+      hop,
+      vs,
+      match ? { rule, index, match } : { rule, index },
+      context.port,
+      undefined,
+      false,
+    );
+  }
+  return noRoute(
+    `no route on gateway ${w.namespace}/${w.name} matches ${t.request.method} ${t.request.authority}${t.request.path}`,
+  );
+}

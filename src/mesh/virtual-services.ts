@@ -1,0 +1,162 @@
+/**
+ * VirtualServices as Istio's control plane sees them: gateway names resolved to `ns/name` (empty = mesh),
+ * short host names made FQDN, export scope applied, and the order sidecars and gateways take them in
+ * (istio-dataplane-semantics.md §1.5, §1.7).
+ */
+import { compareStrings, type KubeObject } from '../model/object.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+import { isExportedTo } from './services.ts';
+
+/** The reserved gateway name of all sidecars. */
+export const Mesh = 'mesh';
+
+/** One `http[]` rule, as written. */
+export interface HttpRule {
+  name?: string;
+  match?: HttpMatch[];
+  route?: RouteDestination[];
+  redirect?: { uri?: string; authority?: string; redirectCode?: number; scheme?: string };
+  directResponse?: { status: number; body?: unknown };
+  rewrite?: { uri?: string; authority?: string; uriRegexRewrite?: { match: string; rewrite: string } };
+  headers?: HeaderOperations;
+  delegate?: unknown;
+  fault?: { abort?: { httpStatus?: number; percentage?: { value?: number } } };
+}
+
+/** Header operations of a rule or destination. */
+export interface HeaderOperations {
+  request?: { set?: Record<string, string>; add?: Record<string, string>; remove?: string[] };
+  response?: unknown;
+}
+
+/** A string match of a VirtualService. */
+export interface StringMatch {
+  exact?: string;
+  prefix?: string;
+  regex?: string;
+}
+
+/** One `match[]` entry. */
+export interface HttpMatch {
+  name?: string;
+  uri?: StringMatch;
+  scheme?: StringMatch;
+  method?: StringMatch;
+  authority?: StringMatch;
+  headers?: Record<string, StringMatch>;
+  withoutHeaders?: Record<string, StringMatch>;
+  queryParams?: Record<string, StringMatch>;
+  port?: number;
+  sourceLabels?: Record<string, string>;
+  sourceNamespace?: string;
+  gateways?: string[];
+  ignoreUriCase?: boolean;
+}
+
+/** A weighted destination. */
+export interface RouteDestination {
+  destination: { host: string; subset?: string; port?: { number?: number } };
+  weight?: number;
+  headers?: HeaderOperations;
+}
+
+/** A VirtualService, resolved. */
+export interface ResolvedVirtualService {
+  namespace: string;
+  name: string;
+  /** Hosts with short names resolved to `<name>.<vsNs>.svc.<clusterDomain>`. */
+  hosts: string[];
+  /** Gateway names resolved (`ns/name` or `mesh`); `[mesh]` when the spec lists none. */
+  gateways: string[];
+  exportTo: string[];
+  http: HttpRule[];
+  /** Where the VS came from: an Istio VirtualService or a Gateway API route converted to one. */
+  source: KubeObject;
+  /** Order key: creationTimestamp, then name, then namespace. */
+  order: string;
+}
+
+/** Istio's `resolveGatewayName`: `name` and `./name` → `<vsNs>/name`; `name.ns.svc.*` → `ns/name`; `mesh` kept. */
+export function resolveGatewayName(name: string, vsNamespace: string): string {
+  if (name === Mesh) return Mesh;
+  if (name.startsWith('./')) return `${vsNamespace}/${name.slice(2)}`;
+  if (name.includes('/')) return name;
+  const [first, second] = name.split('.');
+  return second === undefined ? `${vsNamespace}/${name}` : `${second}/${first}`;
+}
+
+/** Istio's `ResolveShortnameToFQDN`: a name without a dot is `<name>.<ns>.svc.<clusterDomain>`; others are kept. */
+export function resolveShortName(host: string, namespace: string, clusterDomain: string): string {
+  if (host === '*' || host.includes('.') || /^[0-9.:]+$/.test(host)) return host;
+  return `${host}.${namespace}.svc.${clusterDomain}`;
+}
+
+/** Resolves every Istio VirtualService of the snapshot, in Istio's order. */
+export function virtualServicesFrom(
+  snapshot: Snapshot,
+  clusterDomain: string,
+  defaultExportTo: readonly string[],
+): ResolvedVirtualService[] {
+  const out: ResolvedVirtualService[] = [];
+  for (const object of snapshot.list('networking.istio.io', 'VirtualService')) {
+    const namespace = object.metadata.namespace ?? 'default';
+    const spec = (object['spec'] ?? {}) as {
+      hosts?: string[];
+      gateways?: string[];
+      exportTo?: string[];
+      http?: HttpRule[];
+    };
+    const gateways = (spec.gateways ?? []).map((g) => resolveGatewayName(g, namespace));
+    const http = (spec.http ?? []).map((rule) => ({
+      ...rule,
+      match: rule.match?.map((m) =>
+        m.gateways ? { ...m, gateways: m.gateways.map((g) => resolveGatewayName(g, namespace)) } : m,
+      ),
+    }));
+    out.push({
+      namespace,
+      name: object.metadata.name ?? '',
+      hosts: (spec.hosts ?? []).map((h) => resolveShortName(h, namespace, clusterDomain)),
+      gateways: gateways.length > 0 ? gateways : [Mesh],
+      exportTo: spec.exportTo && spec.exportTo.length > 0 ? spec.exportTo : [...defaultExportTo],
+      http,
+      source: object,
+      order: orderKey(object),
+    });
+  }
+  return sortVirtualServices(out);
+}
+
+/** Sorts by creation time, then name, then namespace (Istio's `configCompareByCreationTime`). */
+export function sortVirtualServices<T extends { order: string }>(list: T[]): T[] {
+  return list.sort((a, b) => compareStrings(a.order, b.order));
+}
+
+/** The order key of a config object: creationTimestamp (empty sorts first), name, namespace. */
+export function orderKey(object: KubeObject): string {
+  const created =
+    typeof object.metadata['creationTimestamp'] === 'string'
+      ? (object.metadata['creationTimestamp'] as string)
+      : '';
+  return `${created}\u0000${object.metadata.name ?? ''}\u0000${object.metadata.namespace ?? ''}`;
+}
+
+/**
+ * The VirtualServices a proxy in `namespace` sees for `gateway` (`mesh` for sidecars), in scope order:
+ * private (same namespace, exportTo `.`), then exported to this namespace, then public.
+ */
+export function virtualServicesFor(
+  all: readonly ResolvedVirtualService[],
+  gateway: string,
+  namespace: string,
+): ResolvedVirtualService[] {
+  const visible = all.filter(
+    (vs) => vs.gateways.includes(gateway) && isExportedTo(vs.exportTo, vs.namespace, namespace),
+  );
+  const rank = (vs: ResolvedVirtualService): number =>
+    vs.exportTo.includes('.') && vs.namespace === namespace ? 0 : vs.exportTo.includes(namespace) ? 1 : 2;
+  return visible
+    .map((vs, i) => ({ vs, i }))
+    .sort((a, b) => rank(a.vs) - rank(b.vs) || a.i - b.i)
+    .map((x) => x.vs);
+}

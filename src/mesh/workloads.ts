@@ -1,0 +1,236 @@
+/**
+ * Workloads: the pods of the cluster (or, when a manifest has no Pods, one pod per Deployment, StatefulSet
+ * or DaemonSet template), with the proxy each runs as Istio's injector and CNI decide, and the identity
+ * and names Istio reports for it.
+ */
+import { compareStrings, isPlainObject, type KubeObject } from '../model/object.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+
+/** The proxy a workload runs. */
+export const ProxyKind = {
+  Sidecar: 'sidecar',
+  Gateway: 'gateway',
+  Waypoint: 'waypoint',
+  Ztunnel: 'ztunnel',
+  Ambient: 'ambient',
+  None: 'none',
+} as const;
+export type ProxyKind = (typeof ProxyKind)[keyof typeof ProxyKind];
+
+/** One workload (represented by one pod). */
+export interface Workload {
+  namespace: string;
+  /** The workload name Istio reports: the Deployment, StatefulSet, DaemonSet, Job, or the pod itself. */
+  name: string;
+  /** The pod's name (generated when the input had only a template). */
+  podName: string;
+  labels: Readonly<Record<string, string>>;
+  annotations: Readonly<Record<string, string>>;
+  serviceAccount: string;
+  ip: string;
+  /** The IP was not in the input; a stable one was assigned. */
+  ipAssigned: boolean;
+  proxy: ProxyKind;
+  /** Auto-mTLS sends mTLS to this pod (label `security.istio.io/tlsMode=istio`, set by injection). */
+  tlsModeIstio: boolean;
+  canonicalService: string;
+  canonicalRevision: string;
+  /** Container ports by name, for named target ports. */
+  containerPorts: ReadonlyMap<string, number>;
+  object: KubeObject;
+}
+
+type PodSpec = {
+  serviceAccountName?: string;
+  serviceAccount?: string;
+  containers?: { name?: string; args?: string[]; ports?: { name?: string; containerPort?: number }[] }[];
+};
+
+/** Builds the workloads of a snapshot; Istio Gateway selectors mark gateway pods. */
+export function workloadsFrom(
+  snapshot: Snapshot,
+  gatewaySelectors: readonly Readonly<Record<string, string>>[],
+): Workload[] {
+  const pods = snapshot.list('', 'Pod');
+  const fromTemplates = templatePods(snapshot, pods);
+  const workloads: Workload[] = [];
+  let assigned = 0;
+  for (const pod of [...pods, ...fromTemplates]) {
+    const namespace = pod.metadata.namespace ?? 'default';
+    const labels = pod.metadata.labels ?? {};
+    const annotations = pod.metadata.annotations ?? {};
+    const spec = (pod['spec'] ?? {}) as PodSpec;
+    const status = (pod['status'] ?? {}) as { podIP?: string };
+    const nsLabels = snapshot.get('', 'Namespace', '', namespace)?.metadata.labels ?? {};
+    const proxy = proxyOf(labels, annotations, spec, nsLabels, gatewaySelectors, pods.includes(pod));
+    const ip = status.podIP ?? `10.254.${Math.floor(assigned / 250)}.${(assigned % 250) + 2}`;
+    if (!status.podIP) assigned++;
+    const containerPorts = new Map<string, number>();
+    for (const c of spec.containers ?? [])
+      for (const p of c.ports ?? [])
+        if (p.name && p.containerPort) containerPorts.set(p.name, p.containerPort);
+    const name = workloadName(snapshot, pod);
+    workloads.push({
+      namespace,
+      name,
+      podName: pod.metadata.name ?? name,
+      labels,
+      annotations,
+      serviceAccount: spec.serviceAccountName ?? spec.serviceAccount ?? 'default',
+      ip,
+      ipAssigned: !status.podIP,
+      proxy,
+      tlsModeIstio:
+        labels['security.istio.io/tlsMode'] === 'istio' ||
+        (proxy === ProxyKind.Sidecar && !pods.includes(pod)),
+      canonicalService:
+        labels['service.istio.io/canonical-name'] ??
+        labels['app.kubernetes.io/name'] ??
+        labels['app'] ??
+        name,
+      canonicalRevision:
+        labels['service.istio.io/canonical-revision'] ??
+        labels['app.kubernetes.io/version'] ??
+        labels['version'] ??
+        'latest',
+      containerPorts,
+      object: pod,
+    });
+  }
+  return workloads.sort((a, b) =>
+    compareStrings(`${a.namespace}/${a.name}/${a.podName}`, `${b.namespace}/${b.name}/${b.podName}`),
+  );
+}
+
+/** Decides the proxy of a pod, as the injector (for templates) or the pod itself (for real pods) says. */
+function proxyOf(
+  labels: Readonly<Record<string, string>>,
+  annotations: Readonly<Record<string, string>>,
+  spec: PodSpec,
+  nsLabels: Readonly<Record<string, string>>,
+  gatewaySelectors: readonly Readonly<Record<string, string>>[],
+  isRealPod: boolean,
+): ProxyKind {
+  const proxyContainer = spec.containers?.find((c) => c.name === 'istio-proxy');
+  if (
+    labels['gateway.networking.k8s.io/gateway-class-name'] === 'istio-waypoint' ||
+    labels['gateway.istio.io/managed'] === 'istio.io-mesh-controller'
+  ) {
+    return ProxyKind.Waypoint;
+  }
+  if (labels['app'] === 'ztunnel' && proxyContainer) return ProxyKind.Ztunnel;
+  if (
+    proxyContainer?.args?.includes('router') ||
+    labels['gateway.networking.k8s.io/gateway-name'] !== undefined
+  )
+    return ProxyKind.Gateway;
+  if (
+    gatewaySelectors.some(
+      (sel) => Object.keys(sel).length > 0 && Object.entries(sel).every(([k, v]) => labels[k] === v),
+    )
+  ) {
+    return ProxyKind.Gateway;
+  }
+  if (isRealPod) {
+    if (annotations['sidecar.istio.io/status'] !== undefined || proxyContainer) return ProxyKind.Sidecar;
+  } else if (injects(labels, annotations, nsLabels)) {
+    return ProxyKind.Sidecar;
+  }
+  return ambientEnrolled(labels, annotations, nsLabels) ? ProxyKind.Ambient : ProxyKind.None;
+}
+
+/** The sidecar injector's decision for a pod template (default webhook configuration). */
+export function injects(
+  labels: Readonly<Record<string, string>>,
+  annotations: Readonly<Record<string, string>>,
+  nsLabels: Readonly<Record<string, string>>,
+): boolean {
+  const podSays = labels['sidecar.istio.io/inject'] ?? annotations['sidecar.istio.io/inject'];
+  if (podSays === 'false') return false;
+  if (nsLabels['istio-injection'] === 'disabled') return false;
+  if (nsLabels['istio-injection'] === 'enabled' || nsLabels['istio.io/rev'] !== undefined) return true;
+  return podSays === 'true' || labels['istio.io/rev'] !== undefined;
+}
+
+/** Ambient enrollment: the pod's or its namespace's `istio.io/dataplane-mode=ambient`, unless the pod says `none`. */
+export function ambientEnrolled(
+  labels: Readonly<Record<string, string>>,
+  annotations: Readonly<Record<string, string>>,
+  nsLabels: Readonly<Record<string, string>>,
+): boolean {
+  if (annotations['ambient.istio.io/redirection'] === 'enabled') return true;
+  const podMode = labels['istio.io/dataplane-mode'];
+  if (podMode === 'none') return false;
+  return podMode === 'ambient' || nsLabels['istio.io/dataplane-mode'] === 'ambient';
+}
+
+/** The workload name Istio reports for a pod: the owning Deployment (through its ReplicaSet), StatefulSet, DaemonSet, Job. */
+function workloadName(snapshot: Snapshot, pod: KubeObject): string {
+  const owner =
+    (pod.metadata.ownerReferences ?? []).find((o) => o.controller) ?? pod.metadata.ownerReferences?.[0];
+  if (!owner) return pod.metadata.name ?? '';
+  if (owner.kind === 'ReplicaSet') {
+    const rs = snapshot.get('apps', 'ReplicaSet', pod.metadata.namespace ?? '', owner.name);
+    const deployment = rs?.metadata.ownerReferences?.find((o) => o.kind === 'Deployment');
+    if (deployment) return deployment.name;
+    const hash = pod.metadata.labels?.['pod-template-hash'];
+    return hash && owner.name.endsWith(`-${hash}`) ? owner.name.slice(0, -hash.length - 1) : owner.name;
+  }
+  if (owner.kind === 'Job') {
+    const job = snapshot.get('batch', 'Job', pod.metadata.namespace ?? '', owner.name);
+    return job?.metadata.ownerReferences?.find((o) => o.kind === 'CronJob')?.name ?? owner.name;
+  }
+  return owner.name;
+}
+
+/** Pods for workload templates that have no Pod in the input (manifests before they run). */
+function templatePods(snapshot: Snapshot, pods: readonly KubeObject[]): KubeObject[] {
+  const out: KubeObject[] = [];
+  for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet']) {
+    for (const owner of snapshot.list('apps', kind)) {
+      const ns = owner.metadata.namespace ?? 'default';
+      const name = owner.metadata.name ?? '';
+      const hasPod = pods.some(
+        (p) => (p.metadata.namespace ?? 'default') === ns && podBelongsTo(snapshot, p, kind, name),
+      );
+      if (hasPod) continue;
+      const template =
+        (owner['spec'] as { template?: { metadata?: KubeObject['metadata']; spec?: unknown } } | undefined)
+          ?.template ?? {};
+      const metadata = isPlainObject(template.metadata) ? template.metadata : {};
+      out.push({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          ...metadata,
+          name: kind === 'StatefulSet' ? `${name}-0` : `${name}-template`,
+          namespace: ns,
+          ownerReferences: [{ apiVersion: 'apps/v1', kind, name, uid: '', controller: true }],
+        },
+        spec: template.spec ?? {},
+      });
+    }
+  }
+  return out;
+}
+
+function podBelongsTo(snapshot: Snapshot, pod: KubeObject, kind: string, name: string): boolean {
+  for (const owner of pod.metadata.ownerReferences ?? []) {
+    if (owner.kind === kind && owner.name === name) return true;
+    if (kind === 'Deployment' && owner.kind === 'ReplicaSet') {
+      const rs = snapshot.get('apps', 'ReplicaSet', pod.metadata.namespace ?? '', owner.name);
+      if (rs?.metadata.ownerReferences?.some((o) => o.kind === 'Deployment' && o.name === name)) return true;
+      const hash = pod.metadata.labels?.['pod-template-hash'];
+      if (!rs && hash && owner.name === `${name}-${hash}`) return true;
+    }
+  }
+  return false;
+}
+
+/** `spiffe://<trustDomain>/ns/<ns>/sa/<sa>` without the scheme, as policies write principals. */
+export function principalOf(
+  workload: Pick<Workload, 'namespace' | 'serviceAccount'>,
+  trustDomain: string,
+): string {
+  return `${trustDomain}/ns/${workload.namespace}/sa/${workload.serviceAccount}`;
+}
