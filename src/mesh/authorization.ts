@@ -10,10 +10,10 @@ import type { Workload } from './workloads.ts';
 /** What a rule is checked against. */
 export interface AuthzRequest {
   /** Peer principal without `spiffe://` (only with mTLS). */
-  principal?: string;
+  principal: string | undefined;
   sourceIp: string;
   /** `iss/sub` of a validated JWT. */
-  requestPrincipal?: string;
+  requestPrincipal: string | undefined;
   host: string;
   method: string;
   path: string;
@@ -91,27 +91,26 @@ export class AuthorizationPolicies {
 
   /** The policies a sidecar or legacy gateway enforces: by selector from its namespace and the root namespace. */
   forWorkload(workload: Workload, gatewayApiName?: string): KubeObject[] {
-    const namespaces =
-      workload.namespace === this.#rootNamespace
-        ? [workload.namespace]
-        : [this.#rootNamespace, workload.namespace];
-    return namespaces.flatMap((ns) =>
-      (this.#byNamespace.get(ns) ?? []).filter((p) => {
-        const spec = (p['spec'] ?? {}) as PolicySpec;
-        const refs =
-          spec.targetRefs ?? (spec.targetRef ? [spec.targetRef as { kind?: string; name?: string }] : []);
-        if (refs.length > 0) {
-          // Only a Gateway API gateway takes policies that target it.
-          return (
-            gatewayApiName !== undefined &&
-            ns === workload.namespace &&
-            refs.some((r) => r.kind === 'Gateway' && r.name === gatewayApiName)
-          );
-        }
-        const labels = spec.selector?.matchLabels;
-        return labels === undefined || Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
-      }),
-    );
+    const root = this.#byNamespace.get(this.#rootNamespace);
+    const own =
+      workload.namespace === this.#rootNamespace ? undefined : this.#byNamespace.get(workload.namespace);
+    if (!root && !own) return [];
+    const applies = (p: KubeObject): boolean => {
+      const spec = (p['spec'] ?? {}) as PolicySpec;
+      const refs =
+        spec.targetRefs ?? (spec.targetRef ? [spec.targetRef as { kind?: string; name?: string }] : []);
+      if (refs.length > 0) {
+        // Only a Gateway API gateway takes policies that target it.
+        return (
+          gatewayApiName !== undefined &&
+          p.metadata.namespace === workload.namespace &&
+          refs.some((r) => r.kind === 'Gateway' && r.name === gatewayApiName)
+        );
+      }
+      const labels = spec.selector?.matchLabels;
+      return labels === undefined || Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
+    };
+    return [...(root ?? []), ...(own ?? [])].filter(applies);
   }
 
   /** Evaluates the policies in Envoy's order: CUSTOM, DENY, then ALLOW (no ALLOW policy → allow). */

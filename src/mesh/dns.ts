@@ -24,18 +24,38 @@ export function resolveHost(mesh: Mesh, host: string, namespace: string): Resolu
   const name = host.toLowerCase();
   if (/^\d+\.\d+\.\d+\.\d+$/.test(name) || name.startsWith('['))
     return { kind: 'ip', ip: name.replace(/^\[|\]$/g, '') };
+  const bare = name.endsWith('.') ? name.slice(0, -1) : name;
+  const candidate = serviceCandidate(bare, namespace, mesh.clusterDomain, name.endsWith('.'));
+  const service = candidate === undefined ? undefined : mesh.serviceByHostname.get(candidate);
+  if (service) return followCname(mesh, service, []);
   const cd = mesh.clusterDomain;
-  const absolute = name.endsWith('.');
-  const bare = absolute ? name.slice(0, -1) : name;
-  const dots = bare.split('.').length - 1;
-  const search = absolute ? [] : [`${bare}.${namespace}.svc.${cd}`, `${bare}.svc.${cd}`, `${bare}.${cd}`];
-  const candidates = dots >= 5 ? [bare, ...search] : [...search, bare];
-  for (const candidate of candidates) {
-    const service = mesh.serviceByHostname.get(candidate);
-    if (service) return followCname(mesh, service, []);
-  }
   if (bare.endsWith(`.${cd}`) || bare === cd || !bare.includes('.')) return { kind: 'nxdomain', name: bare };
   return { kind: 'external', name: bare, ip: ExternalAddress, via: [] };
+}
+
+/**
+ * The one name of the search list (`<ns>.svc.<cd>`, `svc.<cd>`, `<cd>`, then the name itself; ndots 5)
+ * that can be a Service's `<name>.<namespace>.svc.<cd>`: Service and namespace names are single labels,
+ * so only the candidate of that shape needs a lookup, and which one it is follows from the name's dots.
+ */
+export function serviceCandidate(
+  bare: string,
+  namespace: string,
+  cd: string,
+  absolute: boolean,
+): string | undefined {
+  const suffix = `.svc.${cd}`;
+  if (bare.endsWith(suffix)) {
+    const head = bare.slice(0, -suffix.length);
+    const dot = head.indexOf('.');
+    return dot > 0 && head.indexOf('.', dot + 1) < 0 ? bare : undefined;
+  }
+  if (absolute) return undefined;
+  const first = bare.indexOf('.');
+  if (first < 0) return `${bare}.${namespace}${suffix}`;
+  const second = bare.indexOf('.', first + 1);
+  if (second < 0) return `${bare}${suffix}`;
+  return bare.endsWith('.svc') && bare.indexOf('.', second + 1) < 0 ? `${bare}.${cd}` : undefined;
 }
 
 function followCname(mesh: Mesh, service: MeshService, via: string[]): Resolution {

@@ -5,7 +5,7 @@
  */
 import type { Snapshot } from '../load/snapshot.ts';
 import { AuthorizationPolicies } from './authorization.ts';
-import { gatewaysFrom, type GatewayProxy } from './gateways.ts';
+import { gatewayRouteTable, gatewaysFrom, type GatewayProxy } from './gateways.ts';
 import {
   behaviourOf,
   NewestModelledVersion,
@@ -15,6 +15,7 @@ import {
 import { meshConfigFrom, type MeshConfig } from './mesh-config.ts';
 import { SecurityPolicies } from './security.ts';
 import { servicesFrom, type MeshService } from './services.ts';
+import { httpRouteTable, sidecarScopeOf, type SidecarScope } from './sidecar-outbound.ts';
 import { virtualServicesFrom, type ResolvedVirtualService } from './virtual-services.ts';
 import { workloadsFrom, type Workload } from './workloads.ts';
 
@@ -41,6 +42,8 @@ export interface Mesh {
   /** Concrete service hostname → the ExternalName services that alias it (when aliasing is on). */
   aliasesOf: Map<string, MeshService[]>;
   virtualServices: ResolvedVirtualService[];
+  /** Some Service or VirtualService is exported to fewer than all namespaces (sidecar scopes then differ per namespace). */
+  exportsRestricted: boolean;
   gateways: Map<Workload, GatewayProxy>;
   security: SecurityPolicies;
   authorization: AuthorizationPolicies;
@@ -74,6 +77,8 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
   const workloadByName = new Map<string, Workload>();
   for (const w of workloads)
     if (!workloadByName.has(`${w.namespace}/${w.name}`)) workloadByName.set(`${w.namespace}/${w.name}`, w);
+  const virtualServices = virtualServicesFrom(snapshot, clusterDomain, config.defaultExportTo.virtualService);
+  const isPublic = (exportTo: readonly string[]) => exportTo.length === 1 && exportTo[0] === '*';
   const mesh: Mesh = {
     snapshot,
     version,
@@ -87,7 +92,9 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
     serviceByHostname,
     serviceByVip: new Map(services.filter((s) => s.vip).map((s) => [s.vip as string, s])),
     aliasesOf,
-    virtualServices: virtualServicesFrom(snapshot, clusterDomain, config.defaultExportTo.virtualService),
+    virtualServices,
+    exportsRestricted:
+      !services.every((s) => isPublic(s.exportTo)) || !virtualServices.every((v) => isPublic(v.exportTo)),
     gateways: new Map(),
     security: new SecurityPolicies(snapshot, config),
     authorization: new AuthorizationPolicies(snapshot, config.rootNamespace),
@@ -115,4 +122,30 @@ export function serviceForHost(mesh: Mesh, host: string): MeshService | undefine
   if (service?.type === 'ExternalName' && mesh.behaviour.externalNameAlias)
     return resolveAliasTarget(service, mesh.serviceByHostname);
   return service;
+}
+
+/**
+ * Builds every proxy's route tables up front (sidecar scopes and their HTTP listener tables, gateway
+ * listen ports), so that traces only look up. Tracing works without it (tables are then built on first
+ * use); callers that trace many requests compile first. Returns how many route tables exist.
+ */
+export function compileProxies(mesh: Mesh): number {
+  let tables = 0;
+  const seenScopes = new Set<SidecarScope>();
+  for (const workload of mesh.workloads) {
+    if (workload.proxy === 'sidecar') {
+      const scope = sidecarScopeOf(mesh, workload);
+      if (seenScopes.has(scope)) continue;
+      seenScopes.add(scope);
+      for (const port of scope.httpPorts) {
+        httpRouteTable(mesh, scope, port);
+        tables++;
+      }
+    }
+  }
+  for (const proxy of mesh.gateways.values()) {
+    for (const port of new Set(proxy.servers.map((s) => s.listenPort)))
+      if (gatewayRouteTable(mesh, proxy, port)) tables++;
+  }
+  return tables;
 }

@@ -115,6 +115,9 @@ export function servicesFrom(
 ): MeshService[] {
   let assigned = 0;
   const services: MeshService[] = [];
+  const byNamespace = new Map<string, Workload[]>();
+  for (const w of workloads) byNamespace.set(w.namespace, [...(byNamespace.get(w.namespace) ?? []), w]);
+  const byIp = new Map(workloads.map((w) => [w.ip, w]));
   for (const object of snapshot.list('', 'Service')) {
     const spec = (object['spec'] ?? {}) as ServiceSpec;
     const namespace = object.metadata.namespace ?? 'default';
@@ -150,18 +153,20 @@ export function servicesFrom(
     if (vip !== undefined) service.vip = vip;
     if (spec.externalName) service.externalName = spec.externalName.replace(/\.$/, '');
     if (spec.selector) service.selector = spec.selector;
-    service.endpoints = type === 'ExternalName' ? [] : endpointsOf(snapshot, service, workloads);
+    service.endpoints =
+      type === 'ExternalName' ? [] : endpointsOf(snapshot, service, byNamespace.get(namespace) ?? [], byIp);
     services.push(service);
   }
   return services;
 }
 
+/** Endpoints from the Endpoints object, else EndpointSlices, else the selector over the namespace's workloads. */
 function endpointsOf(
   snapshot: Snapshot,
   service: MeshService,
-  workloads: readonly Workload[],
+  namespaceWorkloads: readonly Workload[],
+  byIp: ReadonlyMap<string, Workload>,
 ): ServiceEndpoint[] {
-  const byIp = new Map(workloads.map((w) => [w.ip, w]));
   const endpoints = snapshot.get('', 'Endpoints', service.namespace, service.name);
   if (endpoints) return fromEndpoints(endpoints, byIp);
   const slices = snapshot.withLabels(
@@ -173,11 +178,8 @@ function endpointsOf(
   if (slices.length > 0) return fromSlices(slices, byIp);
   if (!service.selector || Object.keys(service.selector).length === 0) return [];
   const selector = service.selector;
-  return workloads
-    .filter(
-      (w) =>
-        w.namespace === service.namespace && Object.entries(selector).every(([k, v]) => w.labels[k] === v),
-    )
+  return namespaceWorkloads
+    .filter((w) => Object.entries(selector).every(([k, v]) => w.labels[k] === v))
     .map((workload) => ({
       ip: workload.ip,
       workload,
@@ -199,7 +201,7 @@ function endpointPortResolver(ports: EndpointPorts): (sp: ServicePort) => number
   };
 }
 
-function fromEndpoints(endpoints: KubeObject, byIp: Map<string, Workload>): ServiceEndpoint[] {
+function fromEndpoints(endpoints: KubeObject, byIp: ReadonlyMap<string, Workload>): ServiceEndpoint[] {
   const subsets = (endpoints['subsets'] ?? []) as { addresses?: { ip: string }[]; ports?: EndpointPorts }[];
   const out: ServiceEndpoint[] = [];
   for (const subset of subsets) {
@@ -209,7 +211,7 @@ function fromEndpoints(endpoints: KubeObject, byIp: Map<string, Workload>): Serv
   return out.sort((a, b) => compareStrings(a.ip, b.ip));
 }
 
-function fromSlices(slices: readonly KubeObject[], byIp: Map<string, Workload>): ServiceEndpoint[] {
+function fromSlices(slices: readonly KubeObject[], byIp: ReadonlyMap<string, Workload>): ServiceEndpoint[] {
   const out: ServiceEndpoint[] = [];
   for (const slice of slices) {
     const portFor = endpointPortResolver((slice['ports'] ?? []) as EndpointPorts);
@@ -226,7 +228,7 @@ function fromSlices(slices: readonly KubeObject[], byIp: Map<string, Workload>):
 
 function endpoint(
   ip: string,
-  byIp: Map<string, Workload>,
+  byIp: ReadonlyMap<string, Workload>,
   portFor: (sp: ServicePort) => number,
 ): ServiceEndpoint {
   const workload = byIp.get(ip);

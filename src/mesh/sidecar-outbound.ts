@@ -19,15 +19,23 @@ import {
 } from './virtual-services.ts';
 import type { Workload } from './workloads.ts';
 
-/** What a sidecar sees: its visible services and mesh VirtualServices, and its outbound policy. */
+/**
+ * What a sidecar sees: its visible services and mesh VirtualServices, and its outbound policy. Sidecars of
+ * every namespace share one scope when no Sidecar resource applies and every export is public: Istio then
+ * gives them the same configuration except for same-namespace short names, which lookups add.
+ */
 export interface SidecarScope {
   key: string;
-  namespace: string;
   /** The Sidecar resource in effect (`ns/name`), if any. */
   sidecar?: string;
   services: MeshService[];
+  serviceSet: ReadonlySet<MeshService>;
+  /** Ports on which some visible service speaks HTTP (a `0.0.0.0:<port>` HTTP listener exists). */
+  httpPorts: ReadonlySet<number>;
   virtualServices: ResolvedVirtualService[];
   outboundTrafficPolicy: OutboundTrafficPolicy;
+  /** HTTP route tables built so far, by port. */
+  tables: Map<number, SidecarRouteTable>;
 }
 
 /** A virtual host of a sidecar route table. */
@@ -46,6 +54,8 @@ export interface SidecarRouteTable {
   name: string;
   virtualHosts: SidecarVirtualHost[];
   domains: Map<string, SidecarVirtualHost>;
+  /** Service (or alias) FQDN → the virtual host that takes its bare short name for clients of its namespace. */
+  shortNames: Map<string, SidecarVirtualHost>;
   /** `allow_any`, `block_all`, or none for sniffed (per-VIP) tables. */
   catchAll?: 'allow_any' | 'block_all';
 }
@@ -65,7 +75,10 @@ type SidecarSpec = {
 /** The scope of a sidecar: Sidecar resource by selector, namespace, root namespace, else everything exported. */
 export function sidecarScopeOf(mesh: Mesh, workload: Workload): SidecarScope {
   const sidecar = selectSidecar(mesh, workload);
-  const key = `scope|${workload.namespace}|${sidecar ? `${sidecar.metadata.namespace}/${sidecar.metadata.name}` : ''}`;
+  const shared = !sidecar && !mesh.exportsRestricted;
+  const key = shared
+    ? 'scope|*'
+    : `scope|${workload.namespace}|${sidecar ? `${sidecar.metadata.namespace}/${sidecar.metadata.name}` : ''}`;
   const cached = mesh.cache.get(key) as SidecarScope | undefined;
   if (cached) return cached;
   const spec = (sidecar?.['spec'] ?? {}) as SidecarSpec;
@@ -80,14 +93,19 @@ export function sidecarScopeOf(mesh: Mesh, workload: Workload): SidecarScope {
   const virtualServices = virtualServicesFor(mesh.virtualServices, MeshGateway, namespace).filter((vs) =>
     vs.hosts.some((h) => imported(vs.namespace, h)),
   );
+  const httpPorts = new Set<number>();
+  for (const svc of services)
+    for (const p of svc.ports) if (isHttpProtocol(p.protocol)) httpPorts.add(p.port);
   const mode = spec.outboundTrafficPolicy?.mode;
   const scope: SidecarScope = {
     key,
-    namespace,
     services,
+    serviceSet: new Set(services),
+    httpPorts,
     virtualServices,
     outboundTrafficPolicy:
       mode === 'REGISTRY_ONLY' || mode === 'ALLOW_ANY' ? mode : mesh.config.outboundTrafficPolicy,
+    tables: new Map(),
   };
   if (sidecar) scope.sidecar = `${sidecar.metadata.namespace}/${sidecar.metadata.name}`;
   mesh.cache.set(key, scope);
@@ -95,9 +113,14 @@ export function sidecarScopeOf(mesh: Mesh, workload: Workload): SidecarScope {
 }
 
 function selectSidecar(mesh: Mesh, workload: Workload): KubeObject | undefined {
-  const all = [...mesh.snapshot.list('networking.istio.io', 'Sidecar')].sort((a, b) =>
-    compareStrings(orderKey(a), orderKey(b)),
-  );
+  let all = mesh.cache.get('sidecars') as KubeObject[] | undefined;
+  if (!all) {
+    all = [...mesh.snapshot.list('networking.istio.io', 'Sidecar')].sort((a, b) =>
+      compareStrings(orderKey(a), orderKey(b)),
+    );
+    mesh.cache.set('sidecars', all);
+  }
+  if (all.length === 0) return undefined;
   const selectorOf = (s: KubeObject) => ((s['spec'] ?? {}) as SidecarSpec).workloadSelector?.labels;
   const inNs = all.filter((s) => s.metadata.namespace === workload.namespace);
   return (
@@ -126,7 +149,7 @@ export function outboundListener(
   port: number,
 ): OutboundListener {
   const service = mesh.serviceByVip.get(ip);
-  const visible = service && scope.services.includes(service) ? service : undefined;
+  const visible = service && scope.serviceSet.has(service) ? service : undefined;
   const servicePort = visible?.ports.find((p) => p.port === port);
   if (visible && servicePort && !isHttpProtocol(servicePort.protocol)) {
     if (servicePort.protocol === Protocol.Unsupported) {
@@ -140,45 +163,45 @@ export function outboundListener(
     }
     return { kind: 'tcp', name: `${ip}_${port}`, service: visible, port: servicePort };
   }
-  const httpOnPort = scope.services.some((s) =>
-    s.ports.some((p) => p.port === port && isHttpProtocol(p.protocol)),
-  );
-  if (httpOnPort)
+  if (scope.httpPorts.has(port))
     return { kind: 'http', name: `0.0.0.0_${port}`, port, table: httpRouteTable(mesh, scope, port) };
   return { kind: 'none', name: 'virtualOutbound' };
 }
 
-/** Services whose Envoy config exists on this port: aliases have none once aliasing is on (≥1.21). */
-function portServices(mesh: Mesh, scope: SidecarScope, port: number): MeshService[] {
-  return scope.services.filter(
-    (s) =>
-      s.ports.some((p) => p.port === port) &&
-      !(s.type === 'ExternalName' && mesh.behaviour.externalNameAlias),
-  );
+/** Services whose Envoy config exists on this port, by hostname: aliases have none once aliasing is on (≥1.21). */
+function portServices(mesh: Mesh, scope: SidecarScope, port: number): Map<string, MeshService> {
+  const out = new Map<string, MeshService>();
+  for (const s of scope.services) {
+    if (s.type === 'ExternalName' && mesh.behaviour.externalNameAlias) continue;
+    if (s.ports.some((p) => p.port === port)) out.set(s.hostname, s);
+  }
+  return out;
 }
 
 /** The services a VirtualService host names on this port (exact, or covered by a wildcard host). */
 function servicesForHost(
   mesh: Mesh,
   scope: SidecarScope,
-  registry: readonly MeshService[],
+  registry: ReadonlyMap<string, MeshService>,
   host: string,
   port: number,
 ): MeshService[] {
-  const matched = registry.filter((s) =>
-    host.includes('*') ? hostMatches(host, s.hostname) : s.hostname === host,
-  );
-  if (matched.length > 0 || !mesh.behaviour.aliasHostsAreRegistryServices) return matched;
+  if (host.includes('*')) return [...registry.values()].filter((s) => hostMatches(host, s.hostname));
+  const exact = registry.get(host);
+  if (exact) return [exact];
+  if (!mesh.behaviour.aliasHostsAreRegistryServices) return [];
   // From 1.24 an alias that declares the port is a registry service for VirtualService hosts (S7).
-  return scope.services.filter(
-    (s) => s.type === 'ExternalName' && s.hostname === host && s.ports.some((p) => p.port === port),
-  );
+  const alias = mesh.serviceByHostname.get(host);
+  return alias?.type === 'ExternalName' &&
+    scope.serviceSet.has(alias) &&
+    alias.ports.some((p) => p.port === port)
+    ? [alias]
+    : [];
 }
 
 /** The route table of the `0.0.0.0:<port>` HTTP listener, keyed by Host (cached per scope and port). */
 export function httpRouteTable(mesh: Mesh, scope: SidecarScope, port: number): SidecarRouteTable {
-  const key = `${scope.key}|http|${port}`;
-  const cached = mesh.cache.get(key) as SidecarRouteTable | undefined;
+  const cached = scope.tables.get(port);
   if (cached) return cached;
   const registry = portServices(mesh, scope, port);
   const isHttpOrSniffed = (s: MeshService) =>
@@ -210,25 +233,21 @@ export function httpRouteTable(mesh: Mesh, scope: SidecarScope, port: number): S
     for (const s of httpServices) {
       candidates.push({
         name: `${s.hostname}:${port}`,
-        domains: domainsOf(mesh, s, scope.namespace),
+        domains: domainsOf(mesh, s),
         virtualService: vs,
         rules: vs.http,
         services: [s],
       });
     }
   }
-  for (const s of registry) {
+  for (const s of registry.values()) {
     if (used.has(s) || !isHttpOrSniffed(s)) continue;
-    candidates.push({
-      name: `${s.hostname}:${port}`,
-      domains: domainsOf(mesh, s, scope.namespace),
-      services: [s],
-    });
+    candidates.push({ name: `${s.hostname}:${port}`, domains: domainsOf(mesh, s), services: [s] });
   }
-  const table = dedupe(`${port}`, candidates);
+  const table = dedupe(mesh, `${port}`, candidates);
   table.catchAll =
     scope.outboundTrafficPolicy === OutboundTrafficPolicy.RegistryOnly ? 'block_all' : 'allow_any';
-  mesh.cache.set(key, table);
+  scope.tables.set(port, table);
   return table;
 }
 
@@ -254,15 +273,16 @@ function sniffedRouteTable(
         services: [service],
       }
     : { name: `${service.hostname}:${port}`, domains: ['*'], services: [service] };
-  const table = dedupe(`${service.hostname}:${port}`, [vhost]);
+  const table = dedupe(mesh, `${service.hostname}:${port}`, [vhost]);
   mesh.cache.set(key, table);
   return table;
 }
 
 /** Later virtual hosts with a name already taken are dropped; domains already claimed are removed from later ones. */
-function dedupe(name: string, candidates: readonly SidecarVirtualHost[]): SidecarRouteTable {
+function dedupe(mesh: Mesh, name: string, candidates: readonly SidecarVirtualHost[]): SidecarRouteTable {
   const names = new Set<string>();
   const domains = new Map<string, SidecarVirtualHost>();
+  const shortNames = new Map<string, SidecarVirtualHost>();
   const virtualHosts: SidecarVirtualHost[] = [];
   for (const candidate of candidates) {
     if (names.has(candidate.name)) continue;
@@ -271,22 +291,27 @@ function dedupe(name: string, candidates: readonly SidecarVirtualHost[]): Sideca
     if (own.length === 0) continue;
     const vhost = { ...candidate, domains: own };
     for (const d of own) domains.set(d, vhost);
+    for (const s of candidate.services) {
+      for (const named of [s, ...(mesh.aliasesOf.get(s.hostname) ?? [])])
+        if (!shortNames.has(named.hostname)) shortNames.set(named.hostname, vhost);
+    }
     virtualHosts.push(vhost);
   }
-  return { name, virtualHosts, domains };
+  return { name, virtualHosts, domains, shortNames };
 }
 
 /**
  * Istio's `generateVirtualHostDomains` for a sidecar (port ignored in host matching): the FQDN and its
- * absolute form, `name.ns` and `name.ns.svc`, bare `name` in the same namespace, the VIP, the same for every
- * alias of the service; headless services add `*.`-prefixed forms.
+ * absolute form, `name.ns` and `name.ns.svc`, the VIP, the same for every alias of the service; headless
+ * services add `*.`-prefixed forms. The bare `name` of clients in the service's namespace is in `shortNames`.
  */
-export function domainsOf(mesh: Mesh, service: MeshService, proxyNamespace: string): string[] {
-  const expand = (s: MeshService): string[] => {
-    const out = [s.hostname, `${s.hostname}.`, `${s.name}.${s.namespace}`, `${s.name}.${s.namespace}.svc`];
-    if (s.namespace === proxyNamespace) out.push(s.name);
-    return out;
-  };
+export function domainsOf(mesh: Mesh, service: MeshService): string[] {
+  const expand = (s: MeshService): string[] => [
+    s.hostname,
+    `${s.hostname}.`,
+    `${s.name}.${s.namespace}`,
+    `${s.name}.${s.namespace}.svc`,
+  ];
   const domains = expand(service);
   for (const alias of mesh.aliasesOf.get(service.hostname) ?? []) domains.push(...expand(alias));
   if (service.type === 'Headless') domains.push(...domains.map((d) => `*.${d}`));
@@ -294,12 +319,19 @@ export function domainsOf(mesh: Mesh, service: MeshService, proxyNamespace: stri
   return domains;
 }
 
-/** The virtual host a Host header selects (port ignored, case-insensitive). */
+/** The virtual host a Host header selects for a client in `namespace` (port ignored, case-insensitive). */
 export function selectVirtualHost(
+  mesh: Mesh,
   table: SidecarRouteTable,
   authority: string,
+  namespace: string,
 ): SidecarVirtualHost | undefined {
-  return pickDomain(table.domains, hostWithoutPort(authority).toLowerCase());
+  const host = hostWithoutPort(authority).toLowerCase();
+  if (!host.includes('.')) {
+    const short = table.shortNames.get(`${host}.${namespace}.svc.${mesh.clusterDomain}`);
+    if (short) return short;
+  }
+  return pickDomain(table.domains, host);
 }
 
 /** A Host header without its port (`[v6]:port` and `name:port`). */

@@ -33,35 +33,107 @@ export interface PendingReport {
 
 const unknown = 'unknown';
 
-function sourceLabels(
-  workload: Workload | undefined,
-  mtls: boolean,
-  mesh: Mesh,
-  peerKnown: boolean,
-): Record<string, string> {
-  const known = workload !== undefined && peerKnown;
+/** The standard label set, every key present in Istio's order, so every record has the same shape. */
+interface LabelSet {
+  reporter: string;
+  source_workload: string;
+  source_workload_namespace: string;
+  source_principal: string;
+  source_app: string;
+  source_version: string;
+  source_canonical_service: string;
+  source_canonical_revision: string;
+  source_cluster: string;
+  destination_workload: string;
+  destination_workload_namespace: string;
+  destination_principal: string;
+  destination_app: string;
+  destination_version: string;
+  destination_service: string;
+  destination_service_name: string;
+  destination_service_namespace: string;
+  destination_canonical_service: string;
+  destination_canonical_revision: string;
+  destination_cluster: string;
+  request_protocol: string;
+  response_code: string;
+  grpc_response_status: string;
+  response_flags: string;
+  connection_security_policy: string;
+}
+
+/** Builds a label set from the source and destination workloads as known to the reporter. */
+function labelSet(
+  reporter: string,
+  source: Workload | undefined,
+  sourcePrincipal: string,
+  destination: Workload | undefined,
+  destinationPrincipal: string,
+  service: { host: string; name: string; namespace: string },
+  tcp: boolean,
+  security: string,
+): LabelSet {
   return {
-    source_workload: known ? workload.name : unknown,
-    source_workload_namespace: known ? workload.namespace : unknown,
-    source_principal: workload && mtls ? spiffeOf(workload, mesh.config.trustDomain) : unknown,
-    source_app: known ? (workload.labels['app'] ?? unknown) : unknown,
-    source_version: known ? (workload.labels['version'] ?? unknown) : unknown,
-    source_canonical_service: known ? workload.canonicalService : unknown,
-    source_canonical_revision: known ? workload.canonicalRevision : 'latest',
-    source_cluster: known ? 'Kubernetes' : unknown,
+    reporter,
+    source_workload: source ? source.name : unknown,
+    source_workload_namespace: source ? source.namespace : unknown,
+    source_principal: sourcePrincipal,
+    source_app: source ? (source.labels['app'] ?? unknown) : unknown,
+    source_version: source ? (source.labels['version'] ?? unknown) : unknown,
+    source_canonical_service: source ? source.canonicalService : unknown,
+    source_canonical_revision: source ? source.canonicalRevision : 'latest',
+    source_cluster: source ? 'Kubernetes' : unknown,
+    destination_workload: destination ? destination.name : unknown,
+    destination_workload_namespace: destination ? destination.namespace : unknown,
+    destination_principal: destinationPrincipal,
+    destination_app: destination ? (destination.labels['app'] ?? unknown) : unknown,
+    destination_version: destination ? (destination.labels['version'] ?? unknown) : unknown,
+    destination_service: service.host,
+    destination_service_name: service.name,
+    destination_service_namespace: service.namespace,
+    destination_canonical_service: destination ? destination.canonicalService : unknown,
+    destination_canonical_revision: destination ? destination.canonicalRevision : 'latest',
+    destination_cluster: destination ? 'Kubernetes' : unknown,
+    request_protocol: tcp ? 'tcp' : 'http',
+    response_code: '',
+    grpc_response_status: '',
+    response_flags: '-',
+    connection_security_policy: security,
   };
 }
 
-function destinationWorkloadLabels(peer: Workload | undefined): Record<string, string> {
-  return {
-    destination_workload: peer ? peer.name : unknown,
-    destination_workload_namespace: peer ? peer.namespace : unknown,
-    destination_app: peer ? (peer.labels['app'] ?? unknown) : unknown,
-    destination_version: peer ? (peer.labels['version'] ?? unknown) : unknown,
-    destination_canonical_service: peer ? peer.canonicalService : unknown,
-    destination_canonical_revision: peer ? peer.canonicalRevision : 'latest',
-    destination_cluster: peer ? 'Kubernetes' : unknown,
-  };
+/** Completes a label set with the response and turns it into records (`istio_requests_total`, or the TCP pair). */
+function records(
+  proxy: Workload,
+  reporter: TelemetryRecord['reporter'],
+  labels: LabelSet,
+  tcp: boolean,
+  code: number,
+  flags: string,
+): TelemetryRecord[] {
+  const name = `${proxy.namespace}/${proxy.name}`;
+  labels.response_flags = flags;
+  if (!tcp) {
+    labels.response_code = String(code);
+    return [
+      {
+        metric: 'istio_requests_total',
+        reporter,
+        proxy: name,
+        labels: labels as unknown as Record<string, string>,
+      },
+    ];
+  }
+  // TCP metrics carry no HTTP response labels.
+  const tcpLabels = Object.fromEntries(
+    Object.entries(labels).filter(([k]) => k !== 'response_code' && k !== 'grpc_response_status'),
+  );
+  return ['istio_tcp_connections_opened_total', 'istio_tcp_connections_closed_total'].map((metric) => ({
+    metric,
+    reporter,
+    proxy: name,
+    labels: { ...tcpLabels },
+  }));
 }
 
 /** The report of a client sidecar (Host fallback on) or a gateway (fallback off): `reporter="source"`. */
@@ -72,7 +144,7 @@ export function clientReport(
     hostFallback: boolean;
     authority: string;
     cluster: ReportedCluster;
-    peer?: Workload;
+    peer?: Workload | undefined;
     mtls: boolean;
     hop: number;
     tcp?: boolean;
@@ -80,54 +152,38 @@ export function clientReport(
 ): PendingReport {
   const { proxy, cluster, peer, mtls } = options;
   const fallback = options.hostFallback ? options.authority : unknown;
-  let service = fallback;
-  let serviceName = fallback;
-  let serviceNamespace: string | undefined;
-  if (cluster.kind === 'passthrough') serviceName = 'PassthroughCluster';
-  else if (cluster.kind === 'blackhole') serviceName = 'BlackHoleCluster';
+  let host = fallback;
+  let name = fallback;
+  let namespace: string | undefined;
+  if (cluster.kind === 'passthrough') name = 'PassthroughCluster';
+  else if (cluster.kind === 'blackhole') name = 'BlackHoleCluster';
   else if (cluster.kind === 'service') {
-    service = cluster.host;
-    serviceName = cluster.service.name;
-    if (mesh.behaviour.clientServiceNamespaceFromCluster) serviceNamespace = cluster.service.namespace;
+    host = cluster.host;
+    name = cluster.service.name;
+    if (mesh.behaviour.clientServiceNamespaceFromCluster) namespace = cluster.service.namespace;
   }
-  let principal = peer && mtls ? spiffeOf(peer, mesh.config.trustDomain) : unknown;
+  const trustDomain = mesh.config.trustDomain;
+  let principal = peer && mtls ? spiffeOf(peer, trustDomain) : unknown;
   if (
     principal === unknown &&
     peer &&
     peer.proxy !== 'none' &&
     mesh.behaviour.clientPrincipalFromPeerIdentity
   )
-    principal = spiffeOf(peer, mesh.config.trustDomain);
-  const labels: Record<string, string> = {
-    reporter: 'source',
-    ...sourceLabels(proxy, mtls, mesh, true),
-    ...destinationWorkloadLabels(peer),
-    destination_principal: principal,
-    destination_service: service,
-    destination_service_name: serviceName,
-    destination_service_namespace: serviceNamespace ?? peer?.namespace ?? unknown,
-    request_protocol: options.tcp ? 'tcp' : 'http',
-    connection_security_policy: unknown,
-  };
-  return {
-    hop: options.hop,
-    build: (code, flags) =>
-      options.tcp
-        ? tcpRecords(`${proxy.namespace}/${proxy.name}`, 'source', labels, flags)
-        : [
-            {
-              metric: 'istio_requests_total',
-              reporter: 'source',
-              proxy: `${proxy.namespace}/${proxy.name}`,
-              labels: {
-                ...labels,
-                response_code: String(code),
-                grpc_response_status: '',
-                response_flags: flags,
-              },
-            },
-          ],
-  };
+    principal = spiffeOf(peer, trustDomain);
+  const tcp = options.tcp === true;
+  const service = { host, name, namespace: namespace ?? peer?.namespace ?? unknown };
+  const labels = labelSet(
+    'source',
+    proxy,
+    mtls ? spiffeOf(proxy, trustDomain) : unknown,
+    peer,
+    principal,
+    service,
+    tcp,
+    unknown,
+  );
+  return { hop: options.hop, build: (code, flags) => records(proxy, 'source', labels, tcp, code, flags) };
 }
 
 /** The report of a server sidecar: `reporter="destination"`, its own service and identity. */
@@ -135,58 +191,35 @@ export function serverReport(
   mesh: Mesh,
   options: {
     proxy: Workload;
-    peer?: Workload;
+    peer?: Workload | undefined;
     mtls: boolean;
-    service?: MeshService;
+    service?: MeshService | undefined;
     hop: number;
     tcp?: boolean;
   },
 ): PendingReport {
   const { proxy, peer, mtls, service } = options;
+  const trustDomain = mesh.config.trustDomain;
   // Peer metadata arrives through the exchange only when the client is an Istio proxy.
   const peerKnown = peer !== undefined && peer.proxy !== 'none' && peer.proxy !== 'ambient';
-  const labels: Record<string, string> = {
-    reporter: 'destination',
-    ...sourceLabels(peer, mtls, mesh, peerKnown),
-    ...destinationWorkloadLabels(proxy),
-    destination_principal: mtls ? spiffeOf(proxy, mesh.config.trustDomain) : unknown,
-    destination_service: service?.hostname ?? proxy.canonicalService,
-    destination_service_name: service?.name ?? proxy.canonicalService,
-    destination_service_namespace: proxy.namespace,
-    request_protocol: options.tcp ? 'tcp' : 'http',
-    connection_security_policy: mtls ? 'mutual_tls' : 'none',
+  const tcp = options.tcp === true;
+  const own = {
+    host: service?.hostname ?? proxy.canonicalService,
+    name: service?.name ?? proxy.canonicalService,
+    namespace: proxy.namespace,
   };
+  const labels = labelSet(
+    'destination',
+    peerKnown ? peer : undefined,
+    peer && mtls ? spiffeOf(peer, trustDomain) : unknown,
+    proxy,
+    mtls ? spiffeOf(proxy, trustDomain) : unknown,
+    own,
+    tcp,
+    mtls ? 'mutual_tls' : 'none',
+  );
   return {
     hop: options.hop,
-    build: (code, flags) =>
-      options.tcp
-        ? tcpRecords(`${proxy.namespace}/${proxy.name}`, 'destination', labels, flags)
-        : [
-            {
-              metric: 'istio_requests_total',
-              reporter: 'destination',
-              proxy: `${proxy.namespace}/${proxy.name}`,
-              labels: {
-                ...labels,
-                response_code: String(code),
-                grpc_response_status: '',
-                response_flags: flags,
-              },
-            },
-          ],
+    build: (code, flags) => records(proxy, 'destination', labels, tcp, code, flags),
   };
-}
-
-function tcpRecords(
-  proxy: string,
-  reporter: 'source' | 'destination',
-  labels: Record<string, string>,
-  flags: string,
-): TelemetryRecord[] {
-  return ['istio_tcp_connections_opened_total', 'istio_tcp_connections_closed_total'].map((metric) => ({
-    metric,
-    reporter,
-    proxy,
-    labels: { ...labels, response_flags: flags },
-  }));
 }

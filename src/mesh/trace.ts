@@ -16,7 +16,7 @@ import {
 } from './http-match.ts';
 import { serviceForHost, type Mesh } from './mesh.ts';
 import { MtlsMode } from './security.ts';
-import { isExportedTo, type MeshService, type ServiceEndpoint } from './services.ts';
+import { isExportedTo, type MeshService } from './services.ts';
 import {
   hostWithoutPort,
   outboundListener,
@@ -105,14 +105,27 @@ interface Outcome {
 
 /** An open connection a proxy hands on: who sent it, how, and where it lands. */
 interface Connection {
-  sender?: Workload;
+  sender: Workload | undefined;
   senderHop: number;
   mtls: boolean;
   ip: string;
   port: number;
-  workload?: Workload;
+  workload: Workload | undefined;
   /** TLS originated by an external client (https URL). */
-  externalTls?: boolean;
+  externalTls: boolean;
+}
+
+/** A connection, always built with the same shape. */
+function connection(
+  sender: Workload | undefined,
+  senderHop: number,
+  mtls: boolean,
+  ip: string,
+  port: number,
+  workload: Workload | undefined,
+  externalTls = false,
+): Connection {
+  return { sender, senderHop, mtls, ip, port, workload, externalTls };
 }
 
 const AmbientUnsupported =
@@ -130,16 +143,29 @@ class Tracer {
     this.request = request;
   }
 
-  hop(
-    h: Omit<Hop, 'authority' | 'path' | 'notes' | 'mtls' | 'decision'> &
-      Partial<Pick<Hop, 'mtls' | 'decision'>>,
-  ): number {
+  /** Starts a hop; every hop object has the same fields (unset ones undefined, left out of JSON). */
+  hop(kind: Hop['kind'], w: Workload, direction: Hop['direction'], listener: string, mtls = false): number {
     this.hops.push({
-      mtls: false,
-      decision: 'none',
-      ...h,
+      kind,
+      namespace: w.namespace,
+      workload: w.name,
+      direction,
+      listener,
+      routeConfig: undefined,
+      virtualHost: undefined,
+      virtualService: undefined,
+      route: undefined,
+      cluster: undefined,
+      upstream: undefined,
       authority: this.request.authority,
       path: this.request.path,
+      mtls,
+      tls: undefined,
+      decision: 'none',
+      policy: undefined,
+      code: undefined,
+      flags: undefined,
+      split: undefined,
       notes: [],
     });
     return this.hops.length - 1;
@@ -217,6 +243,8 @@ function isAmbientDataPlane(w: Workload): boolean {
 
 /** The workload named `ns/name` (a Deployment, StatefulSet, DaemonSet or Pod); the error names the closest ones. */
 export function findWorkload(mesh: Mesh, from: string): Workload {
+  const direct = mesh.workloadByName.get(from);
+  if (direct) return direct;
   const [namespace, name] = from.split('/');
   if (!namespace || !name || from.split('/').length !== 2)
     throw new TraceInputError(`--from ${JSON.stringify(from)}: write NAMESPACE/WORKLOAD or external`);
@@ -262,14 +290,11 @@ function fromExternal(t: Tracer, host: string, port: number, https: boolean): Ou
         s.hosts.some((h) => hostCovers(h.includes('/') ? (h.split('/')[1] ?? '') : h, host)),
     );
     if (!server) continue;
-    return gateway(t, proxy, {
-      senderHop: -1,
-      mtls: false,
-      ip: proxy.workload.ip,
-      port: server.listenPort,
-      workload: proxy.workload,
-      externalTls: https,
-    });
+    return gateway(
+      t,
+      proxy,
+      connection(undefined, -1, false, proxy.workload.ip, server.listenPort, proxy.workload, https),
+    );
   }
   throw new TraceInputError(
     `--from external: no ingress gateway serves ${host}:${port} (no Gateway server lists that host and port)`,
@@ -300,26 +325,20 @@ function connectionTo(
 ): Connection | undefined {
   const ip = resolution.kind === 'nxdomain' ? '' : resolution.ip;
   const service = t.mesh.serviceByVip.get(ip);
-  const base = { senderHop, mtls: false };
-  const withSender = sender ? { ...base, sender } : base;
   if (service) {
     const servicePort = service.ports.find((p) => p.port === port);
     const endpoint = service.endpoints[0];
     if (!servicePort || !endpoint) return undefined;
-    return endpointConnection(withSender, endpoint, endpoint.portFor(servicePort));
+    return connection(
+      sender,
+      senderHop,
+      false,
+      endpoint.ip,
+      endpoint.portFor(servicePort),
+      endpoint.workload,
+    );
   }
-  const workload = t.mesh.workloadByIp.get(ip);
-  return workload ? { ...withSender, ip, port, workload } : { ...withSender, ip, port };
-}
-
-function endpointConnection(
-  base: Omit<Connection, 'ip' | 'port'>,
-  endpoint: ServiceEndpoint,
-  port: number,
-): Connection {
-  return endpoint.workload
-    ? { ...base, ip: endpoint.ip, port, workload: endpoint.workload }
-    : { ...base, ip: endpoint.ip, port };
+  return connection(sender, senderHop, false, ip, port, t.mesh.workloadByIp.get(ip));
 }
 
 /** Step: the client sidecar's outbound path (listener → virtual host → route → cluster). */
@@ -329,13 +348,7 @@ function sidecarOutbound(t: Tracer, client: Workload, host: string, port: number
     return t.localReply(-1, 0, 'DNS', `${host} does not resolve from ${client.namespace} (no such Service)`);
   const scope = sidecarScopeOf(t.mesh, client);
   const listener = outboundListener(t.mesh, scope, resolution.ip, port);
-  const hop = t.hop({
-    kind: 'sidecar',
-    namespace: client.namespace,
-    workload: client.name,
-    direction: 'outbound',
-    listener: listener.name,
-  });
+  const hop = t.hop('sidecar', client, 'outbound', listener.name);
   if (resolution.kind === 'service' && resolution.via.length > 0)
     t.at(hop).notes.push(
       `DNS: ${resolution.via.join(' → ')} → ${resolution.service.hostname} (${resolution.ip})`,
@@ -349,7 +362,7 @@ function sidecarOutbound(t: Tracer, client: Workload, host: string, port: number
   }
   const table = listener.table;
   t.at(hop).routeConfig = table.name;
-  const vhost = selectVirtualHost(table, t.request.authority);
+  const vhost = selectVirtualHost(t.mesh, table, t.request.authority, client.namespace);
   if (!vhost) {
     const authority = t.request.authority;
     if (table.catchAll === 'block_all') {
@@ -635,7 +648,7 @@ function toCluster(
   const visible =
     service &&
     (scope
-      ? scope.services.includes(service) || aliasVisible(t.mesh, scope, dest.host)
+      ? scope.serviceSet.has(service) || aliasVisible(t.mesh, scope, dest.host)
       : isExportedTo(service.exportTo, service.namespace, proxy.namespace));
   if (!service || !visible)
     return fail(
@@ -705,12 +718,12 @@ function toCluster(
         : { proxy, hostFallback, authority: t.request.authority, cluster, mtls, hop, tcp },
     ),
   );
-  return deliver(t, endpointConnection({ sender: proxy, senderHop: hop, mtls }, endpoint, endpointPort));
+  return deliver(t, connection(proxy, hop, mtls, endpoint.ip, endpointPort, endpoint.workload));
 }
 
 function aliasVisible(mesh: Mesh, scope: SidecarScope, host: string): boolean {
   const alias = mesh.serviceByHostname.get(host);
-  return alias !== undefined && scope.services.includes(alias);
+  return alias !== undefined && scope.serviceSet.has(alias);
 }
 
 function subsetLabelsOf(
@@ -758,15 +771,8 @@ function deliver(t: Tracer, conn: Connection): Outcome {
 
 /** Step: the server sidecar's inbound path — PeerAuthentication, authorization, the destination report. */
 function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
-  const hop = t.hop({
-    kind: 'sidecar',
-    namespace: w.namespace,
-    workload: w.name,
-    direction: 'inbound',
-    listener: 'virtualInbound',
-    cluster: `inbound|${conn.port}||`,
-    mtls: conn.mtls,
-  });
+  const hop = t.hop('sidecar', w, 'inbound', 'virtualInbound', conn.mtls);
+  t.at(hop).cluster = `inbound|${conn.port}||`;
   const peerAuth = t.mesh.security.peerAuthenticationMode(w, conn.port);
   t.at(hop).tls =
     `${conn.mtls ? 'mTLS' : 'plaintext'}; PeerAuthentication ${peerAuth.mode}${peerAuth.policy ? ` (${peerAuth.policy})` : ' (default)'}`;
@@ -818,14 +824,18 @@ function authorize(
   gatewayApiName?: string,
 ): AuthzDecision {
   const policies = t.mesh.authorization.forWorkload(w, gatewayApiName);
+  if (policies.length === 0) {
+    t.at(hop).decision = 'allow';
+    return NoPolicy;
+  }
+  const jwt = requestPrincipalOf(t.request.headers);
   const decision = t.mesh.authorization.evaluate(policies, {
-    ...(conn.mtls && conn.sender
-      ? {
-          principal: `${t.mesh.config.trustDomain}/ns/${conn.sender.namespace}/sa/${conn.sender.serviceAccount}`,
-        }
-      : {}),
+    principal:
+      conn.mtls && conn.sender
+        ? `${t.mesh.config.trustDomain}/ns/${conn.sender.namespace}/sa/${conn.sender.serviceAccount}`
+        : undefined,
     sourceIp: conn.sender?.ip ?? '198.51.100.7',
-    ...requestPrincipalOf(t.request.headers),
+    requestPrincipal: jwt,
     host: t.request.authority,
     method: t.request.method,
     path: t.request.path,
@@ -833,51 +843,57 @@ function authorize(
     headers: t.request.headers,
     destinationIp: conn.ip,
   });
-  Object.assign(t.at(hop), { decision: decision.decision });
+  t.at(hop).decision = decision.decision;
   if (decision.policy) t.at(hop).policy = decision.policy;
-  if (policies.length > 0) t.at(hop).notes.push(`authorization: ${decision.reason}`);
+  t.at(hop).notes.push(`authorization: ${decision.reason}`);
   for (const c of decision.custom ?? [])
     t.at(hop).notes.push(`CUSTOM ${c}: decided by the external provider (assumed to allow)`);
   return decision;
 }
 
+const NoPolicy: AuthzDecision = { allowed: true, decision: 'allow', reason: 'no policy applies' };
+
 /** `iss/sub` of a bearer JWT in the Authorization header (its signature is not checked offline). */
-function requestPrincipalOf(headers: Readonly<Record<string, string>>): { requestPrincipal?: string } {
+function requestPrincipalOf(headers: Readonly<Record<string, string>>): string | undefined {
   const token = /^Bearer\s+([^.\s]+)\.([^.\s]+)\.[^.\s]*$/i.exec(headers['authorization'] ?? '');
-  if (!token) return {};
+  if (!token) return undefined;
   try {
     const base64 = (token[2] ?? '').replace(/-/g, '+').replace(/_/g, '/');
     const payload = JSON.parse(atob(base64.padEnd(Math.ceil(base64.length / 4) * 4, '='))) as {
       iss?: string;
       sub?: string;
     };
-    return payload.iss && payload.sub ? { requestPrincipal: `${payload.iss}/${payload.sub}` } : {};
+    return payload.iss && payload.sub ? `${payload.iss}/${payload.sub}` : undefined;
   } catch {
-    return {};
+    return undefined;
   }
 }
 
 /** The service an inbound cluster reports: the first Service (by name) with this pod as endpoint on this port. */
 function inboundService(mesh: Mesh, w: Workload, port: number): MeshService | undefined {
-  return mesh.services.find(
-    (s) =>
-      s.namespace === w.namespace &&
-      s.endpoints.some((e) => e.workload === w && s.ports.some((p) => e.portFor(p) === port)),
-  );
+  let index = mesh.cache.get('inbound-services') as
+    Map<Workload, { service: MeshService; ports: Set<number> }[]> | undefined;
+  if (!index) {
+    index = new Map();
+    for (const s of mesh.services) {
+      for (const e of s.endpoints) {
+        if (!e.workload) continue;
+        const entries = index.get(e.workload) ?? [];
+        entries.push({ service: s, ports: new Set(s.ports.map((p) => e.portFor(p))) });
+        index.set(e.workload, entries);
+      }
+    }
+    mesh.cache.set('inbound-services', index);
+  }
+  return index.get(w)?.find((entry) => entry.service.namespace === w.namespace && entry.ports.has(port))
+    ?.service;
 }
 
 /** Step: a gateway — listener at the arrival port, TLS, authorization, virtual host, route. */
 function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
   const w = proxy.workload;
   const table = gatewayRouteTable(t.mesh, proxy, conn.port);
-  const hop = t.hop({
-    kind: 'gateway',
-    namespace: w.namespace,
-    workload: w.name,
-    direction: 'outbound',
-    listener: `0.0.0.0_${conn.port}`,
-    mtls: conn.mtls,
-  });
+  const hop = t.hop('gateway', w, 'outbound', `0.0.0.0_${conn.port}`, conn.mtls);
   if (!table) {
     t.at(hop).notes.push(`no HTTP server listens on port ${conn.port}`);
     return t.localReply(

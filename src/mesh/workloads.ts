@@ -52,6 +52,7 @@ export function workloadsFrom(
   gatewaySelectors: readonly Readonly<Record<string, string>>[],
 ): Workload[] {
   const pods = snapshot.list('', 'Pod');
+  const real = new Set(pods);
   const fromTemplates = templatePods(snapshot, pods);
   const workloads: Workload[] = [];
   let assigned = 0;
@@ -62,7 +63,7 @@ export function workloadsFrom(
     const spec = (pod['spec'] ?? {}) as PodSpec;
     const status = (pod['status'] ?? {}) as { podIP?: string };
     const nsLabels = snapshot.get('', 'Namespace', '', namespace)?.metadata.labels ?? {};
-    const proxy = proxyOf(labels, annotations, spec, nsLabels, gatewaySelectors, pods.includes(pod));
+    const proxy = proxyOf(labels, annotations, spec, nsLabels, gatewaySelectors, real.has(pod));
     const ip = status.podIP ?? `10.254.${Math.floor(assigned / 250)}.${(assigned % 250) + 2}`;
     if (!status.podIP) assigned++;
     const containerPorts = new Map<string, number>();
@@ -81,8 +82,7 @@ export function workloadsFrom(
       ipAssigned: !status.podIP,
       proxy,
       tlsModeIstio:
-        labels['security.istio.io/tlsMode'] === 'istio' ||
-        (proxy === ProxyKind.Sidecar && !pods.includes(pod)),
+        labels['security.istio.io/tlsMode'] === 'istio' || (proxy === ProxyKind.Sidecar && !real.has(pod)),
       canonicalService:
         labels['service.istio.io/canonical-name'] ??
         labels['app.kubernetes.io/name'] ??
