@@ -96,7 +96,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
     exportsRestricted:
       !services.every((s) => isPublic(s.exportTo)) || !virtualServices.every((v) => isPublic(v.exportTo)),
     gateways: new Map(),
-    security: new SecurityPolicies(snapshot, config),
+    security: new SecurityPolicies(snapshot, config, clusterDomain),
     authorization: new AuthorizationPolicies(snapshot, config.rootNamespace),
     cache: new Map(),
   };

@@ -4,7 +4,7 @@
  */
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import { orderKey } from './virtual-services.ts';
+import { orderKey, resolveShortName } from './virtual-services.ts';
 import type { MeshConfig } from './mesh-config.ts';
 import type { MeshService } from './services.ts';
 import type { Workload } from './workloads.ts';
@@ -41,12 +41,20 @@ export class SecurityPolicies {
   readonly #peerAuth: KubeObject[];
   readonly #destinationRules: KubeObject[];
   readonly #mesh: MeshConfig;
+  /** Each DestinationRule's host, resolved to an FQDN. */
+  readonly #hosts = new Map<KubeObject, string>();
 
-  constructor(snapshot: Snapshot, mesh: MeshConfig) {
+  constructor(snapshot: Snapshot, mesh: MeshConfig, clusterDomain: string) {
     const byAge = (a: KubeObject, b: KubeObject) => compareStrings(orderKey(a), orderKey(b));
     this.#peerAuth = [...snapshot.list('security.istio.io', 'PeerAuthentication')].sort(byAge);
     this.#destinationRules = [...snapshot.list('networking.istio.io', 'DestinationRule')].sort(byAge);
     this.#mesh = mesh;
+    // DestinationRule hosts are short names relative to the rule's namespace, as in VirtualServices.
+    for (const dr of this.#destinationRules) {
+      const spec = (dr['spec'] ?? {}) as DestinationRuleSpec;
+      if (spec.host)
+        this.#hosts.set(dr, resolveShortName(spec.host, dr.metadata.namespace ?? 'default', clusterDomain));
+    }
   }
 
   /**
@@ -145,13 +153,12 @@ export class SecurityPolicies {
           exportTo.includes('*') ||
           exportTo.includes(clientNamespace) ||
           (exportTo.includes('.') && ns === clientNamespace);
-        return visible && spec.host !== undefined && hostMatches(spec.host, host);
+        const ruleHost = this.#hosts.get(dr);
+        return visible && ruleHost !== undefined && hostMatches(ruleHost, host);
       });
       if (candidates.length === 0) continue;
       return candidates.sort(
-        (a, b) =>
-          specificity((b['spec'] as DestinationRuleSpec).host ?? '') -
-          specificity((a['spec'] as DestinationRuleSpec).host ?? ''),
+        (a, b) => specificity(this.#hosts.get(b) ?? '') - specificity(this.#hosts.get(a) ?? ''),
       )[0];
     }
     return undefined;

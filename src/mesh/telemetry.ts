@@ -205,7 +205,8 @@ export function serverReport(
   const tcp = options.tcp === true;
   const own = {
     host: service?.hostname ?? proxy.canonicalService,
-    name: service?.name ?? proxy.canonicalService,
+    // A port no Service covers is served by the inbound passthrough cluster, which carries no service metadata.
+    name: service?.name ?? mesh.behaviour.inboundPassthroughCluster,
     namespace: proxy.namespace,
   };
   const labels = labelSet(

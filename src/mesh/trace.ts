@@ -797,15 +797,8 @@ function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
   }
   const decision = authorize(t, hop, w, conn);
   const service = inboundService(t.mesh, w, conn.port);
-  t.reports.push(
-    serverReport(t.mesh, {
-      proxy: w,
-      ...(conn.sender ? { peer: conn.sender } : {}),
-      mtls: conn.mtls,
-      ...(service ? { service } : {}),
-      hop,
-    }),
-  );
+  if (!service) t.at(hop).cluster = t.mesh.behaviour.inboundPassthroughCluster;
+  t.reports.push(serverReport(t.mesh, { proxy: w, peer: conn.sender, mtls: conn.mtls, service, hop }));
   if (!decision.allowed)
     return t.localReply(hop, 403, '-', `RBAC: access denied at ${w.namespace}/${w.name}: ${decision.reason}`);
   return {

@@ -1,0 +1,302 @@
+/** mTLS, authorization and version-dependent labels (istio-dataplane-semantics.md §3.2, §4, S4, S5). */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { bookinfo, istio, labelsOf, namespace, pod, service, trace } from '../mesh-fixtures.ts';
+
+const from = 'default/productpage-0';
+const url = 'http://reviews:9080/reviews/1';
+const pa = (ns: string, name: string, spec: Record<string, unknown>, created?: string) =>
+  istio('PeerAuthentication', ns, name, spec, created);
+const policy = (ns: string, name: string, spec: Record<string, unknown>) =>
+  istio('AuthorizationPolicy', ns, name, spec);
+
+describe('PeerAuthentication and client TLS (§4.1)', () => {
+  const plaintextClient = istio('DestinationRule', 'default', 'reviews', {
+    host: 'reviews',
+    trafficPolicy: { tls: { mode: 'DISABLE' } },
+  });
+
+  test('STRICT rejects plaintext: the connection is reset, the client reports 503 UC, the server nothing', () => {
+    const r = trace(
+      [...bookinfo(), pa('istio-system', 'default', { mtls: { mode: 'STRICT' } }), plaintextClient],
+      { from, url },
+    );
+    assert.deepEqual(r.response, { code: 503, flags: 'UC' });
+    assert.equal(r.hops[1]?.decision, 'deny');
+    assert.ok(!r.telemetry.some((t) => t.reporter === 'destination'));
+    assert.equal(labelsOf(r, 'source')['response_flags'], 'UC');
+  });
+
+  test('workload policy beats namespace policy beats the root namespace; port-level settings win', () => {
+    const objects = [
+      ...bookinfo(),
+      plaintextClient,
+      pa('istio-system', 'mesh', { mtls: { mode: 'STRICT' } }),
+      pa('default', 'ns', { mtls: { mode: 'STRICT' } }),
+      pa('default', 'reviews', {
+        selector: { matchLabels: { app: 'reviews' } },
+        mtls: { mode: 'STRICT' },
+        portLevelMtls: { '9080': { mode: 'PERMISSIVE' } },
+      }),
+    ];
+    const r = trace(objects, { from, url });
+    assert.equal(r.response.code, 200);
+    assert.match(r.hops[1]?.tls ?? '', /PERMISSIVE \(default\/reviews \(port 9080\)\)/);
+    const noPort = objects.map((o) =>
+      o.metadata.name === 'reviews' && o.kind === 'PeerAuthentication'
+        ? pa('default', 'reviews', {
+            selector: { matchLabels: { app: 'reviews' } },
+            mtls: { mode: 'PERMISSIVE' },
+          })
+        : o,
+    );
+    assert.equal(trace(noPort, { from, url }).response.code, 200);
+    const nsStrict = objects.filter(
+      (o) => !(o.kind === 'PeerAuthentication' && o.metadata.name === 'reviews'),
+    );
+    assert.equal(trace(nsStrict, { from, url }).response.code, 503);
+  });
+
+  test('auto-mTLS: mTLS to pods with the sidecar label, plaintext to pods without; a DestinationRule wins', () => {
+    assert.equal(trace(bookinfo(), { from, url }).hops[0]?.mtls, true);
+    const noSidecar = [
+      namespace('default'),
+      pod('default', 'productpage'),
+      pod('default', 'reviews', { sidecar: false }),
+      service('default', 'reviews', { ports: [{ name: 'http', port: 9080, targetPort: 9080 }] }),
+    ];
+    const r = trace(noSidecar, { from, url });
+    assert.equal(r.hops[0]?.mtls, false);
+    assert.deepEqual(
+      r.hops.map((h) => h.kind),
+      ['sidecar'],
+    );
+    const forced = [
+      ...noSidecar,
+      istio('DestinationRule', 'default', 'reviews', {
+        host: 'reviews',
+        trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } },
+      }),
+    ];
+    assert.deepEqual(trace(forced, { from, url }).response, { code: 503, flags: 'UF' });
+  });
+
+  test('DestinationRule precedence: the client namespace, then the service namespace, then the root; most specific host', () => {
+    const objects = [
+      ...bookinfo(),
+      istio('DestinationRule', 'istio-system', 'mesh', {
+        host: '*.local',
+        trafficPolicy: { tls: { mode: 'DISABLE' } },
+      }),
+      istio('DestinationRule', 'default', 'all', {
+        host: '*.default.svc.cluster.local',
+        trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } },
+      }),
+    ];
+    assert.match(
+      trace(objects, { from, url }).hops[0]?.tls ?? '',
+      /ISTIO_MUTUAL \(DestinationRule default\/all\)/,
+    );
+  });
+});
+
+describe('AuthorizationPolicy on sidecars (§4.2)', () => {
+  const cases: {
+    name: string;
+    policies: Record<string, unknown>[];
+    headers?: Record<string, string>;
+    method?: string;
+    code: number;
+    policy?: string;
+  }[] = [
+    { name: 'no policy: allow', policies: [], code: 200 },
+    {
+      name: 'ALLOW that matches the principal: allow',
+      policies: [
+        {
+          action: 'ALLOW',
+          rules: [{ from: [{ source: { principals: ['cluster.local/ns/default/sa/productpage'] } }] }],
+        },
+      ],
+      code: 200,
+      policy: 'default/p0',
+    },
+    {
+      name: 'ALLOW that matches nothing: deny (default deny once an ALLOW applies)',
+      policies: [{ action: 'ALLOW', rules: [{ from: [{ source: { namespaces: ['other'] } }] }] }],
+      code: 403,
+    },
+    { name: 'ALLOW with no rules: allow nothing', policies: [{ action: 'ALLOW' }], code: 403 },
+    {
+      name: 'DENY on the method: deny',
+      policies: [{ action: 'DENY', rules: [{ to: [{ operation: { methods: ['POST'] } }] }] }],
+      method: 'POST',
+      code: 403,
+      policy: 'default/p0',
+    },
+    {
+      name: 'DENY on another path: allow',
+      policies: [{ action: 'DENY', rules: [{ to: [{ operation: { paths: ['/admin/*'] } }] }] }],
+      code: 200,
+    },
+    {
+      name: 'DENY beats ALLOW',
+      policies: [
+        { action: 'ALLOW', rules: [{}] },
+        { action: 'DENY', rules: [{ from: [{ source: { namespaces: ['default'] } }] }] },
+      ],
+      code: 403,
+    },
+    {
+      name: 'when on a request header',
+      policies: [
+        { action: 'ALLOW', rules: [{ when: [{ key: 'request.headers[x-user]', values: ['alice'] }] }] },
+      ],
+      headers: { 'X-User': 'alice' },
+      code: 200,
+    },
+    {
+      name: 'path template {*}',
+      policies: [{ action: 'ALLOW', rules: [{ to: [{ operation: { paths: ['/reviews/{*}'] } }] }] }],
+      code: 200,
+    },
+    {
+      name: 'serviceAccounts (policy namespace default)',
+      policies: [{ action: 'ALLOW', rules: [{ from: [{ source: { serviceAccounts: ['productpage'] } }] }] }],
+      code: 200,
+    },
+    {
+      name: 'targetRefs are ignored by sidecars',
+      policies: [{ action: 'DENY', targetRefs: [{ kind: 'Gateway', name: 'waypoint' }], rules: [{}] }],
+      code: 200,
+    },
+    {
+      name: 'a selector that does not select the workload does not apply',
+      policies: [{ action: 'DENY', selector: { matchLabels: { app: 'other' } }, rules: [{}] }],
+      code: 200,
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const objects = [...bookinfo(), ...c.policies.map((spec, i) => policy('default', `p${i}`, spec))];
+      const r = trace(objects, {
+        from,
+        url,
+        ...(c.method ? { method: c.method } : {}),
+        ...(c.headers ? { headers: c.headers } : {}),
+      });
+      assert.equal(r.response.code, c.code, JSON.stringify(r.hops[1]?.notes));
+      if (c.policy) assert.equal(r.hops[1]?.policy, c.policy);
+      if (c.code === 403) assert.equal(labelsOf(r, 'destination')['response_code'], '403');
+    });
+  }
+
+  test('principals need mTLS: without it an ALLOW on principals denies', () => {
+    const objects = [
+      ...bookinfo(),
+      istio('DestinationRule', 'default', 'reviews', {
+        host: 'reviews',
+        trafficPolicy: { tls: { mode: 'DISABLE' } },
+      }),
+      policy('default', 'p', { action: 'ALLOW', rules: [{ from: [{ source: { principals: ['*'] } }] }] }),
+    ];
+    assert.equal(trace(objects, { from, url }).response.code, 403);
+  });
+
+  test('a root-namespace policy applies mesh-wide', () => {
+    assert.equal(
+      trace([...bookinfo(), policy('istio-system', 'deny-all', { action: 'DENY', rules: [{}] })], {
+        from,
+        url,
+      }).response.code,
+      403,
+    );
+  });
+
+  test('requestPrincipals from a bearer JWT (iss/sub)', () => {
+    const jwt = (claims: object) => `Bearer e30.${btoa(JSON.stringify(claims)).replace(/=+$/, '')}.sig`;
+    const objects = [
+      ...bookinfo(),
+      policy('default', 'p', {
+        action: 'ALLOW',
+        rules: [{ from: [{ source: { requestPrincipals: ['https://issuer/*'] } }] }],
+      }),
+    ];
+    assert.equal(
+      trace(objects, { from, url, headers: { Authorization: jwt({ iss: 'https://issuer', sub: 'u1' }) } })
+        .response.code,
+      200,
+    );
+    assert.equal(trace(objects, { from, url }).response.code, 403);
+  });
+
+  test('CUSTOM policies are noted; the external decision is assumed to allow', () => {
+    const objects = [
+      ...bookinfo(),
+      policy('default', 'ext', { action: 'CUSTOM', provider: { name: 'oauth2-proxy' }, rules: [{}] }),
+    ];
+    const r = trace(objects, { from, url });
+    assert.equal(r.response.code, 200);
+    assert.ok(r.hops[1]?.notes.some((n) => n.includes('CUSTOM default/ext (provider oauth2-proxy)')));
+  });
+});
+
+describe('labels that depend on the Istio version', () => {
+  const objects = [
+    namespace('default'),
+    namespace('backend'),
+    pod('default', 'productpage'),
+    pod('default', 'reviews', { sa: 'bookinfo-reviews' }),
+    service('backend', 'reviews', {
+      ports: [{ name: 'http', port: 9080, targetPort: 9080 }],
+      selector: { app: 'reviews' },
+    }),
+  ];
+  const remote = { from, url: 'http://reviews.backend:9080/' };
+
+  test('an endpoint outside the service namespace has no endpoints there; the registry decides the namespace label', () => {
+    // The selector only finds pods in the Service's own namespace, so this service has no endpoints: 503 UH.
+    assert.deepEqual(trace(objects, remote).response, { code: 503, flags: 'UH' });
+  });
+
+  test('client destination_service_namespace: the peer namespace before 1.23, the cluster service namespace from 1.23', () => {
+    const endpoints = {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'reviews', namespace: 'backend' },
+      subsets: [
+        {
+          addresses: [{ ip: (objects[3]?.['status'] as { podIP: string }).podIP }],
+          ports: [{ name: 'http', port: 9080 }],
+        },
+      ],
+    };
+    const withEndpoints = [...objects, endpoints];
+    assert.equal(
+      labelsOf(trace(withEndpoints, remote, '1.22'), 'source')['destination_service_namespace'],
+      'default',
+    );
+    assert.equal(
+      labelsOf(trace(withEndpoints, remote, '1.23'), 'source')['destination_service_namespace'],
+      'backend',
+    );
+  });
+
+  test('client destination_principal without mTLS: unknown before 1.25, the peer identity from 1.25', () => {
+    const plaintext = [
+      ...bookinfo(),
+      istio('DestinationRule', 'default', 'reviews', {
+        host: 'reviews',
+        trafficPolicy: { tls: { mode: 'DISABLE' } },
+      }),
+    ];
+    assert.equal(
+      labelsOf(trace(plaintext, { from, url }, '1.24'), 'source')['destination_principal'],
+      'unknown',
+    );
+    assert.equal(
+      labelsOf(trace(plaintext, { from, url }, '1.25'), 'source')['destination_principal'],
+      'spiffe://cluster.local/ns/default/sa/bookinfo-reviews',
+    );
+  });
+});
