@@ -2,7 +2,7 @@
 import { InputError } from '../model/errors.ts';
 import { loadPaths } from '../load/files.ts';
 import { parseManifests } from '../load/parse.ts';
-import { Snapshot } from '../load/snapshot.ts';
+import { describeReplacement, Snapshot } from '../load/snapshot.ts';
 import { examplePlatformYaml } from '../example/platform.ts';
 
 /** Exit codes of the command-line contract. */
@@ -25,7 +25,9 @@ export class UsageError extends Error {
 export async function snapshotFrom(paths: readonly string[], streams: Streams): Promise<Snapshot> {
   if (paths.length === 0)
     return new Snapshot(parseManifests({ name: '<example>', text: examplePlatformYaml() }));
-  return new Snapshot(await loadPaths(paths, streams.readStdin));
+  const snapshot = new Snapshot(await loadPaths(paths, streams.readStdin));
+  for (const r of snapshot.replacements) streams.stderr(`kfmesh: note: ${describeReplacement(r)}\n`);
+  return snapshot;
 }
 
 /** Runs a command body; input and usage errors become exit code 2 with one line on stderr. */

@@ -1,12 +1,21 @@
 /**
- * The built-in example platform: KServe on Knative over Istio in sidecar mode, with the configuration
- * objects KServe, Knative and Istio install and InferenceServices of every shape in two user namespaces.
- * Values are the ones the projects ship (KServe's `inferenceservice-config`, net-istio's gateways).
+ * The built-in example platform: KServe on Knative over Istio in sidecar mode, as a running cluster holds
+ * it. The configuration KServe, Knative and Istio install (values as the projects ship them), four
+ * InferenceServices in two user namespaces, the objects KServe created for them (the same function
+ * `kfmesh render` uses), Knative's per-component route Services, revision Services, Endpoints and
+ * net-istio VirtualServices, and running pods with sidecars, including an in-mesh client.
  */
 import type { KubeObject } from '../model/object.ts';
 import { toYaml } from '../model/serialize.ts';
+import { Snapshot } from '../load/snapshot.ts';
+import { desiredState } from '../render/desired-state.ts';
 
 const domain = 'example.com';
+const userNs = 'kubeflow-user-example-com';
+const teamNs = 'ml-team';
+const ingressGateway = 'knative-serving/knative-ingress-gateway';
+const localGateway = 'knative-serving/knative-local-gateway';
+const localGatewayHost = 'knative-local-gateway.istio-system.svc.cluster.local';
 
 function namespace(name: string, labels: Record<string, string> = {}): KubeObject {
   return {
@@ -16,18 +25,78 @@ function namespace(name: string, labels: Record<string, string> = {}): KubeObjec
   };
 }
 
-/** A Serverless InferenceService as KServe reports it once every component is ready. */
-function inferenceService(
-  name: string,
-  ns: string,
-  spec: Record<string, unknown>,
-  labels: Record<string, string> = {},
-): KubeObject {
-  const components = Object.keys(spec).filter((c) => ['predictor', 'transformer', 'explainer'].includes(c));
-  const local = labels['networking.knative.dev/visibility'] === 'cluster-local';
+/** An InferenceService served by Knative, as KServe reports it once every component is ready. */
+interface ExampleModel {
+  name: string;
+  namespace: string;
+  spec: Record<string, unknown>;
+  clusterLocal?: boolean;
+}
+
+const models: ExampleModel[] = [
+  {
+    name: 'sklearn-iris',
+    namespace: userNs,
+    spec: {
+      predictor: {
+        model: {
+          modelFormat: { name: 'sklearn' },
+          storageUri: 'gs://kfserving-examples/models/sklearn/1.0/model',
+        },
+      },
+    },
+  },
+  {
+    name: 'sentiment',
+    namespace: teamNs,
+    spec: {
+      predictor: {
+        model: {
+          modelFormat: { name: 'huggingface' },
+          storageUri: 'hf://distilbert/distilbert-base-uncased-finetuned-sst-2-english',
+        },
+      },
+      transformer: { containers: [{ name: 'kserve-container', image: 'kserve/image-transformer:latest' }] },
+    },
+  },
+  {
+    name: 'income',
+    namespace: teamNs,
+    spec: {
+      predictor: {
+        model: {
+          modelFormat: { name: 'sklearn' },
+          storageUri: 'gs://kfserving-examples/models/sklearn/1.0/income/model',
+        },
+      },
+      explainer: { art: { type: 'SquareAttack', config: { nb_classes: '10' } } },
+    },
+  },
+  {
+    name: 'fraud-scorer',
+    namespace: teamNs,
+    clusterLocal: true,
+    spec: {
+      predictor: {
+        model: {
+          modelFormat: { name: 'sklearn' },
+          storageUri: 'gs://kfserving-examples/models/sklearn/1.0/model',
+        },
+      },
+    },
+  },
+];
+
+function componentsOf(model: ExampleModel): string[] {
+  return Object.keys(model.spec).filter((c) => ['predictor', 'transformer', 'explainer'].includes(c));
+}
+
+function inferenceService(model: ExampleModel): KubeObject {
+  const { name, namespace: ns } = model;
+  const components = componentsOf(model);
   const statusComponents: Record<string, unknown> = {};
   for (const c of components) {
-    const host = local ? `${name}-${c}.${ns}.svc.cluster.local` : `${name}-${c}.${ns}.${domain}`;
+    const host = model.clusterLocal ? `${name}-${c}.${ns}.svc.cluster.local` : `${name}-${c}.${ns}.${domain}`;
     statusComponents[c] = {
       url: `http://${host}`,
       address: { url: `http://${name}-${c}.${ns}.svc.cluster.local` },
@@ -40,10 +109,10 @@ function inferenceService(
     metadata: {
       name,
       namespace: ns,
-      labels,
+      labels: model.clusterLocal ? { 'networking.knative.dev/visibility': 'cluster-local' } : {},
       annotations: { 'serving.kserve.io/deploymentMode': 'Serverless' },
     },
-    spec,
+    spec: model.spec,
     status: {
       conditions: [
         ...components.map((c) => ready(`${c.charAt(0).toUpperCase()}${c.slice(1)}Ready`)),
@@ -54,15 +123,196 @@ function inferenceService(
   };
 }
 
-const sklearn = (storageUri: string) => ({ model: { modelFormat: { name: 'sklearn' }, storageUri } });
+/** A running pod of a Deployment (through its ReplicaSet), with a sidecar unless `proxy` says otherwise. */
+function runningPod(
+  ns: string,
+  deployment: string,
+  ip: string,
+  labels: Record<string, string>,
+  options: {
+    serviceAccount?: string;
+    containers?: Record<string, unknown>[];
+    proxy?: 'sidecar' | 'gateway';
+  } = {},
+): KubeObject {
+  const hash = '5f7c9d8b6';
+  const proxy = options.proxy ?? 'sidecar';
+  const podLabels: Record<string, string> = { ...labels, 'pod-template-hash': hash };
+  if (proxy === 'sidecar') podLabels['security.istio.io/tlsMode'] = 'istio';
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `${deployment}-${hash}-x2k4p`,
+      namespace: ns,
+      labels: podLabels,
+      annotations:
+        proxy === 'sidecar'
+          ? { 'sidecar.istio.io/status': '{"containers":["istio-proxy"]}' }
+          : { 'sidecar.istio.io/inject': 'false' },
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: `${deployment}-${hash}`,
+          uid: '',
+          controller: true,
+        },
+      ],
+    },
+    spec: {
+      serviceAccountName: options.serviceAccount ?? 'default',
+      containers: [
+        ...(options.containers ?? [{ name: 'app' }]),
+        {
+          name: 'istio-proxy',
+          image: 'docker.io/istio/proxyv2:1.24.0',
+          args: ['proxy', proxy === 'gateway' ? 'router' : 'sidecar'],
+        },
+      ],
+    },
+    status: { phase: 'Running', podIP: ip },
+  };
+}
 
-/** The objects of the example platform, in sidecar mode. */
-export function examplePlatform(): KubeObject[] {
-  const userNs = 'kubeflow-user-example-com';
-  const teamNs = 'ml-team';
+/** What Knative (net-istio) runs for one component: route Service, revision Service and Endpoints, pod, VirtualServices. */
+function knativeComponent(model: ExampleModel, component: string, index: number): KubeObject[] {
+  const ns = model.namespace;
+  const ksvc = `${model.name}-${component}`;
+  const revision = `${ksvc}-00001`;
+  const podIp = `10.244.2.${20 + index}`;
+  const labels = {
+    app: revision,
+    component,
+    'serving.knative.dev/configuration': ksvc,
+    'serving.knative.dev/revision': revision,
+    'serving.knative.dev/service': ksvc,
+    'serving.kserve.io/inferenceservice': model.name,
+    'service.istio.io/canonical-name': ksvc,
+    'service.istio.io/canonical-revision': revision,
+  };
+  const destination = {
+    destination: { host: `${revision}.${ns}.svc.cluster.local`, port: { number: 80 } },
+    headers: { request: { set: { 'Knative-Serving-Namespace': ns, 'Knative-Serving-Revision': revision } } },
+    weight: 100,
+  };
+  const internal = [`${ksvc}.${ns}`, `${ksvc}.${ns}.svc`, `${ksvc}.${ns}.svc.cluster.local`];
+  const external = model.clusterLocal ? [] : [`${ksvc}.${ns}.${domain}`];
+  const ingressRoutes = [
+    {
+      match: [{ authority: { prefix: `${ksvc}.${ns}` }, gateways: [localGateway] }],
+      retries: {},
+      route: [destination],
+    },
+  ];
+  if (!model.clusterLocal)
+    ingressRoutes.push({
+      match: [{ authority: { prefix: `${ksvc}.${ns}.${domain}` }, gateways: [ingressGateway] }],
+      retries: {},
+      route: [destination],
+    });
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: {
+        name: ksvc,
+        namespace: ns,
+        labels: { 'serving.knative.dev/route': ksvc, 'serving.kserve.io/inferenceservice': model.name },
+      },
+      spec: {
+        type: 'ExternalName',
+        externalName: localGatewayHost,
+        ports: [{ name: 'http2', port: 80, targetPort: 80 }],
+        sessionAffinity: 'None',
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: revision, namespace: ns, labels },
+      spec: {
+        clusterIP: `10.96.77.${31 + index}`,
+        ports: [
+          { name: 'http', port: 80, targetPort: 8012 },
+          { name: 'https', port: 443, targetPort: 8112 },
+        ],
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: revision, namespace: ns },
+      subsets: [
+        {
+          addresses: [{ ip: podIp, targetRef: { kind: 'Pod', namespace: ns } }],
+          ports: [
+            { name: 'http', port: 8012 },
+            { name: 'https', port: 8112 },
+          ],
+        },
+      ],
+    },
+    runningPod(ns, `${revision}-deployment`, podIp, labels, {
+      containers: [
+        {
+          name: 'kserve-container',
+          image: 'kserve/sklearnserver:v0.14.0',
+          ports: [{ name: 'user-port', containerPort: 8080 }],
+        },
+        {
+          name: 'queue-proxy',
+          image: 'gcr.io/knative-releases/knative.dev/serving/cmd/queue:v1.14.1',
+          ports: [
+            { name: 'http-queueadm', containerPort: 8022 },
+            { name: 'queue-port', containerPort: 8012 },
+          ],
+        },
+      ],
+    }),
+    {
+      apiVersion: 'networking.istio.io/v1beta1',
+      kind: 'VirtualService',
+      metadata: {
+        name: `${ksvc}-ingress`,
+        namespace: ns,
+        labels: { 'networking.internal.knative.dev/ingress': ksvc },
+      },
+      spec: {
+        gateways: model.clusterLocal ? [localGateway] : [ingressGateway, localGateway],
+        hosts: [...internal.slice(0, 1), ...external, ...internal.slice(1)],
+        http: ingressRoutes,
+      },
+    },
+    {
+      apiVersion: 'networking.istio.io/v1beta1',
+      kind: 'VirtualService',
+      metadata: {
+        name: `${ksvc}-mesh`,
+        namespace: ns,
+        labels: { 'networking.internal.knative.dev/ingress': ksvc },
+      },
+      spec: {
+        gateways: ['mesh'],
+        hosts: internal,
+        http: [
+          {
+            match: [{ authority: { prefix: `${ksvc}.${ns}` }, gateways: ['mesh'] }],
+            retries: {},
+            route: [destination],
+          },
+        ],
+      },
+    },
+  ];
+}
+
+/** Istio, Knative and KServe as installed, before any InferenceService exists. */
+function installation(): KubeObject[] {
+  const gatewayLabels = { app: 'istio-ingressgateway', istio: 'ingressgateway' };
   return [
     namespace('istio-system'),
-    namespace('knative-serving'),
+    namespace('knative-serving', { 'istio-injection': 'enabled' }),
     namespace('kserve'),
     namespace(userNs, { 'istio-injection': 'enabled', 'app.kubernetes.io/part-of': 'kubeflow-profile' }),
     namespace(teamNs, { 'istio-injection': 'enabled' }),
@@ -71,7 +321,7 @@ export function examplePlatform(): KubeObject[] {
       kind: 'ConfigMap',
       metadata: { name: 'istio', namespace: 'istio-system' },
       data: {
-        mesh: 'rootNamespace: istio-system\ntrustDomain: cluster.local\noutboundTrafficPolicy:\n  mode: ALLOW_ANY\n',
+        mesh: 'rootNamespace: istio-system\ntrustDomain: cluster.local\nenableAutoMtls: true\noutboundTrafficPolicy:\n  mode: ALLOW_ANY\n',
       },
     },
     {
@@ -84,9 +334,9 @@ export function examplePlatform(): KubeObject[] {
           {
             enableGatewayApi: false,
             kserveIngressGateway: 'kserve/kserve-ingress-gateway',
-            ingressGateway: 'knative-serving/knative-ingress-gateway',
-            localGateway: 'knative-serving/knative-local-gateway',
-            localGatewayService: 'knative-local-gateway.istio-system.svc.cluster.local',
+            ingressGateway: ingressGateway,
+            localGateway: localGateway,
+            localGatewayService: localGatewayHost,
             ingressDomain: domain,
             ingressClassName: 'istio',
             domainTemplate: '{{ .Name }}-{{ .Namespace }}.{{ .IngressDomain }}',
@@ -128,14 +378,11 @@ export function examplePlatform(): KubeObject[] {
     {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: {
-        name: 'istio-ingressgateway',
-        namespace: 'istio-system',
-        labels: { app: 'istio-ingressgateway', istio: 'ingressgateway' },
-      },
+      metadata: { name: 'istio-ingressgateway', namespace: 'istio-system', labels: gatewayLabels },
       spec: {
-        type: 'ClusterIP',
-        selector: { app: 'istio-ingressgateway', istio: 'ingressgateway' },
+        type: 'LoadBalancer',
+        clusterIP: '10.96.180.44',
+        selector: gatewayLabels,
         ports: [
           { name: 'status-port', port: 15021, targetPort: 15021 },
           { name: 'http2', port: 80, targetPort: 8080 },
@@ -156,6 +403,7 @@ export function examplePlatform(): KubeObject[] {
       },
       spec: {
         type: 'ClusterIP',
+        clusterIP: '10.96.45.12',
         selector: { istio: 'ingressgateway' },
         ports: [{ name: 'http2', port: 80, targetPort: 8081 }],
       },
@@ -163,28 +411,31 @@ export function examplePlatform(): KubeObject[] {
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
-      metadata: {
-        name: 'istio-ingressgateway',
-        namespace: 'istio-system',
-        labels: { app: 'istio-ingressgateway', istio: 'ingressgateway' },
-      },
+      metadata: { name: 'istio-ingressgateway', namespace: 'istio-system', labels: gatewayLabels },
       spec: {
-        selector: { matchLabels: { app: 'istio-ingressgateway', istio: 'ingressgateway' } },
+        selector: { matchLabels: gatewayLabels },
         template: {
-          metadata: {
-            labels: {
-              app: 'istio-ingressgateway',
-              istio: 'ingressgateway',
-              'sidecar.istio.io/inject': 'false',
-            },
-          },
+          metadata: { labels: { ...gatewayLabels, 'sidecar.istio.io/inject': 'false' } },
           spec: {
             serviceAccountName: 'istio-ingressgateway-service-account',
-            containers: [{ name: 'istio-proxy', image: 'docker.io/istio/proxyv2:1.24.0' }],
+            containers: [
+              { name: 'istio-proxy', image: 'docker.io/istio/proxyv2:1.24.0', args: ['proxy', 'router'] },
+            ],
           },
         },
       },
     },
+    runningPod(
+      'istio-system',
+      'istio-ingressgateway',
+      '10.244.1.10',
+      { ...gatewayLabels, 'service.istio.io/canonical-name': 'istio-ingressgateway' },
+      {
+        serviceAccount: 'istio-ingressgateway-service-account',
+        proxy: 'gateway',
+        containers: [],
+      },
+    ),
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -200,29 +451,26 @@ export function examplePlatform(): KubeObject[] {
         },
       },
     },
-    inferenceService('sklearn-iris', userNs, {
-      predictor: sklearn('gs://kfserving-examples/models/sklearn/1.0/model'),
-    }),
-    inferenceService('sentiment', teamNs, {
-      predictor: {
-        model: {
-          modelFormat: { name: 'huggingface' },
-          storageUri: 'hf://distilbert/distilbert-base-uncased-finetuned-sst-2-english',
-        },
-      },
-      transformer: { containers: [{ name: 'kserve-container', image: 'kserve/image-transformer:latest' }] },
-    }),
-    inferenceService('income', teamNs, {
-      predictor: sklearn('gs://kfserving-examples/models/sklearn/1.0/income/model'),
-      explainer: { art: { type: 'SquareAttack', config: { nb_classes: '10' } } },
-    }),
-    inferenceService(
-      'fraud-scorer',
-      teamNs,
-      { predictor: sklearn('gs://kfserving-examples/models/sklearn/1.0/model') },
-      { 'networking.knative.dev/visibility': 'cluster-local' },
+    runningPod(
+      userNs,
+      'curl-inside-mesh',
+      '10.244.1.31',
+      { app: 'curl-inside-mesh' },
+      { serviceAccount: 'default-editor', containers: [{ name: 'curl', image: 'curlimages/curl:8.10.1' }] },
     ),
   ];
+}
+
+/** The objects of the example platform, in sidecar mode. */
+export function examplePlatform(): KubeObject[] {
+  const base = [...installation(), ...models.map(inferenceService)];
+  // What KServe created for the InferenceServices is what kfmesh renders for them.
+  const kserveObjects = desiredState(Snapshot.of(base), { mode: 'sidecar' }).objects;
+  let index = 0;
+  const knative = models.flatMap((model) =>
+    componentsOf(model).flatMap((component) => knativeComponent(model, component, index++)),
+  );
+  return [...base, ...kserveObjects, ...knative];
 }
 
 /** The example platform as one YAML stream, as `kfmesh example` prints it. */

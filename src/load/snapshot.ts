@@ -2,7 +2,7 @@
  * The snapshot: an indexed, read-only view of a cluster's objects. Every generator, the simulator, the
  * analyzer and the controller read the cluster through it.
  */
-import { formatLocation, InputError, type SourceLocation } from '../model/errors.ts';
+import { formatLocation, type SourceLocation } from '../model/errors.ts';
 import {
   compareRefs,
   describeRef,
@@ -19,38 +19,53 @@ export type LabelMatch = Readonly<Record<string, string>>;
 const kindKey = (group: string, kind: string): string => `${group}/${kind}`;
 const objectKey = (ref: ObjectRef): string => `${ref.group}/${ref.kind}/${ref.namespace}/${ref.name}`;
 
+/** An object given again, replacing an earlier definition. */
+export interface Replacement {
+  object: ObjectRef;
+  location: SourceLocation;
+  previous?: SourceLocation;
+}
+
+/** A note for people: `file:line: Kind ns/name replaces the definition at file:line`. */
+export function describeReplacement(r: Replacement): string {
+  return `${formatLocation(r.location)}: ${describeRef(r.object)} replaces the definition at ${r.previous ? formatLocation(r.previous) : 'an earlier input'}`;
+}
+
 /** An indexed, read-only set of Kubernetes objects. */
 export class Snapshot {
-  readonly #objects: readonly KubeObject[];
+  readonly #objects: readonly KubeObject[] = [];
   readonly #byKind = new Map<string, KubeObject[]>();
   readonly #byKey = new Map<string, KubeObject>();
   readonly #sources = new WeakMap<KubeObject, LoadedObject>();
+  /** Objects that replaced an earlier definition of the same object, in input order. */
+  readonly replacements: Replacement[] = [];
 
-  /** Builds a snapshot; the same object (group, kind, namespace, name) given twice is an input error. */
+  /**
+   * Builds a snapshot. An object given again (same group, kind, namespace, name) replaces the earlier one,
+   * as `kubectl apply -f a -f b` would; every replacement is listed in `replacements`.
+   */
   constructor(loaded: readonly LoadedObject[]) {
-    const objects: KubeObject[] = [];
     for (const entry of loaded) {
       const object = deepFreeze(entry.object);
       const ref = refOf(object);
       const key = objectKey(ref);
       const earlier = this.#byKey.get(key);
       if (earlier) {
-        const first = this.#sources.get(earlier)?.location;
-        throw new InputError(
-          { location: entry.location, object: ref },
-          `defined twice${first ? ` (first at ${formatLocation(first)})` : ''}`,
-        );
+        const previous = this.#sources.get(earlier)?.location;
+        this.replacements.push({ object: ref, location: entry.location, ...(previous ? { previous } : {}) });
       }
       this.#byKey.set(key, object);
       this.#sources.set(object, entry);
+    }
+    for (const object of this.#byKey.values()) {
+      const ref = refOf(object);
       const kk = kindKey(ref.group, ref.kind);
       const list = this.#byKind.get(kk) ?? [];
       list.push(object);
       this.#byKind.set(kk, list);
-      objects.push(object);
     }
     for (const list of this.#byKind.values()) list.sort((a, b) => compareRefs(refOf(a), refOf(b)));
-    this.#objects = objects.sort((a, b) => compareRefs(refOf(a), refOf(b)));
+    this.#objects = [...this.#byKey.values()].sort((a, b) => compareRefs(refOf(a), refOf(b)));
   }
 
   /** Builds a snapshot from objects that have no source file (generated, or from a live cluster). */

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import { InputError } from '../../src/model/errors.ts';
 import { loadPaths } from '../../src/load/files.ts';
 import { parseManifests } from '../../src/load/parse.ts';
-import { Snapshot } from '../../src/load/snapshot.ts';
+import { describeReplacement, Snapshot, type Replacement } from '../../src/load/snapshot.ts';
 
 const parse = (text: string) => parseManifests({ name: 'in.yaml', text });
 
@@ -143,11 +143,17 @@ describe('Snapshot', () => {
     }, TypeError);
   });
 
-  test('the same object twice is an input error naming both places', () => {
-    const twice = 'apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: x}\n';
-    assert.throws(
-      () => new Snapshot(parse(`${twice}---\n${twice}`)),
-      /in\.yaml:5:1: Service x\/a: defined twice \(first at in\.yaml:1:1\)/,
+  test('an object given again replaces the earlier one, and the replacement is reported', () => {
+    const first =
+      'apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: x}\nspec: {type: ClusterIP}\n';
+    const second =
+      'apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: x}\nspec: {type: NodePort}\n';
+    const twice = new Snapshot(parse(`${first}---\n${second}`));
+    assert.equal((twice.get('', 'Service', 'x', 'a')?.['spec'] as { type: string }).type, 'NodePort');
+    assert.equal(twice.all().length, 1);
+    assert.equal(
+      describeReplacement(twice.replacements[0] as Replacement),
+      'in.yaml:6:1: Service x/a replaces the definition at in.yaml:1:1',
     );
   });
 });
