@@ -1,39 +1,61 @@
 /**
- * `npm start`: renders the built-in example platform and shows, for one InferenceService, what the
- * `mesh` binding changes, followed by a short guide to the commands.
+ * `npm start`: on the built-in example platform, what kfmesh renders for its InferenceServices, and what
+ * the `mesh` binding changes for an in-mesh client, traced before and after; then a short guide.
  */
-import { examplePlatformYaml } from '../example/platform.ts';
-import { parseManifests } from '../load/parse.ts';
+import { examplePlatform } from '../example/platform.ts';
+import { compileMesh } from '../mesh/mesh.ts';
+import { parseIstioVersion } from '../mesh/istio-version.ts';
+import { traceRequest, type TraceResult } from '../mesh/trace.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { toYaml } from '../model/serialize.ts';
+import { refOf } from '../model/object.ts';
 import { desiredState } from '../render/desired-state.ts';
 
-const snapshot = new Snapshot(parseManifests({ name: '<example>', text: examplePlatformYaml() }));
+const platform = examplePlatform();
+const snapshot = Snapshot.of(platform, '<example>');
 const after = desiredState(snapshot, { mode: 'sidecar' });
 const before = desiredState(snapshot, { mode: 'sidecar', meshGateway: false });
-const pick = (objects: typeof after.objects) =>
-  objects.find((o) => o.kind === 'VirtualService' && o.metadata.name === 'sklearn-iris');
+// The platform with KServe's objects as they were before the fix, for the "before" trace.
+const replaced = new Set(before.objects.map((o) => JSON.stringify(refOf(o))));
+const beforePlatform = [
+  ...platform.filter((o) => !replaced.has(JSON.stringify(refOf(o)))),
+  ...before.objects,
+];
 
-const gatewaysOf = (o: ReturnType<typeof pick>): string =>
-  JSON.stringify((o?.['spec'] as { gateways?: string[] } | undefined)?.gateways ?? []);
+const request = {
+  from: 'kubeflow-user-example-com/curl-inside-mesh',
+  url: 'http://sklearn-iris.kubeflow-user-example-com.svc.cluster.local/v1/models/sklearn-iris:predict',
+  method: 'POST',
+};
+const istioVersion = parseIstioVersion('1.20');
+const traced = (objects: typeof platform): TraceResult =>
+  traceRequest(compileMesh(Snapshot.of(objects), istioVersion ? { istioVersion } : {}), request);
 
+function summary(result: TraceResult): string {
+  const hops = result.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`).join(' → ');
+  const client = result.telemetry.find((t) => t.proxy === request.from)?.labels ?? {};
+  return `${hops}\n    response ${result.response.code}; the client reports destination_service_name="${client['destination_service_name']}"`;
+}
+
+const models = snapshot.list('serving.kserve.io', 'InferenceService');
 process.stdout.write(`kfmesh — mesh networking for Kubeflow and KServe over Istio
 
-The built-in example platform: ${snapshot.list('serving.kserve.io', 'InferenceService').length} InferenceServices in ${
-  new Set(snapshot.list('serving.kserve.io', 'InferenceService').map((o) => o.metadata.namespace)).size
-} namespaces, with KServe's, Knative's and Istio's configuration objects (kfmesh example prints it).
+The built-in example platform: ${models.length} InferenceServices in ${new Set(models.map((o) => o.metadata.namespace)).size} namespaces, with KServe's,
+Knative's and Istio's objects as a running cluster holds them (kfmesh example prints it).
 
 What KServe generates for them, as kfmesh renders it (kfmesh render):
 
 ${toYaml(after.objects)}
-The mesh fix, for kubeflow-user-example-com/sklearn-iris:
-  before (kfmesh render --no-mesh-gateway): gateways ${gatewaysOf(pick(before.objects))}
-  after  (kfmesh render):                   gateways ${gatewaysOf(pick(after.objects))}
-With "mesh", a client's own sidecar applies the route (Host rewrite to the predictor) instead of sending
-the request to PassthroughCluster and through the ingress gateway twice.
+The mesh fix, for ${request.method} ${request.url}
+from ${request.from} (kfmesh trace, Istio 1.20):
+  before (KServe < 0.14, VirtualService not bound to mesh):
+    ${summary(traced(beforePlatform))}
+  after:
+    ${summary(traced(platform))}
 
 Commands:
-  kfmesh render [PATH...] [-o yaml|json] [--no-mesh-gateway]   objects for InferenceServices
-  kfmesh example                                               the example platform as YAML
-  kfmesh --help                                                everything else
+  kfmesh render [PATH...] [-o yaml|json] [--no-mesh-gateway]            objects for InferenceServices
+  kfmesh trace [PATH...] --from NS/WORKLOAD|external --url URL [...]    one request through the mesh
+  kfmesh example                                                        the example platform as YAML
+  kfmesh --help                                                         everything else
 `);
