@@ -56,6 +56,10 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       'the Istio version whose behaviour to simulate (default: the newest modelled)',
     )
     .option('-o, --output <format>', 'text or json', 'text')
+    .option(
+      '--all-paths',
+      'trace every destination of weighted splits, with the share of requests each takes',
+    )
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: TraceFlags) => {
       result.code = await traceCommand(paths, flags, streams);

@@ -1,7 +1,7 @@
 /** `kfmesh trace`: follows one request through the mesh and prints the hops, the response and the metrics. */
 import { compileMesh } from '../mesh/mesh.ts';
 import { formatIstioVersion, NewestModelledVersion, parseIstioVersion } from '../mesh/istio-version.ts';
-import { traceRequest, TraceInputError, type Hop, type TraceResult } from '../mesh/trace.ts';
+import { traceAllPaths, traceRequest, TraceInputError, type Hop, type TraceResult } from '../mesh/trace.ts';
 import { ExitCode, oneOf, runCommand, snapshotFrom, UsageError, type Streams } from './io.ts';
 
 /** Options of `kfmesh trace` as parsed from the command line. */
@@ -13,6 +13,7 @@ export interface TraceFlags {
   istioVersion?: string;
   output: string;
   clusterDomain: string;
+  allPaths?: boolean;
 }
 
 /** Runs `kfmesh trace`. */
@@ -33,18 +34,34 @@ export function traceCommand(paths: string[], flags: TraceFlags, streams: Stream
     }
     const snapshot = await snapshotFrom(paths, streams);
     const mesh = compileMesh(snapshot, { istioVersion: version, clusterDomain: flags.clusterDomain });
+    const input = { from: flags.from, url: flags.url, method: flags.method, headers };
     let result: TraceResult;
+    let branches: TraceResult[] | undefined;
     try {
-      result = traceRequest(mesh, { from: flags.from, url: flags.url, method: flags.method, headers });
+      result = traceRequest(mesh, input);
+      if (flags.allPaths) branches = traceAllPaths(mesh, input);
     } catch (error) {
       if (error instanceof TraceInputError) throw new UsageError(error.message);
       throw error;
     }
-    streams.stdout(
-      format === 'json'
-        ? `${JSON.stringify({ istioVersion: formatIstioVersion(version), ...result }, null, 2)}\n`
-        : formatTrace(result, formatIstioVersion(version)),
-    );
+    const versionText = formatIstioVersion(version);
+    if (format === 'json') {
+      streams.stdout(
+        `${JSON.stringify({ istioVersion: versionText, ...result, ...(branches ? { paths: branches } : {}) }, null, 2)}\n`,
+      );
+    } else if (branches && branches.length > 1) {
+      const all = branches;
+      streams.stdout(
+        all
+          .map(
+            (p, i) =>
+              `path ${i + 1} of ${all.length}, ${((p.share ?? 1) * 100).toFixed(1)}% of requests\n${formatTrace(p, versionText)}`,
+          )
+          .join('\n'),
+      );
+    } else {
+      streams.stdout(formatTrace(result, versionText));
+    }
     return ExitCode.Ok;
   });
 }

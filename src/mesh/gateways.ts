@@ -5,6 +5,7 @@
  * VirtualServices with catch-alls last, and no catch-all virtual host (404 NR).
  */
 import { compareStrings } from '../model/object.ts';
+import { istioGateways, listenerGatewayName, listenersOf, sortByPrecedence } from './gateway-api.ts';
 import { isCatchAllRule } from './http-match.ts';
 import type { Mesh } from './mesh.ts';
 import { hostMatches } from './security.ts';
@@ -30,6 +31,8 @@ export interface GatewayServer {
 export interface GatewayProxy {
   workload: Workload;
   servers: GatewayServer[];
+  /** For a Gateway API gateway: its Gateway's name (policies with targetRefs to it apply). */
+  gatewayApiName?: string;
 }
 
 /** A merged virtual host of a gateway: one domain, the routes of every VirtualService for it. */
@@ -76,6 +79,30 @@ export function gatewaysFrom(mesh: Mesh): Map<Workload, GatewayProxy> {
         proxy.servers.push(entry);
       }
       out.set(workload, proxy);
+    }
+  }
+  for (const gateway of istioGateways(mesh.snapshot)) {
+    const namespace = gateway.metadata.namespace ?? 'default';
+    const name = gateway.metadata.name ?? '';
+    const servers: GatewayServer[] = listenersOf(gateway).map((l) => {
+      const server: GatewayServer = {
+        gateway: listenerGatewayName(namespace, name, l.name),
+        port: l.port,
+        listenPort: l.port,
+        protocol: l.protocol.toUpperCase(),
+        hosts: [l.hostname ?? '*'],
+      };
+      const tls = (l as { tls?: { mode?: string } }).tls?.mode;
+      if (l.protocol === 'HTTPS') server.tlsMode = tls === 'Passthrough' ? 'PASSTHROUGH' : 'SIMPLE';
+      return server;
+    });
+    for (const workload of mesh.workloads) {
+      if (
+        workload.namespace !== namespace ||
+        workload.labels['gateway.networking.k8s.io/gateway-name'] !== name
+      )
+        continue;
+      out.set(workload, { workload, servers, gatewayApiName: name });
     }
   }
   return out;
@@ -146,8 +173,13 @@ export function gatewayRouteTable(
       virtualHosts.set(domain, vhost);
     }
   }
-  // Merged routes keep their order, except that catch-all routes move to the end (Istio's SortVHostRoutes).
+  // Merged routes keep their order, except that catch-all routes move to the end (Istio's SortVHostRoutes);
+  // routes of several HTTPRoutes are ordered by Gateway API precedence across all of them.
   for (const vhost of virtualHosts.values()) {
+    if (vhost.routes.every((r) => r.vs.gatewaySemantics)) {
+      vhost.routes = sortByPrecedence(vhost.routes, (r) => r.rule);
+      continue;
+    }
     vhost.routes = [
       ...vhost.routes.filter((r) => !isCatchAllRule(r.rule)),
       ...vhost.routes.filter((r) => isCatchAllRule(r.rule)),

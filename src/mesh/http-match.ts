@@ -54,6 +54,10 @@ export function stringMatches(match: StringMatch, value: string | undefined, ign
   const v = ignoreCase ? value.toLowerCase() : value;
   if (match.exact !== undefined) return v === (ignoreCase ? match.exact.toLowerCase() : match.exact);
   if (match.prefix !== undefined) return v.startsWith(ignoreCase ? match.prefix.toLowerCase() : match.prefix);
+  if (match.pathSeparatedPrefix !== undefined) {
+    const p = match.pathSeparatedPrefix;
+    return v === p || v.startsWith(`${p}/`);
+  }
   if (match.regex !== undefined) {
     if (match.regex === '*') return true;
     const re = fullMatchRegex(match.regex);

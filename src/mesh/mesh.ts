@@ -5,6 +5,7 @@
  */
 import type { Snapshot } from '../load/snapshot.ts';
 import { AuthorizationPolicies } from './authorization.ts';
+import { httpRouteVirtualServices, syntheticGatewayWorkloads } from './gateway-api.ts';
 import { gatewayRouteTable, gatewaysFrom, type GatewayProxy } from './gateways.ts';
 import {
   behaviourOf,
@@ -61,7 +62,8 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
   const selectors = gatewayObjects.map(
     (g) => (g['spec'] as { selector?: Record<string, string> } | undefined)?.selector ?? {},
   );
-  const workloads = workloadsFrom(snapshot, selectors);
+  const podWorkloads = workloadsFrom(snapshot, selectors);
+  const workloads = [...podWorkloads, ...syntheticGatewayWorkloads(snapshot, podWorkloads, 0)];
   const services = servicesFrom(snapshot, workloads, clusterDomain).map((s) =>
     s.exportTo.length > 0 ? s : { ...s, exportTo: [...config.defaultExportTo.service] },
   );
@@ -77,7 +79,10 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
   const workloadByName = new Map<string, Workload>();
   for (const w of workloads)
     if (!workloadByName.has(`${w.namespace}/${w.name}`)) workloadByName.set(`${w.namespace}/${w.name}`, w);
-  const virtualServices = virtualServicesFrom(snapshot, clusterDomain, config.defaultExportTo.virtualService);
+  const virtualServices = [
+    ...virtualServicesFrom(snapshot, clusterDomain, config.defaultExportTo.virtualService),
+    ...httpRouteVirtualServices(snapshot, clusterDomain),
+  ];
   const isPublic = (exportTo: readonly string[]) => exportTo.length === 1 && exportTo[0] === '*';
   const mesh: Mesh = {
     snapshot,

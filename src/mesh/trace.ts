@@ -48,6 +48,8 @@ export interface TraceInput {
   method?: string;
   /** Extra request headers (any case). */
   headers?: Readonly<Record<string, string>>;
+  /** At the n-th weighted split met, take destination `choices[n]` (default: the heaviest). */
+  choices?: readonly number[];
 }
 
 /** One proxy the request passes. */
@@ -86,6 +88,8 @@ export interface TraceResult {
   telemetry: TelemetryRecord[];
   /** One line that says what happened. */
   summary: string;
+  /** The share of the requests that take this path, when weighted splits are on it. */
+  share?: number;
   /** Set when the path crosses a part of the data plane this version does not simulate (the trace is then partial). */
   unsupported?: string;
 }
@@ -134,6 +138,9 @@ const AmbientUnsupported =
 class Tracer {
   readonly hops: Hop[] = [];
   unsupported: string | undefined;
+  /** Weighted splits met so far: the options and the index taken at each. */
+  readonly splits: { options: number; taken: number; weight: number; total: number }[] = [];
+  choices: readonly number[] = [];
   readonly reports: PendingReport[] = [];
   request: HttpRequest;
   readonly mesh: Mesh;
@@ -211,6 +218,7 @@ export function traceRequest(mesh: Mesh, input: TraceInput): TraceResult {
     headers,
   };
   const tracer = new Tracer(mesh, request);
+  tracer.choices = input.choices ?? [];
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let outcome: Outcome;
   if (input.from === 'external') {
@@ -234,7 +242,32 @@ export function traceRequest(mesh: Mesh, input: TraceInput): TraceResult {
     summary: outcome.summary,
   };
   if (tracer.unsupported) result.unsupported = tracer.unsupported;
+  if (tracer.splits.length > 0) result.share = tracer.splits.reduce((p, s) => p * (s.weight / s.total), 1);
+  traceSplits.set(result, tracer.splits);
   return result;
+}
+
+const traceSplits = new WeakMap<TraceResult, { options: number; taken: number }[]>();
+
+/**
+ * Every path a request can take through weighted splits (`--all-paths`): one trace per combination of
+ * destinations, each with its share of the traffic, at most `limit` paths.
+ */
+export function traceAllPaths(mesh: Mesh, input: TraceInput, limit = 64): TraceResult[] {
+  const out: TraceResult[] = [];
+  const explore = (prefix: number[]): void => {
+    if (out.length >= limit) return;
+    const result = traceRequest(mesh, { ...input, choices: prefix });
+    const splits = traceSplits.get(result) ?? [];
+    const next = splits[prefix.length];
+    if (!next) {
+      out.push(result);
+      return;
+    }
+    for (let i = 0; i < next.options; i++) explore([...prefix, i]);
+  };
+  explore([]);
+  return out;
 }
 
 function isAmbientDataPlane(w: Workload): boolean {
@@ -557,16 +590,25 @@ function takeRoute(
       service && service.hostname !== host && t.mesh.behaviour.externalNameAlias ? service.hostname : host;
     return { d, host: clusterHost, port: destPort, subset: d.destination.subset, weight: d.weight ?? 100 };
   });
-  const chosen = resolved.reduce(
-    (best, r) => (r.weight > best.weight ? r : best),
-    resolved[0] as (typeof resolved)[number],
-  );
+  const heaviest = resolved.reduce((best, r, i) => (r.weight > (resolved[best]?.weight ?? 0) ? i : best), 0);
+  const choice = resolved.length > 1 ? (t.choices[t.splits.length] ?? heaviest) : 0;
+  const chosen = resolved[Math.min(choice, resolved.length - 1)] as (typeof resolved)[number];
+  if (resolved.length > 1) {
+    t.splits.push({
+      options: resolved.length,
+      taken: choice,
+      weight: chosen.weight,
+      total: resolved.reduce((sum, r) => sum + r.weight, 0),
+    });
+  }
   if (resolved.length > 1) {
     t.at(hop).split = resolved.map((r) => ({
       cluster: `outbound|${r.port}|${r.subset ?? ''}|${r.host}`,
       weight: r.weight,
     }));
-    t.at(hop).notes.push(`weighted split; tracing the heaviest destination ${chosen.host}`);
+    t.at(hop).notes.push(
+      `weighted split; tracing ${choice === heaviest ? 'the heaviest' : 'the'} destination outbound|${chosen.port}|${chosen.subset ?? ''}|${chosen.host}`,
+    );
   }
   applyHeaders(t, chosen.d.headers);
   t.at(hop).authority = t.request.authority;
@@ -574,9 +616,12 @@ function takeRoute(
     t,
     proxy,
     hop,
-    chosen.subset
-      ? { host: chosen.host, port: chosen.port, subset: chosen.subset }
-      : { host: chosen.host, port: chosen.port },
+    {
+      host: chosen.host,
+      port: chosen.port,
+      subset: chosen.subset,
+      gatewaySemantics: vs.gatewaySemantics === true,
+    },
     scope,
     false,
     hostFallback,
@@ -593,7 +638,9 @@ function rewrite(t: Tracer, rule: HttpRule, matched: MatchedRule): void {
       path: t.request.path.replace(re, rw.uriRegexRewrite.rewrite.replace(/\\(\d)/g, '$$$1')),
     };
   } else if (rw.uri !== undefined) {
-    const prefix = matched.match?.uri?.prefix;
+    const prefix = rw.fullPath
+      ? undefined
+      : (matched.match?.uri?.prefix ?? matched.match?.uri?.pathSeparatedPrefix);
     const path = prefix !== undefined ? rw.uri + t.request.path.slice(prefix.length) : rw.uri;
     t.request = { ...t.request, path: path.replace(/\/\/+/g, '/') || '/' };
   }
@@ -623,13 +670,15 @@ function toCluster(
   t: Tracer,
   proxy: Workload,
   hop: number,
-  dest: { host: string; port: number; subset?: string },
+  dest: { host: string; port: number; subset?: string | undefined; gatewaySemantics?: boolean },
   scope: SidecarScope | undefined,
   tcp: boolean,
   hostFallback = true,
 ): Outcome {
   const clusterName = `outbound|${dest.port}|${dest.subset ?? ''}|${dest.host}`;
   t.at(hop).cluster = clusterName;
+  // A route to a cluster that does not exist: Envoy answers 503 NC, Gateway API routes 500 (§1.4).
+  const noCluster = dest.gatewaySemantics ? 500 : 503;
   const fail = (code: number, flags: string, why: string) => {
     t.reports.push(
       clientReport(t.mesh, {
@@ -652,14 +701,14 @@ function toCluster(
       : isExportedTo(service.exportTo, service.namespace, proxy.namespace));
   if (!service || !visible)
     return fail(
-      503,
+      noCluster,
       'NC',
       `cluster ${clusterName} does not exist (${dest.host} is not a Service visible here)`,
     );
   const servicePort = service.ports.find((p) => p.port === dest.port);
   if (!servicePort)
     return fail(
-      503,
+      noCluster,
       'NC',
       `cluster ${clusterName} does not exist (${service.hostname} has no port ${dest.port})`,
     );
@@ -681,7 +730,7 @@ function toCluster(
     : undefined;
   if (dest.subset && !subsetLabels)
     return fail(
-      503,
+      noCluster,
       'NC',
       `cluster ${clusterName} does not exist (no DestinationRule defines subset ${dest.subset})`,
     );
@@ -907,7 +956,7 @@ function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
     );
     return t.localReply(conn.senderHop, 503, 'UF', `TLS mismatch at ${w.namespace}/${w.name}:${conn.port}`);
   }
-  const decision = authorize(t, hop, w, conn);
+  const decision = authorize(t, hop, w, conn, proxy.gatewayApiName);
   if (!decision.allowed) {
     t.reports.push(
       clientReport(t.mesh, {

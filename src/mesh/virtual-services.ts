@@ -17,7 +17,13 @@ export interface HttpRule {
   route?: RouteDestination[];
   redirect?: { uri?: string; authority?: string; redirectCode?: number; scheme?: string };
   directResponse?: { status: number; body?: unknown };
-  rewrite?: { uri?: string; authority?: string; uriRegexRewrite?: { match: string; rewrite: string } };
+  /** `fullPath` (Gateway API ReplaceFullPath) replaces the whole path even after a prefix match. */
+  rewrite?: {
+    uri?: string;
+    authority?: string;
+    uriRegexRewrite?: { match: string; rewrite: string };
+    fullPath?: boolean;
+  };
   headers?: HeaderOperations;
   delegate?: unknown;
   fault?: { abort?: { httpStatus?: number; percentage?: { value?: number } } };
@@ -34,6 +40,8 @@ export interface StringMatch {
   exact?: string;
   prefix?: string;
   regex?: string;
+  /** Gateway API `PathPrefix`: whole path segments (`/a` matches `/a` and `/a/b`, not `/ab`). */
+  pathSeparatedPrefix?: string;
 }
 
 /** One `match[]` entry. */
@@ -74,6 +82,8 @@ export interface ResolvedVirtualService {
   source: KubeObject;
   /** Order key: creationTimestamp, then name, then namespace. */
   order: string;
+  /** Converted from a Gateway API route: Gateway API semantics apply (500 for a missing backend). */
+  gatewaySemantics?: boolean;
 }
 
 /** Istio's `resolveGatewayName`: `name` and `./name` → `<vsNs>/name`; `name.ns.svc.*` → `ns/name`; `mesh` kept. */
@@ -153,8 +163,15 @@ export function virtualServicesFor(
   const visible = all.filter(
     (vs) => vs.gateways.includes(gateway) && isExportedTo(vs.exportTo, vs.namespace, namespace),
   );
+  // Gateway API routes of the proxy's own namespace come first (PILOT_UNIFIED_SIDECAR_SCOPE).
   const rank = (vs: ResolvedVirtualService): number =>
-    vs.exportTo.includes('.') && vs.namespace === namespace ? 0 : vs.exportTo.includes(namespace) ? 1 : 2;
+    vs.gatewaySemantics && vs.namespace === namespace
+      ? -1
+      : vs.exportTo.includes('.') && vs.namespace === namespace
+        ? 0
+        : vs.exportTo.includes(namespace)
+          ? 1
+          : 2;
   return visible
     .map((vs, i) => ({ vs, i }))
     .sort((a, b) => rank(a.vs) - rank(b.vs) || a.i - b.i)

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { compileMesh, compileProxies } from '../../src/mesh/mesh.ts';
-import { traceRequest, TraceInputError } from '../../src/mesh/trace.ts';
+import { traceAllPaths, traceRequest, TraceInputError } from '../../src/mesh/trace.ts';
 import { bookinfo, istio, labelsOf, meshConfig, namespace, pod, service, trace } from '../mesh-fixtures.ts';
 
 const from = 'default/productpage-0';
@@ -493,6 +493,44 @@ describe('compiling and input errors', () => {
     assert.equal(
       labelsOf(trace(bookinfo(), { from, url: 'http://reviews:9080/' }), 'source')['source_workload'],
       'productpage-0',
+    );
+  });
+});
+
+describe('all paths of weighted splits', () => {
+  test('one trace per destination, shares summing to 1', () => {
+    const objects = [
+      ...bookinfo(),
+      pod('default', 'ratings'),
+      service('default', 'ratings', { ports: [{ name: 'http', port: 9080, targetPort: 9080 }] }),
+      vs('reviews', {
+        hosts: ['reviews'],
+        http: [
+          {
+            route: [
+              { destination: { host: 'reviews' }, weight: 75 },
+              { destination: { host: 'ratings' }, weight: 25 },
+            ],
+          },
+        ],
+      }),
+    ];
+    const mesh = compileMesh(Snapshot.of(objects));
+    const paths = traceAllPaths(mesh, { from, url: 'http://reviews:9080/' });
+    assert.deepEqual(
+      paths.map((p) => p.hops[0]?.cluster),
+      [
+        'outbound|9080||reviews.default.svc.cluster.local',
+        'outbound|9080||ratings.default.svc.cluster.local',
+      ],
+    );
+    assert.deepEqual(
+      paths.map((p) => p.share),
+      [0.75, 0.25],
+    );
+    assert.equal(
+      traceRequest(mesh, { from, url: 'http://reviews:9080/' }).hops[0]?.cluster,
+      'outbound|9080||reviews.default.svc.cluster.local',
     );
   });
 });

@@ -1,0 +1,336 @@
+/**
+ * The Gateway API as Istio runs it (istio-dataplane-semantics.md §1.7, §2, §5.4): Gateways of class `istio`
+ * become gateway proxies named `<gateway>-istio` with one server per listener; HTTPRoutes become route sets
+ * bound to the listeners they attach to (parent `Gateway`) or to `mesh` for a Service (parent `Service`),
+ * with every rule split into one route per match and sorted by Gateway API precedence.
+ */
+import { compareStrings, type KubeObject } from '../model/object.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+import { hostMatches } from './security.ts';
+import {
+  Mesh,
+  orderKey,
+  type HttpMatch,
+  type HttpRule,
+  type ResolvedVirtualService,
+  type StringMatch,
+} from './virtual-services.ts';
+import { ProxyKind, type Workload } from './workloads.ts';
+
+/** The GatewayClass of Istio's gateways, and of its waypoints. */
+export const IstioGatewayClass = 'istio';
+export const WaypointGatewayClass = 'istio-waypoint';
+
+type Listener = {
+  name: string;
+  port: number;
+  protocol: string;
+  hostname?: string;
+  allowedRoutes?: { namespaces?: { from?: string; selector?: { matchLabels?: Record<string, string> } } };
+};
+type ParentRef = {
+  group?: string;
+  kind?: string;
+  name: string;
+  namespace?: string;
+  sectionName?: string;
+  port?: number;
+};
+type RouteMatch = {
+  path?: { type?: string; value?: string };
+  headers?: { type?: string; name: string; value: string }[];
+  queryParams?: { type?: string; name: string; value: string }[];
+  method?: string;
+};
+type Filter = {
+  type: string;
+  requestHeaderModifier?: {
+    set?: { name: string; value: string }[];
+    add?: { name: string; value: string }[];
+    remove?: string[];
+  };
+  urlRewrite?: {
+    hostname?: string;
+    path?: { type: string; replaceFullPath?: string; replacePrefixMatch?: string };
+  };
+  requestRedirect?: { hostname?: string; path?: unknown; statusCode?: number; scheme?: string };
+};
+type BackendRef = {
+  group?: string;
+  kind?: string;
+  name: string;
+  namespace?: string;
+  port?: number;
+  weight?: number;
+  filters?: Filter[];
+};
+type RouteRule = { matches?: RouteMatch[]; filters?: Filter[]; backendRefs?: BackendRef[] };
+
+/** The listener-level name Istio gives each listener's internal gateway: `ns/gw~listener`. */
+export function listenerGatewayName(namespace: string, gateway: string, listener: string): string {
+  return `${namespace}/${gateway}~${listener}`;
+}
+
+/** Gateway API Gateways of class `istio`. */
+export function istioGateways(snapshot: Snapshot): KubeObject[] {
+  return snapshot
+    .list('gateway.networking.k8s.io', 'Gateway')
+    .filter(
+      (g) => (g['spec'] as { gatewayClassName?: string } | undefined)?.gatewayClassName === IstioGatewayClass,
+    );
+}
+
+/** The listeners of a Gateway. */
+export function listenersOf(gateway: KubeObject): Listener[] {
+  return ((gateway['spec'] as { listeners?: Listener[] } | undefined)?.listeners ?? []).filter(
+    (l) => typeof l.port === 'number',
+  );
+}
+
+/**
+ * Gateway pods for Gateways of class `istio` that the input has none for (manifests before they run): one
+ * pod `<gateway>-istio`, with the labels and service account Istio's deployment controller gives it.
+ */
+export function syntheticGatewayWorkloads(
+  snapshot: Snapshot,
+  workloads: readonly Workload[],
+  firstIp: number,
+): Workload[] {
+  const out: Workload[] = [];
+  for (const gateway of istioGateways(snapshot)) {
+    const namespace = gateway.metadata.namespace ?? 'default';
+    const name = gateway.metadata.name ?? '';
+    if (
+      workloads.some(
+        (w) => w.namespace === namespace && w.labels['gateway.networking.k8s.io/gateway-name'] === name,
+      )
+    )
+      continue;
+    const labels = {
+      'gateway.networking.k8s.io/gateway-name': name,
+      'istio.io/gateway-name': name,
+      'service.istio.io/canonical-name': `${name}-istio`,
+    };
+    const index = firstIp + out.length;
+    out.push({
+      namespace,
+      name: `${name}-istio`,
+      podName: `${name}-istio-synthetic`,
+      labels,
+      annotations: {},
+      serviceAccount: `${name}-istio`,
+      ip: `10.253.${Math.floor(index / 250)}.${(index % 250) + 2}`,
+      ipAssigned: true,
+      proxy: ProxyKind.Gateway,
+      tlsModeIstio: false,
+      canonicalService: `${name}-istio`,
+      canonicalRevision: 'latest',
+      containerPorts: new Map(),
+      object: gateway,
+    });
+  }
+  return out;
+}
+
+/** Does a listener let routes from `routeNamespace` attach (allowedRoutes.namespaces: Same, All, Selector)? */
+function listenerAllows(
+  snapshot: Snapshot,
+  listener: Listener,
+  gatewayNamespace: string,
+  routeNamespace: string,
+): boolean {
+  const from = listener.allowedRoutes?.namespaces?.from ?? 'Same';
+  if (from === 'All') return true;
+  if (from === 'Same') return routeNamespace === gatewayNamespace;
+  const selector = listener.allowedRoutes?.namespaces?.selector?.matchLabels ?? {};
+  const labels = snapshot.get('', 'Namespace', '', routeNamespace)?.metadata.labels ?? {};
+  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+/** HTTPRoutes as route sets: one per parent, hosts and binding resolved, rules split and sorted. */
+export function httpRouteVirtualServices(
+  snapshot: Snapshot,
+  clusterDomain: string,
+): ResolvedVirtualService[] {
+  const out: ResolvedVirtualService[] = [];
+  for (const route of snapshot.list('gateway.networking.k8s.io', 'HTTPRoute')) {
+    const namespace = route.metadata.namespace ?? 'default';
+    const spec = (route['spec'] ?? {}) as {
+      parentRefs?: ParentRef[];
+      hostnames?: string[];
+      rules?: RouteRule[];
+    };
+    const hostnames = spec.hostnames && spec.hostnames.length > 0 ? spec.hostnames : ['*'];
+    const http = sortRoutes(toRules(spec.rules ?? [], namespace, clusterDomain));
+    for (const parent of spec.parentRefs ?? []) {
+      const kind = parent.kind ?? 'Gateway';
+      const parentNamespace = parent.namespace ?? namespace;
+      if (kind === 'Service' && (parent.group ?? '') === '') {
+        const host = `${parent.name}.${parentNamespace}.svc.${clusterDomain}`;
+        const portScoped =
+          parent.port === undefined
+            ? http
+            : http.map((r) => ({
+                ...r,
+                match: (r.match ?? [{}]).map((m) => ({ ...m, port: parent.port as number })),
+              }));
+        // Mesh routes reach sidecars of the route's namespace and of the Service's namespace.
+        out.push(
+          resolved(route, namespace, [host], [Mesh], [...new Set([namespace, parentNamespace])], portScoped),
+        );
+        continue;
+      }
+      if (kind !== 'Gateway') continue;
+      const gateway = snapshot.get('gateway.networking.k8s.io', 'Gateway', parentNamespace, parent.name);
+      if (
+        !gateway ||
+        (gateway['spec'] as { gatewayClassName?: string }).gatewayClassName !== IstioGatewayClass
+      )
+        continue;
+      const attached = listenersOf(gateway).filter(
+        (l) =>
+          (parent.sectionName === undefined || parent.sectionName === l.name) &&
+          (parent.port === undefined || parent.port === l.port) &&
+          (l.protocol === 'HTTP' || l.protocol === 'HTTPS') &&
+          listenerAllows(snapshot, l, parentNamespace, namespace),
+      );
+      if (attached.length === 0) continue;
+      const hosts = [
+        ...new Set(attached.flatMap((l) => hostnames.flatMap((h) => intersect(l.hostname ?? '*', h)))),
+      ];
+      const gateways = attached.map((l) => listenerGatewayName(parentNamespace, parent.name, l.name));
+      if (hosts.length > 0) out.push(resolved(route, namespace, hosts, gateways, ['*'], http));
+    }
+  }
+  return out.sort((a, b) => compareStrings(a.order, b.order));
+}
+
+function resolved(
+  route: KubeObject,
+  namespace: string,
+  hosts: string[],
+  gateways: string[],
+  exportTo: string[],
+  http: HttpRule[],
+): ResolvedVirtualService {
+  return {
+    namespace,
+    name: route.metadata.name ?? '',
+    hosts,
+    gateways,
+    exportTo,
+    http,
+    source: route,
+    order: orderKey(route),
+    gatewaySemantics: true,
+  };
+}
+
+function intersect(a: string, b: string): string[] {
+  if (hostMatches(a, b)) return [b];
+  if (hostMatches(b, a)) return [a];
+  return [];
+}
+
+/** Each rule × match becomes one route with at most one match (Istio's conversion). */
+function toRules(rules: readonly RouteRule[], namespace: string, clusterDomain: string): HttpRule[] {
+  const out: HttpRule[] = [];
+  rules.forEach((rule, ruleIndex) => {
+    const matches =
+      rule.matches && rule.matches.length > 0 ? rule.matches : [{ path: { type: 'PathPrefix', value: '/' } }];
+    matches.forEach((m, matchIndex) => {
+      const converted: HttpRule = { name: `${namespace}/${ruleIndex}.${matchIndex}`, match: [toMatch(m)] };
+      applyFilters(converted, rule.filters ?? []);
+      const backends = rule.backendRefs ?? [];
+      if (!converted.redirect) {
+        converted.route = backends.map((b) => ({
+          destination: {
+            host:
+              (b.kind ?? 'Service') === 'Service'
+                ? `${b.name}.${b.namespace ?? namespace}.svc.${clusterDomain}`
+                : b.name,
+            ...(b.port !== undefined ? { port: { number: b.port } } : {}),
+          },
+          weight: b.weight ?? 1,
+        }));
+        if (backends.length === 0) converted.directResponse = { status: 500 };
+      }
+      out.push(converted);
+    });
+  });
+  return out;
+}
+
+function toMatch(m: RouteMatch): HttpMatch {
+  const match: HttpMatch = {};
+  const path = m.path ?? { type: 'PathPrefix', value: '/' };
+  const value = path.value ?? '/';
+  if (path.type === 'Exact') match.uri = { exact: value };
+  else if (path.type === 'RegularExpression') match.uri = { regex: value };
+  else match.uri = value === '/' ? { prefix: '/' } : { pathSeparatedPrefix: value.replace(/\/+$/, '') };
+  if (m.method) match.method = { exact: m.method };
+  const toStringMatch = (type: string | undefined, v: string): StringMatch =>
+    type === 'RegularExpression' ? { regex: v } : { exact: v };
+  if (m.headers?.length)
+    match.headers = Object.fromEntries(
+      m.headers.map((h) => [h.name.toLowerCase(), toStringMatch(h.type, h.value)]),
+    );
+  if (m.queryParams?.length)
+    match.queryParams = Object.fromEntries(
+      m.queryParams.map((q) => [q.name, toStringMatch(q.type, q.value)]),
+    );
+  return match;
+}
+
+function applyFilters(rule: HttpRule, filters: readonly Filter[]): void {
+  for (const f of filters) {
+    if (f.type === 'RequestHeaderModifier' && f.requestHeaderModifier) {
+      const m = f.requestHeaderModifier;
+      rule.headers = {
+        request: {
+          ...(m.set ? { set: Object.fromEntries(m.set.map((h) => [h.name, h.value])) } : {}),
+          ...(m.add ? { add: Object.fromEntries(m.add.map((h) => [h.name, h.value])) } : {}),
+          ...(m.remove ? { remove: m.remove } : {}),
+        },
+      };
+    } else if (f.type === 'URLRewrite' && f.urlRewrite) {
+      const p = f.urlRewrite.path;
+      rule.rewrite = {
+        ...(f.urlRewrite.hostname ? { authority: f.urlRewrite.hostname } : {}),
+        ...(p?.type === 'ReplaceFullPath' ? { uri: p.replaceFullPath ?? '/', fullPath: true } : {}),
+        ...(p?.type === 'ReplacePrefixMatch' ? { uri: p.replacePrefixMatch ?? '/' } : {}),
+      };
+    } else if (f.type === 'RequestRedirect' && f.requestRedirect) {
+      rule.redirect = {
+        redirectCode: f.requestRedirect.statusCode ?? 302,
+        ...(f.requestRedirect.hostname ? { authority: f.requestRedirect.hostname } : {}),
+      };
+    }
+  }
+}
+
+/** Gateway API precedence: Exact > prefix > regex, longer path, method, more headers, more query params; stable otherwise. */
+function sortRoutes(rules: HttpRule[]): HttpRule[] {
+  return sortByPrecedence(rules, (r) => r);
+}
+
+/** Sorts items holding converted rules by Gateway API precedence (stable). */
+export function sortByPrecedence<T>(items: readonly T[], ruleOf: (item: T) => HttpRule): T[] {
+  const rank = (r: HttpRule): number[] => {
+    const m = r.match?.[0] ?? {};
+    const uri = m.uri ?? {};
+    const type = uri.exact !== undefined ? 0 : uri.regex !== undefined ? 2 : 1;
+    const length = (uri.exact ?? uri.pathSeparatedPrefix ?? uri.prefix ?? uri.regex ?? '').length;
+    return [
+      type,
+      -length,
+      m.method ? 0 : 1,
+      -Object.keys(m.headers ?? {}).length,
+      -Object.keys(m.queryParams ?? {}).length,
+    ];
+  };
+  return items
+    .map((item, i) => ({ item, i, key: rank(ruleOf(item)) }))
+    .sort((a, b) => a.key.reduce((d, v, k) => d || v - (b.key[k] ?? 0), 0) || a.i - b.i)
+    .map((x) => x.item);
+}
