@@ -44,7 +44,7 @@ export function serviceCandidate(
   cd: string,
   absolute: boolean,
 ): string | undefined {
-  const suffix = `.svc.${cd}`;
+  const suffix = cd === 'cluster.local' ? '.svc.cluster.local' : `.svc.${cd}`;
   if (bare.endsWith(suffix)) {
     const head = bare.slice(0, -suffix.length);
     const dot = head.indexOf('.');

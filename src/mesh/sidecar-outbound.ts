@@ -30,6 +30,8 @@ export interface SidecarScope {
   sidecar?: string;
   services: MeshService[];
   serviceSet: ReadonlySet<MeshService>;
+  /** The scope sees every service of the mesh (no export or Sidecar restriction). */
+  seesAll: boolean;
   /** Ports on which some visible service speaks HTTP (a `0.0.0.0:<port>` HTTP listener exists). */
   httpPorts: ReadonlySet<number>;
   virtualServices: ResolvedVirtualService[];
@@ -101,6 +103,7 @@ export function sidecarScopeOf(mesh: Mesh, workload: Workload): SidecarScope {
     key,
     services,
     serviceSet: new Set(services),
+    seesAll: services.length === mesh.services.length,
     httpPorts,
     virtualServices,
     outboundTrafficPolicy:
@@ -141,6 +144,11 @@ function egressImports(entry: string, ownNamespace: string, namespace: string, h
   return nsOk && (host === '*' || hostMatches(host, hostname));
 }
 
+/** Is the service visible in the scope? */
+export function sees(scope: SidecarScope, service: MeshService): boolean {
+  return scope.seesAll || scope.serviceSet.has(service);
+}
+
 /** The listener of a connection to `ip:port` (§1.1): a VIP listener for TCP and sniffed ports, `0.0.0.0:<port>` for HTTP. */
 export function outboundListener(
   mesh: Mesh,
@@ -149,7 +157,7 @@ export function outboundListener(
   port: number,
 ): OutboundListener {
   const service = mesh.serviceByVip.get(ip);
-  const visible = service && scope.serviceSet.has(service) ? service : undefined;
+  const visible = service && sees(scope, service) ? service : undefined;
   const servicePort = visible?.ports.find((p) => p.port === port);
   if (visible && servicePort && !isHttpProtocol(servicePort.protocol)) {
     if (servicePort.protocol === Protocol.Unsupported) {
@@ -192,9 +200,7 @@ function servicesForHost(
   if (!mesh.behaviour.aliasHostsAreRegistryServices) return [];
   // From 1.24 an alias that declares the port is a registry service for VirtualService hosts (S7).
   const alias = mesh.serviceByHostname.get(host);
-  return alias?.type === 'ExternalName' &&
-    scope.serviceSet.has(alias) &&
-    alias.ports.some((p) => p.port === port)
+  return alias?.type === 'ExternalName' && sees(scope, alias) && alias.ports.some((p) => p.port === port)
     ? [alias]
     : [];
 }

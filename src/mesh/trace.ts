@@ -18,6 +18,7 @@ import { serviceForHost, type Mesh } from './mesh.ts';
 import { MtlsMode } from './security.ts';
 import { isExportedTo, type MeshService } from './services.ts';
 import {
+  sees,
   hostWithoutPort,
   outboundListener,
   selectVirtualHost,
@@ -196,33 +197,24 @@ const MaxHops = 12;
 /** Traces one request through the mesh. */
 export function traceRequest(mesh: Mesh, input: TraceInput): TraceResult {
   const method = (input.method ?? 'GET').toUpperCase();
-  let url: URL;
-  try {
-    url = new URL(input.url);
-  } catch {
-    throw new TraceInputError(
-      `--url ${JSON.stringify(input.url)} is not a URL (write it as http://host[:port]/path)`,
-    );
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new TraceInputError(`--url: only http and https are traced, got ${url.protocol}`);
+  const url = parseUrl(input.url);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(input.headers ?? {})) headers[k.toLowerCase()] = v;
-  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  const port = url.port ?? (url.scheme === 'https' ? 443 : 80);
   const request: HttpRequest = {
     method,
-    scheme: url.protocol.slice(0, -1),
-    authority: headers['host'] ?? url.host,
-    path: decodeURIComponent(url.pathname) || '/',
-    query: Object.fromEntries(url.searchParams.entries()),
+    scheme: url.scheme,
+    authority: headers['host'] ?? url.authority,
+    path: url.path,
+    query: url.query,
     headers,
   };
   const tracer = new Tracer(mesh, request);
   tracer.choices = input.choices ?? [];
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const host = url.host;
   let outcome: Outcome;
   if (input.from === 'external') {
-    outcome = fromExternal(tracer, host, port, url.protocol === 'https:');
+    outcome = fromExternal(tracer, host, port, url.scheme === 'https');
   } else {
     const client = findWorkload(mesh, input.from);
     if (isAmbientDataPlane(client)) tracer.unsupported = AmbientUnsupported;
@@ -272,6 +264,72 @@ export function traceAllPaths(mesh: Mesh, input: TraceInput, limit = 64): TraceR
 
 function isAmbientDataPlane(w: Workload): boolean {
   return w.proxy === 'ambient' || w.proxy === 'waypoint' || w.proxy === 'ztunnel';
+}
+
+/** The parts of a request URL the trace needs. */
+interface ParsedUrl {
+  scheme: 'http' | 'https';
+  /** Host name (IPv6 without brackets). */
+  host: string;
+  /** The port when the URL names a non-default one. */
+  port: number | undefined;
+  /** `host[:port]` as a client sends it in the Host header (default port left out). */
+  authority: string;
+  path: string;
+  query: Record<string, string>;
+}
+
+/** URLs of this shape parse the same by hand as by WHATWG URL (lower-case host, no dot segments, query or escapes). */
+const plainUrl =
+  /^(https?):\/\/([a-z0-9-]+(?:\.[a-z0-9-]+)*)(?::(\d{1,5}))?(\/[A-Za-z0-9_~!$&'()*+,;=:@/-]*)?$/;
+
+/** Parses an http(s) URL; throws TraceInputError for anything else. */
+export function parseUrl(text: string): ParsedUrl {
+  const plain = plainUrl.exec(text);
+  // WHATWG reads a host whose last label is a number as IPv4 (`0` is 0.0.0.0): such hosts take the full parser.
+  const lastLabel = plain?.[2]?.slice((plain[2] ?? '').lastIndexOf('.') + 1) ?? '';
+  if (plain && !/^(\d+|0x[0-9a-f]*)$/.test(lastLabel) && !/\/\.\.?(\/|$)/.test(plain[4] ?? '')) {
+    const scheme = plain[1] as 'http' | 'https';
+    const host = plain[2] as string;
+    const explicit = plain[3] === undefined ? undefined : Number(plain[3]);
+    const port = explicit === (scheme === 'https' ? 443 : 80) ? undefined : explicit;
+    return {
+      scheme,
+      host,
+      port,
+      authority: port === undefined ? host : `${host}:${port}`,
+      path: plain[4] ?? '/',
+      query: {},
+    };
+  }
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new TraceInputError(
+      `--url ${JSON.stringify(text)} is not a URL (write it as http://host[:port]/path)`,
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TraceInputError(`--url: only http and https are traced, got ${url.protocol}`);
+  return {
+    scheme: url.protocol === 'https:' ? 'https' : 'http',
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: url.port ? Number(url.port) : undefined,
+    authority: url.host,
+    path: decodePath(url.pathname) || '/',
+    query: url.search ? Object.fromEntries(url.searchParams.entries()) : {},
+  };
+}
+
+/** The path with percent-escapes decoded; a path that does not decode stays as sent. */
+function decodePath(path: string): string {
+  if (!path.includes('%')) return path;
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 /** The workload named `ns/name` (a Deployment, StatefulSet, DaemonSet or Pod); the error names the closest ones. */
@@ -588,7 +646,14 @@ function takeRoute(
     const destPort = d.destination.port?.number ?? onlyPort ?? port;
     const clusterHost =
       service && service.hostname !== host && t.mesh.behaviour.externalNameAlias ? service.hostname : host;
-    return { d, host: clusterHost, port: destPort, subset: d.destination.subset, weight: d.weight ?? 100 };
+    return {
+      d,
+      host: clusterHost,
+      port: destPort,
+      subset: d.destination.subset,
+      weight: d.weight ?? 100,
+      service,
+    };
   });
   const heaviest = resolved.reduce((best, r, i) => (r.weight > (resolved[best]?.weight ?? 0) ? i : best), 0);
   const choice = resolved.length > 1 ? (t.choices[t.splits.length] ?? heaviest) : 0;
@@ -670,7 +735,13 @@ function toCluster(
   t: Tracer,
   proxy: Workload,
   hop: number,
-  dest: { host: string; port: number; subset?: string | undefined; gatewaySemantics?: boolean },
+  dest: {
+    host: string;
+    port: number;
+    subset?: string | undefined;
+    gatewaySemantics?: boolean;
+    service?: MeshService | undefined;
+  },
   scope: SidecarScope | undefined,
   tcp: boolean,
   hostFallback = true,
@@ -693,11 +764,12 @@ function toCluster(
     );
     return t.localReply(hop, code, flags, why);
   };
-  const service = serviceForHost(t.mesh, dest.host);
+  // The route step already resolved the destination's service; the catch-all and TCP paths look it up here.
+  const service = 'service' in dest ? dest.service : serviceForHost(t.mesh, dest.host);
   const visible =
     service &&
     (scope
-      ? scope.serviceSet.has(service) || aliasVisible(t.mesh, scope, dest.host)
+      ? sees(scope, service) || aliasVisible(t.mesh, scope, dest.host)
       : isExportedTo(service.exportTo, service.namespace, proxy.namespace));
   if (!service || !visible)
     return fail(
@@ -772,7 +844,7 @@ function toCluster(
 
 function aliasVisible(mesh: Mesh, scope: SidecarScope, host: string): boolean {
   const alias = mesh.serviceByHostname.get(host);
-  return alias !== undefined && scope.serviceSet.has(alias);
+  return alias !== undefined && sees(scope, alias);
 }
 
 function subsetLabelsOf(
