@@ -171,11 +171,14 @@ export function ruleMatches(rule: AuthzRule, request: AuthzRequest, policyNamesp
   return (rule.when ?? []).every((c) => conditionMatches(c, request));
 }
 
-function positive(values: string[] | undefined, test: (v: string) => boolean): boolean {
-  return values === undefined || values.some(test);
-}
-function negative(values: string[] | undefined, test: (v: string) => boolean): boolean {
-  return values === undefined || !values.some(test);
+/** Every field and its `not` twin: some value of the field matches (when set), no value of the twin does. */
+function fieldsMatch(
+  fields: [string[] | undefined, string[] | undefined, (v: string) => boolean][],
+): boolean {
+  return fields.every(
+    ([values, notValues, test]) =>
+      (values === undefined || values.some(test)) && (notValues === undefined || !notValues.some(test)),
+  );
 }
 
 /** Istio string matching: exact, `prefix*`, `*suffix`, `*` (any non-empty value). */
@@ -203,20 +206,14 @@ function sourceMatches(s: Source, r: AuthzRequest, policyNamespace: string): boo
   };
   const ip = (block: string) => ipInBlock(r.sourceIp, block);
   const reqPrincipal = (p: string) => wildcardMatches(p, r.requestPrincipal);
-  return (
-    positive(s.principals, principal) &&
-    negative(s.notPrincipals, principal) &&
-    positive(s.namespaces, ns) &&
-    negative(s.notNamespaces, ns) &&
-    positive(s.serviceAccounts, sa) &&
-    negative(s.notServiceAccounts, sa) &&
-    positive(s.ipBlocks, ip) &&
-    negative(s.notIpBlocks, ip) &&
-    positive(s.remoteIpBlocks, ip) &&
-    negative(s.notRemoteIpBlocks, ip) &&
-    positive(s.requestPrincipals, reqPrincipal) &&
-    negative(s.notRequestPrincipals, reqPrincipal)
-  );
+  return fieldsMatch([
+    [s.principals, s.notPrincipals, principal],
+    [s.namespaces, s.notNamespaces, ns],
+    [s.serviceAccounts, s.notServiceAccounts, sa],
+    [s.ipBlocks, s.notIpBlocks, ip],
+    [s.remoteIpBlocks, s.notRemoteIpBlocks, ip],
+    [s.requestPrincipals, s.notRequestPrincipals, reqPrincipal],
+  ]);
 }
 
 function operationMatches(o: Operation, r: AuthzRequest): boolean {
@@ -224,16 +221,12 @@ function operationMatches(o: Operation, r: AuthzRequest): boolean {
   const port = (p: string) => p === String(r.port);
   const method = (m: string) => wildcardMatches(m, r.method);
   const path = (p: string) => pathMatches(p, r.path);
-  return (
-    positive(o.hosts, host) &&
-    negative(o.notHosts, host) &&
-    positive(o.ports, port) &&
-    negative(o.notPorts, port) &&
-    positive(o.methods, method) &&
-    negative(o.notMethods, method) &&
-    positive(o.paths, path) &&
-    negative(o.notPaths, path)
-  );
+  return fieldsMatch([
+    [o.hosts, o.notHosts, host],
+    [o.ports, o.notPorts, port],
+    [o.methods, o.notMethods, method],
+    [o.paths, o.notPaths, path],
+  ]);
 }
 
 /** Path matching: wildcards as for strings, plus `{*}` (one segment) and `{**}` (any rest) templates. */
@@ -252,7 +245,7 @@ function conditionMatches(c: Condition, r: AuthzRequest): boolean {
   const value = conditionValue(c.key, r);
   const test = (v: string) =>
     c.key.endsWith('.ip') ? value !== undefined && ipInBlock(value, v) : wildcardMatches(v, value);
-  return positive(c.values, test) && negative(c.notValues, test);
+  return fieldsMatch([[c.values, c.notValues, test]]);
 }
 
 function conditionValue(key: string, r: AuthzRequest): string | undefined {

@@ -183,6 +183,30 @@ class Tracer {
     return this.hops[index] as Hop;
   }
 
+  /** A proxy answers itself before any upstream: its report has no cluster (Host fallback where it applies). */
+  replyWithoutUpstream(
+    hop: number,
+    proxy: Workload,
+    hostFallback: boolean,
+    code: number,
+    flags: string,
+    summary: string,
+    tcp = false,
+  ): Outcome {
+    this.reports.push(
+      clientReport(this.mesh, {
+        proxy,
+        hostFallback,
+        authority: this.request.authority,
+        cluster: { kind: 'none' },
+        mtls: false,
+        hop,
+        tcp,
+      }),
+    );
+    return this.localReply(hop, code, flags, summary);
+  }
+
   localReply(hop: number, code: number, flags: string, summary: string): Outcome {
     if (hop >= 0) {
       this.at(hop).code = code;
@@ -517,18 +541,10 @@ function sidecarOutbound(t: Tracer, client: Workload, host: string, port: number
   };
   const matched = firstMatchingRule(vhost.rules, t.request, context);
   if (!matched) {
-    t.reports.push(
-      clientReport(t.mesh, {
-        proxy: client,
-        hostFallback: true,
-        authority: t.request.authority,
-        cluster: { kind: 'none' },
-        mtls: false,
-        hop,
-      }),
-    );
-    return t.localReply(
+    return t.replyWithoutUpstream(
       hop,
+      client,
+      true,
       404,
       'NR',
       `no route of VirtualService ${vs.namespace}/${vs.name} matches ${t.request.method} ${t.request.path}`,
@@ -604,29 +620,17 @@ function takeRoute(
 ): Outcome {
   const { rule } = matched;
   t.at(hop).route = rule.name ?? `${vs.namespace}/${vs.name}#http[${matched.index}]`;
-  const replyReport = () =>
-    t.reports.push(
-      clientReport(t.mesh, {
-        proxy,
-        hostFallback,
-        authority: t.request.authority,
-        cluster: { kind: 'none' },
-        mtls: false,
-        hop,
-      }),
-    );
+  const reply = (code: number, flags: string, why: string) =>
+    t.replyWithoutUpstream(hop, proxy, hostFallback, code, flags, why);
   if (rule.redirect) {
-    replyReport();
-    return t.localReply(hop, rule.redirect.redirectCode ?? 301, '-', `redirected by ${t.at(hop).route}`);
+    return reply(rule.redirect.redirectCode ?? 301, '-', `redirected by ${t.at(hop).route}`);
   }
   if (rule.directResponse) {
-    replyReport();
-    return t.localReply(hop, rule.directResponse.status, '-', `direct response from ${t.at(hop).route}`);
+    return reply(rule.directResponse.status, '-', `direct response from ${t.at(hop).route}`);
   }
   const abort = rule.fault?.abort;
   if (abort?.httpStatus !== undefined && (abort.percentage?.value ?? 100) >= 100) {
-    replyReport();
-    return t.localReply(hop, abort.httpStatus, 'FI', `fault injection aborts with ${abort.httpStatus}`);
+    return reply(abort.httpStatus, 'FI', `fault injection aborts with ${abort.httpStatus}`);
   }
   rewrite(t, rule, matched);
   applyHeaders(t, rule.headers);
@@ -636,8 +640,7 @@ function takeRoute(
     (d) => (d.weight ?? (rule.route?.length === 1 ? 100 : 0)) > 0 || rule.route?.length === 1,
   );
   if (destinations.length === 0) {
-    replyReport();
-    return t.localReply(hop, 503, 'NC', `${t.at(hop).route} has no destination`);
+    return reply(503, 'NC', `${t.at(hop).route} has no destination`);
   }
   const resolved = destinations.map((d) => {
     const host = resolveShortName(d.destination.host, vs.namespace, t.mesh.clusterDomain);
@@ -750,20 +753,8 @@ function toCluster(
   t.at(hop).cluster = clusterName;
   // A route to a cluster that does not exist: Envoy answers 503 NC, Gateway API routes 500 (§1.4).
   const noCluster = dest.gatewaySemantics ? 500 : 503;
-  const fail = (code: number, flags: string, why: string) => {
-    t.reports.push(
-      clientReport(t.mesh, {
-        proxy,
-        hostFallback,
-        authority: t.request.authority,
-        cluster: { kind: 'none' },
-        mtls: false,
-        hop,
-        tcp,
-      }),
-    );
-    return t.localReply(hop, code, flags, why);
-  };
+  const fail = (code: number, flags: string, why: string) =>
+    t.replyWithoutUpstream(hop, proxy, hostFallback, code, flags, why, tcp);
   // The route step already resolved the destination's service; the catch-all and TCP paths look it up here.
   const service = 'service' in dest ? dest.service : serviceForHost(t.mesh, dest.host);
   const visible =
@@ -1030,37 +1021,17 @@ function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
   }
   const decision = authorize(t, hop, w, conn, proxy.gatewayApiName);
   if (!decision.allowed) {
-    t.reports.push(
-      clientReport(t.mesh, {
-        proxy: w,
-        hostFallback: false,
-        authority: t.request.authority,
-        cluster: { kind: 'none' },
-        mtls: false,
-        hop,
-      }),
-    );
-    return t.localReply(
+    return t.replyWithoutUpstream(
       hop,
+      w,
+      false,
       403,
       '-',
       `RBAC: access denied at gateway ${w.namespace}/${w.name}: ${decision.reason}`,
     );
   }
   const vhost = pickDomain(table.virtualHosts, hostWithoutPort(t.request.authority).toLowerCase());
-  const noRoute = (why: string) => {
-    t.reports.push(
-      clientReport(t.mesh, {
-        proxy: w,
-        hostFallback: false,
-        authority: t.request.authority,
-        cluster: { kind: 'none' },
-        mtls: false,
-        hop,
-      }),
-    );
-    return t.localReply(hop, 404, 'NR', why);
-  };
+  const noRoute = (why: string) => t.replyWithoutUpstream(hop, w, false, 404, 'NR', why);
   if (!vhost)
     return noRoute(
       `gateway ${w.namespace}/${w.name} has no virtual host for ${hostWithoutPort(t.request.authority)} on ${table.name}`,
