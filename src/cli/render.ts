@@ -1,8 +1,9 @@
 /** `kfmesh render`: prints the objects kfmesh would apply for the given state. */
-import { formatObjectProblem } from '../model/errors.ts';
+import { formatObjectProblem, formatProblem } from '../model/errors.ts';
+import type { Finding } from '../model/finding.ts';
 import { OutputFormat, serialize } from '../model/serialize.ts';
 import { desiredState, MeshMode } from '../render/desired-state.ts';
-import { ExitCode, oneOf, runCommand, snapshotFrom, UsageError, type Streams } from './io.ts';
+import { ExitCode, oneOf, runCommand, snapshotFrom, type Streams } from './io.ts';
 
 /** Options of `kfmesh render` as parsed from the command line. */
 export interface RenderFlags {
@@ -17,11 +18,6 @@ export function renderCommand(paths: string[], flags: RenderFlags, streams: Stre
   return runCommand(streams, async () => {
     const mode = oneOf('--mode', flags.mode, Object.values(MeshMode));
     const format = oneOf('-o', flags.output, Object.values(OutputFormat));
-    if (mode === MeshMode.Ambient) {
-      throw new UsageError(
-        '--mode ambient: rendering for ambient mode is not available in this version yet; use --mode sidecar',
-      );
-    }
     const snapshot = await snapshotFrom(paths, streams);
     const result = desiredState(snapshot, {
       mode,
@@ -30,6 +26,18 @@ export function renderCommand(paths: string[], flags: RenderFlags, streams: Stre
     });
     streams.stdout(serialize(result.objects, format));
     for (const problem of result.problems) streams.stderr(`kfmesh: ${formatObjectProblem(problem)}\n`);
+    for (const finding of result.findings)
+      streams.stderr(`kfmesh: ${finding.severity}: ${formatFinding(finding)}\n`);
     return result.problems.length > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
   });
+}
+
+/** One line for a finding: where, what, the code, and the fix. */
+function formatFinding(finding: Finding): string {
+  const context = {
+    object: finding.object,
+    ...(finding.location ? { location: finding.location } : {}),
+    ...(finding.field ? { field: finding.field } : {}),
+  };
+  return `${formatProblem(context, finding.message)} [${finding.code}]${finding.fix ? `; fix: ${finding.fix}` : ''}`;
 }

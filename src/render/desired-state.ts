@@ -1,20 +1,33 @@
 /**
- * The desired state: every object kfmesh would apply for a snapshot, in one mode. `kfmesh render` prints
- * it and the controller applies it; both call `desiredState`.
+ * The desired state: every object kfmesh would apply for a snapshot. `kfmesh render` prints it and the
+ * controller applies it; both call `desiredState`. The mode is chosen per namespace: `--mode` is the
+ * default and a namespace label `kfmesh.io/mode: sidecar|ambient` overrides it, so a platform can move one
+ * namespace at a time.
  */
 import type { ObjectProblem } from '../model/errors.ts';
+import type { Finding } from '../model/finding.ts';
 import type { InferenceService } from '../model/inference-service.ts';
 import { compareRefs, refOf, type KubeObject } from '../model/object.ts';
+import { managedByLabels, ownerReferenceTo } from '../model/ownership.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import { kserveConfigFrom } from '../kserve/config.ts';
+import { DataplaneModeLabel, hasWaypoint, UseWaypointLabel, waypointFor } from '../ambient/waypoint.ts';
+import { ambientInferenceServiceObjects, serverlessInAmbientFinding } from '../kserve/ambient.ts';
+import { isKnativeMode, kserveConfigFrom } from '../kserve/config.ts';
 import { isInferenceService, renderInferenceService, type InferenceServiceRender } from '../kserve/render.ts';
+import { kubeflowConfigFrom } from '../kubeflow/config.ts';
+import { notebookRouteFor } from '../kubeflow/notebook.ts';
+import { profileObjects } from '../kubeflow/profile.ts';
 
 /** The data-plane modes kfmesh renders for. */
 export const MeshMode = { Sidecar: 'sidecar', Ambient: 'ambient' } as const;
 export type MeshMode = (typeof MeshMode)[keyof typeof MeshMode];
 
+/** The namespace label that picks a namespace's mode. */
+export const ModeLabel = 'kfmesh.io/mode';
+
 /** Options of rendering. */
 export interface RenderOptions {
+  /** The default mode of namespaces without the mode label. */
   mode: MeshMode;
   /** The cluster domain (`cluster.local` by default). */
   clusterDomain?: string;
@@ -22,12 +35,15 @@ export interface RenderOptions {
   meshGateway?: boolean;
 }
 
-/** The rendered objects (sorted by group, kind, namespace, name) and the objects that could not be rendered. */
+/** The rendered objects (sorted by group, kind, namespace, name), the objects that could not be rendered, and findings. */
 export interface RenderResult {
   objects: KubeObject[];
   problems: ObjectProblem[];
+  findings: Finding[];
   /** Per InferenceService (`namespace/name`): its mode and status, for the controller and the console. */
   inferenceServices: Map<string, InferenceServiceRender>;
+  /** The mode each namespace with generated objects was rendered in. */
+  modes: Map<string, MeshMode>;
 }
 
 /**
@@ -35,22 +51,95 @@ export interface RenderResult {
  * unusable (nothing can be rendered); problems of single objects come back in `problems`.
  */
 export function desiredState(snapshot: Snapshot, options: RenderOptions): RenderResult {
-  const config = kserveConfigFrom(snapshot, options.clusterDomain ?? 'cluster.local');
+  const clusterDomain = options.clusterDomain ?? 'cluster.local';
+  const config = kserveConfigFrom(snapshot, clusterDomain);
+  const kubeflow = kubeflowConfigFrom(snapshot);
   const objects: KubeObject[] = [];
   const problems: ObjectProblem[] = [];
+  const findings: Finding[] = [];
+  const modes = new Map<string, MeshMode>();
+  const modeOf = (namespace: string): MeshMode => {
+    const known = modes.get(namespace);
+    if (known) return known;
+    const nsObject = snapshot.get('', 'Namespace', '', namespace);
+    const label = nsObject?.metadata.labels?.[ModeLabel];
+    let mode = options.mode;
+    if (label === MeshMode.Sidecar || label === MeshMode.Ambient) mode = label;
+    else if (label !== undefined && nsObject) {
+      problems.push({
+        context: {
+          location: snapshot.locate(nsObject, ['metadata', 'labels', ModeLabel]),
+          object: refOf(nsObject),
+          field: `metadata.labels.${ModeLabel}`,
+        },
+        message: `expected sidecar or ambient, got ${JSON.stringify(label)}; using ${options.mode}`,
+      });
+    }
+    modes.set(namespace, mode);
+    return mode;
+  };
+
+  const profileNamespaces = new Set<string>();
+  for (const profile of snapshot.list('kubeflow.org', 'Profile')) {
+    const namespace = profile.metadata.name ?? '';
+    profileNamespaces.add(namespace);
+    objects.push(...profileObjects(profile, { ...kubeflow }, modeOf(namespace)));
+  }
+  for (const notebook of snapshot.list('kubeflow.org', 'Notebook')) {
+    objects.push(
+      notebookRouteFor(notebook, kubeflow, modeOf(notebook.metadata.namespace ?? 'default'), clusterDomain),
+    );
+  }
+
   const inferenceServices = new Map<string, InferenceServiceRender>();
+  const ambientModelNamespaces = new Set<string>();
   for (const object of snapshot.all()) {
     if (!isInferenceService(object)) continue;
     const isvc = withDefaultNamespace(object);
+    const namespace = isvc.metadata.namespace ?? 'default';
     const result = renderInferenceService(isvc, config, snapshot, {
       meshGateway: options.meshGateway ?? true,
     });
-    inferenceServices.set(`${isvc.metadata.namespace}/${isvc.metadata.name}`, result);
+    inferenceServices.set(`${namespace}/${isvc.metadata.name}`, result);
     objects.push(...result.objects);
     if (result.problem) problems.push(result.problem);
+    if (!result.mode || modeOf(namespace) !== MeshMode.Ambient) continue;
+    if (isKnativeMode(result.mode)) {
+      findings.push({ ...serverlessInAmbientFinding(isvc), ...locationOf(snapshot, object) });
+    } else {
+      objects.push(...ambientInferenceServiceObjects(isvc));
+      ambientModelNamespaces.add(namespace);
+    }
+  }
+  // A model namespace in ambient mode that is not a Profile's gets the ambient labels and a waypoint if it has none.
+  for (const namespace of ambientModelNamespaces) {
+    if (profileNamespaces.has(namespace)) continue;
+    const nsObject = snapshot.get('', 'Namespace', '', namespace) ?? {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: namespace },
+    };
+    const meta: KubeObject['metadata'] = {
+      name: namespace,
+      labels: {
+        [DataplaneModeLabel]: 'ambient',
+        [UseWaypointLabel]: kubeflow.waypointName,
+        ...managedByLabels(nsObject),
+      },
+    };
+    const owners = ownerReferenceTo(nsObject, undefined);
+    if (owners) meta.ownerReferences = owners;
+    objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: meta });
+    if (!hasWaypoint(snapshot.all(), namespace))
+      objects.push(waypointFor(namespace, kubeflow.waypointName, nsObject));
   }
   objects.sort((a, b) => compareRefs(refOf(a), refOf(b)));
-  return { objects, problems, inferenceServices };
+  return { objects, problems, findings, inferenceServices, modes };
+}
+
+function locationOf(snapshot: Snapshot, object: KubeObject): { location?: NonNullable<Finding['location']> } {
+  const location = snapshot.locate(object);
+  return location ? { location } : {};
 }
 
 /** An object without a namespace is applied to `default`, as kubectl does. */

@@ -1,0 +1,119 @@
+/**
+ * Kubeflow's mesh settings, read from the objects a cluster has: the profile controller's ConfigMap
+ * (`USERID_HEADER`, `USERID_PREFIX`, `ISTIO_INGRESS_GATEWAY_PRINCIPAL`, `NOTEBOOK_CONTROLLER_PRINCIPAL`,
+ * `KFP_UI_PRINCIPAL`; any ConfigMap whose name starts with `profiles-config`), its namespace-labels file
+ * (ConfigMap `namespace-labels-data`, key `namespace-labels.yaml`), and kfmesh's own ConfigMap `kfmesh`
+ * (`gatewayApiIngress: ns/name`, `waypointName`). Defaults are the ones Kubeflow's manifests ship.
+ */
+import { parse } from 'yaml';
+import { InputError } from '../model/errors.ts';
+import { isPlainObject, refOf, type KubeObject } from '../model/object.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+
+/** The settings that shape Kubeflow's mesh objects. */
+export interface KubeflowConfig {
+  userIdHeader: string;
+  userIdPrefix: string;
+  /** The Istio ingress gateway's identity (sidecar mode). */
+  ingressGatewayPrincipal: string;
+  notebookControllerPrincipal: string;
+  kfpUiPrincipal: string;
+  /** Labels the profile controller adds to namespaces (`""` removes a key). */
+  namespaceLabels: Record<string, string>;
+  /** The Istio Gateway notebooks are served through in sidecar mode. */
+  istioGateway: string;
+  /** The Gateway API ingress Gateway of ambient mode (`ns/name`, class istio). */
+  gatewayApiIngress: { namespace: string; name: string };
+  /** The name of each user namespace's waypoint. */
+  waypointName: string;
+  trustDomain: string;
+}
+
+/** Kubeflow's shipped defaults. */
+export const defaultKubeflowConfig: KubeflowConfig = {
+  userIdHeader: 'kubeflow-userid',
+  userIdPrefix: '',
+  ingressGatewayPrincipal: 'cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account',
+  notebookControllerPrincipal: 'cluster.local/ns/kubeflow/sa/notebook-controller-service-account',
+  kfpUiPrincipal: 'cluster.local/ns/kubeflow/sa/ml-pipeline-ui',
+  namespaceLabels: {},
+  istioGateway: 'kubeflow/kubeflow-gateway',
+  gatewayApiIngress: { namespace: 'kubeflow', name: 'kubeflow-gateway' },
+  waypointName: 'waypoint',
+  trustDomain: 'cluster.local',
+};
+
+/** The identity Istio gives a Gateway API gateway of class istio: service account `<name>-istio`. */
+export function gatewayApiIngressPrincipal(config: KubeflowConfig): string {
+  return `${config.trustDomain}/ns/${config.gatewayApiIngress.namespace}/sa/${config.gatewayApiIngress.name}-istio`;
+}
+
+/** Reads the Kubeflow settings; a malformed value is an InputError naming the ConfigMap and key. */
+export function kubeflowConfigFrom(snapshot: Snapshot): KubeflowConfig {
+  const configMaps = snapshot.list('', 'ConfigMap');
+  const config: KubeflowConfig = { ...defaultKubeflowConfig, namespaceLabels: {} };
+  const dataOf = (cm: KubeObject) => (cm['data'] ?? {}) as Record<string, unknown>;
+  const profiles = configMaps.find((cm) => (cm.metadata.name ?? '').startsWith('profiles-config'));
+  if (profiles) {
+    const data = dataOf(profiles);
+    const text = (key: string): string | undefined =>
+      typeof data[key] === 'string' ? (data[key] as string) : undefined;
+    config.userIdHeader = text('USERID_HEADER') ?? config.userIdHeader;
+    config.userIdPrefix = text('USERID_PREFIX') ?? config.userIdPrefix;
+    config.ingressGatewayPrincipal =
+      text('ISTIO_INGRESS_GATEWAY_PRINCIPAL') ?? config.ingressGatewayPrincipal;
+    config.notebookControllerPrincipal =
+      text('NOTEBOOK_CONTROLLER_PRINCIPAL') ?? config.notebookControllerPrincipal;
+    config.kfpUiPrincipal = text('KFP_UI_PRINCIPAL') ?? config.kfpUiPrincipal;
+  }
+  const labels = configMaps.find((cm) => (cm.metadata.name ?? '').startsWith('namespace-labels-data'));
+  const labelsText = labels ? dataOf(labels)['namespace-labels.yaml'] : undefined;
+  if (labels && typeof labelsText === 'string') {
+    let parsed: unknown;
+    try {
+      parsed = parse(labelsText);
+    } catch (error) {
+      throw new InputError(
+        {
+          location: snapshot.locate(labels, ['data', 'namespace-labels.yaml']),
+          object: refOf(labels),
+          field: 'data.namespace-labels.yaml',
+        },
+        `invalid YAML: ${(error as Error).message.split('\n')[0] ?? ''}`,
+      );
+    }
+    if (parsed !== null && parsed !== undefined) {
+      if (!isPlainObject(parsed) || !Object.values(parsed).every((v) => typeof v === 'string')) {
+        throw new InputError(
+          {
+            location: snapshot.locate(labels, ['data', 'namespace-labels.yaml']),
+            object: refOf(labels),
+            field: 'data.namespace-labels.yaml',
+          },
+          'expected a mapping of label names to string values',
+        );
+      }
+      config.namespaceLabels = parsed as Record<string, string>;
+    }
+  }
+  const own = configMaps.find((cm) => cm.metadata.name === 'kfmesh');
+  if (own) {
+    const data = dataOf(own);
+    const ingress = data['gatewayApiIngress'];
+    if (typeof ingress === 'string') {
+      const [namespace, name] = ingress.split('/');
+      if (!namespace || !name)
+        throw new InputError(
+          {
+            location: snapshot.locate(own, ['data', 'gatewayApiIngress']),
+            object: refOf(own),
+            field: 'data.gatewayApiIngress',
+          },
+          'expected <namespace>/<name>',
+        );
+      config.gatewayApiIngress = { namespace, name };
+    }
+    if (typeof data['waypointName'] === 'string') config.waypointName = data['waypointName'];
+  }
+  return config;
+}

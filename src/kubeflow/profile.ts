@@ -1,0 +1,147 @@
+/**
+ * A Kubeflow Profile's mesh objects (kubeflow-networking.md §3 and KEP-2676). Sidecar mode: the namespace
+ * labels and the owner policy `ns-owner-access-istio` exactly as the profile controller writes them.
+ * Ambient mode: the namespace enrolled with a waypoint of its own, the owner policy attached to that
+ * waypoint with `targetRefs`, and the L4 policy that only lets the waypoint (and the namespace itself)
+ * reach the pods, so nothing bypasses the L7 policy.
+ */
+import type { KubeObject } from '../model/object.ts';
+import { inventedMeta, ownerReferenceTo } from '../model/ownership.ts';
+import {
+  DataplaneModeLabel,
+  IngressUseWaypointLabel,
+  UseWaypointLabel,
+  waypointFor,
+} from '../ambient/waypoint.ts';
+import { gatewayApiIngressPrincipal, type KubeflowConfig } from './config.ts';
+
+/** The profile controller's owner policy name. */
+export const OwnerPolicyName = 'ns-owner-access-istio';
+/** The L4 policy that admits the waypoint (the name KEP-2676's proof of concept uses). */
+export const WaypointL4PolicyName = 'ns-l4-waypoint';
+
+type ProfileSpec = { owner?: { kind?: string; name?: string } };
+
+/** The Profile's owner (the user the namespace belongs to). */
+export function profileOwner(profile: KubeObject): string {
+  return ((profile['spec'] ?? {}) as ProfileSpec).owner?.name ?? '';
+}
+
+/** The namespace labels of a Profile: the controller's defaults merged with the labels file (`""` removes). */
+export function profileNamespaceLabels(
+  config: KubeflowConfig,
+  mode: 'sidecar' | 'ambient',
+): Record<string, string> {
+  const labels: Record<string, string> =
+    mode === 'sidecar'
+      ? { 'istio-injection': 'enabled' }
+      : {
+          [DataplaneModeLabel]: 'ambient',
+          [UseWaypointLabel]: config.waypointName,
+          [IngressUseWaypointLabel]: 'true',
+        };
+  const removed = new Set(
+    Object.entries(config.namespaceLabels)
+      .filter(([, v]) => v === '')
+      .map(([k]) => k),
+  );
+  // In ambient mode a sidecar injection label would put sidecars back; the labels file may not add it.
+  if (mode === 'ambient') removed.add('istio-injection');
+  for (const [key, value] of Object.entries(config.namespaceLabels))
+    if (value !== '' && !(key in labels)) labels[key] = value;
+  return Object.fromEntries(Object.entries(labels).filter(([k]) => !removed.has(k)));
+}
+
+/** The rules of the owner policy: the owner through the ingress or KFP UI, the namespace, probes, the kernel check. */
+function ownerRules(
+  profile: KubeObject,
+  config: KubeflowConfig,
+  ingressPrincipal: string,
+): Record<string, unknown>[] {
+  const namespace = profile.metadata.name ?? '';
+  return [
+    {
+      when: [
+        {
+          key: `request.headers[${config.userIdHeader}]`,
+          values: [`${config.userIdPrefix}${profileOwner(profile)}`],
+        },
+      ],
+      from: [{ source: { principals: [ingressPrincipal, config.kfpUiPrincipal] } }],
+    },
+    { when: [{ key: 'source.namespace', values: [namespace] }] },
+    { to: [{ operation: { paths: ['/healthz', '/metrics', '/wait-for-drain'] } }] },
+    {
+      from: [{ source: { principals: [config.notebookControllerPrincipal] } }],
+      to: [{ operation: { methods: ['GET'], paths: ['*/api/kernels'] } }],
+    },
+  ];
+}
+
+/** The mesh objects of a Profile in a mode. */
+export function profileObjects(
+  profile: KubeObject,
+  config: KubeflowConfig,
+  mode: 'sidecar' | 'ambient',
+): KubeObject[] {
+  const namespace = profile.metadata.name ?? '';
+  const owner = profileOwner(profile);
+  const owners = ownerReferenceTo(profile, namespace);
+  const withOwners = (meta: KubeObject['metadata']): KubeObject['metadata'] =>
+    owners ? { ...meta, ownerReferences: owners } : meta;
+  const namespaceObject: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: withOwners({
+      name: namespace,
+      labels: profileNamespaceLabels(config, mode),
+      annotations: { owner },
+    }),
+  };
+  const policyMeta = withOwners({
+    name: OwnerPolicyName,
+    namespace,
+    annotations: { user: owner, role: 'admin' },
+  });
+  if (mode === 'sidecar') {
+    return [
+      namespaceObject,
+      {
+        apiVersion: 'security.istio.io/v1beta1',
+        kind: 'AuthorizationPolicy',
+        metadata: policyMeta,
+        spec: { action: 'ALLOW', rules: ownerRules(profile, config, config.ingressGatewayPrincipal) },
+      },
+    ];
+  }
+  const waypointPrincipal = `${config.trustDomain}/ns/${namespace}/sa/${config.waypointName}`;
+  return [
+    namespaceObject,
+    waypointFor(namespace, config.waypointName, profile),
+    {
+      apiVersion: 'security.istio.io/v1',
+      kind: 'AuthorizationPolicy',
+      metadata: policyMeta,
+      spec: {
+        targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: config.waypointName }],
+        action: 'ALLOW',
+        // The ingress is the Gateway API gateway in ambient mode; its identity replaces the Istio ingress gateway's.
+        rules: ownerRules(profile, config, gatewayApiIngressPrincipal(config)),
+      },
+    },
+    {
+      apiVersion: 'security.istio.io/v1',
+      kind: 'AuthorizationPolicy',
+      metadata: inventedMeta(profile, WaypointL4PolicyName, namespace),
+      spec: {
+        action: 'ALLOW',
+        // Enforced by ztunnel: the waypoint (which enforces the owner policy) and, as in sidecar mode, the
+        // namespace's own workloads; traffic that skips the waypoint from elsewhere is refused.
+        rules: [
+          { from: [{ source: { principals: [waypointPrincipal] } }] },
+          { from: [{ source: { namespaces: [namespace] } }] },
+        ],
+      },
+    },
+  ];
+}
