@@ -13,6 +13,7 @@ import { desiredState } from '../render/desired-state.ts';
 const domain = 'example.com';
 const userNs = 'kubeflow-user-example-com';
 const teamNs = 'ml-team';
+const ambientNs = 'ml-research';
 const ingressGateway = 'knative-serving/knative-ingress-gateway';
 const localGateway = 'knative-serving/knative-local-gateway';
 const localGatewayHost = 'knative-local-gateway.istio-system.svc.cluster.local';
@@ -461,11 +462,68 @@ function installation(): KubeObject[] {
   ];
 }
 
+/** Two Kubeflow Profiles, one per mode (the label kfmesh.io/mode moves one namespace to ambient), with a notebook each. */
+function profiles(): KubeObject[] {
+  const profile = (name: string, owner: string): KubeObject => ({
+    apiVersion: 'kubeflow.org/v1',
+    kind: 'Profile',
+    metadata: { name },
+    spec: { owner: { kind: 'User', name: owner } },
+  });
+  const notebook = (ns: string, name: string, annotations: Record<string, string> = {}): KubeObject => ({
+    apiVersion: 'kubeflow.org/v1',
+    kind: 'Notebook',
+    metadata: { name, namespace: ns, labels: { app: name }, annotations },
+    spec: {
+      template: {
+        spec: {
+          containers: [{ name, image: 'ghcr.io/kubeflow/kubeflow/notebook-servers/jupyter-scipy:v1.10.0' }],
+        },
+      },
+    },
+  });
+  return [
+    namespace(ambientNs, { 'kfmesh.io/mode': 'ambient', 'app.kubernetes.io/part-of': 'kubeflow-profile' }),
+    profile(userNs, 'user@example.com'),
+    profile(ambientNs, 'researcher@example.com'),
+    notebook(userNs, 'my-notebook'),
+    notebook(ambientNs, 'lab', {
+      'notebooks.kubeflow.org/http-rewrite-uri': '/',
+      'notebooks.kubeflow.org/http-headers-request-set': `{"X-RStudio-Root-Path":"/notebook/${ambientNs}/lab/"}`,
+    }),
+    {
+      apiVersion: 'serving.kserve.io/v1beta1',
+      kind: 'InferenceService',
+      metadata: {
+        name: 'iris-raw',
+        namespace: ambientNs,
+        annotations: { 'serving.kserve.io/deploymentMode': 'RawDeployment' },
+      },
+      spec: {
+        predictor: {
+          model: {
+            modelFormat: { name: 'sklearn' },
+            storageUri: 'gs://kfserving-examples/models/sklearn/1.0/model',
+          },
+        },
+      },
+      status: {
+        conditions: [
+          { type: 'PredictorReady', status: 'True' },
+          { type: 'Ready', status: 'True' },
+        ],
+        components: { predictor: { url: `http://iris-raw-predictor-${ambientNs}.${domain}` } },
+      },
+    },
+  ];
+}
+
 /** The objects of the example platform, in sidecar mode. */
 export function examplePlatform(): KubeObject[] {
-  const base = [...installation(), ...models.map(inferenceService)];
+  const base = [...installation(), ...models.map(inferenceService), ...profiles()];
   // What KServe created for the InferenceServices is what kfmesh renders for them.
-  const kserveObjects = desiredState(Snapshot.of(base), { mode: 'sidecar' }).objects;
+  const rendered = desiredState(Snapshot.of(base), { mode: 'sidecar' });
+  const kserveObjects = [...rendered.inferenceServices.values()].flatMap((r) => r.objects);
   let index = 0;
   const knative = models.flatMap((model) =>
     componentsOf(model).flatMap((component) => knativeComponent(model, component, index++)),

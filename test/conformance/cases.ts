@@ -56,22 +56,32 @@ function yamlFiles(dir: string): string[] {
   return out;
 }
 
-/** A value counts as absent when it is empty: `{}`, `[]`, `""`, `null`, undefined. */
-function isEmpty(value: unknown): boolean {
-  if (value === undefined || value === null || value === '') return true;
-  if (Array.isArray(value)) return value.length === 0;
-  if (isPlainObject(value)) return Object.keys(value).length === 0;
-  return false;
+/** Removes empty values (`{}`, `[]`, `""`, `null`, undefined) at every depth: an empty value counts as absent. */
+function pruneEmpty(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const items = value.map(pruneEmpty);
+    return items.length === 0 ? undefined : items.map((v) => (v === undefined ? null : v));
+  }
+  if (isPlainObject(value)) {
+    const entries = Object.entries(value)
+      .map(([k, v]) => [k, pruneEmpty(v)] as const)
+      .filter(([, v]) => v !== undefined);
+    return entries.length === 0 ? undefined : Object.fromEntries(entries);
+  }
+  return value === null || value === '' ? undefined : value;
 }
 
-/** Deep equality where empty values equal absent ones, lists keep order, scalars compare strictly. */
+/** Deep equality where empty values equal absent ones (at any depth), lists keep order, scalars compare strictly. */
 export function deepEqualLoose(a: unknown, b: unknown): boolean {
-  if (isEmpty(a) && isEmpty(b)) return true;
+  return strictEqual(pruneEmpty(a), pruneEmpty(b));
+}
+
+function strictEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) && Array.isArray(b))
-    return a.length === b.length && a.every((v, i) => deepEqualLoose(v, b[i]));
+    return a.length === b.length && a.every((v, i) => strictEqual(v, b[i]));
   if (isPlainObject(a) && isPlainObject(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    return [...keys].every((k) => deepEqualLoose(a[k], b[k]));
+    return [...keys].every((k) => strictEqual(a[k], b[k]));
   }
   return a === b;
 }
