@@ -16,6 +16,7 @@ import { isKnativeMode, kserveConfigFrom } from '../kserve/config.ts';
 import { isInferenceService, renderInferenceService, type InferenceServiceRender } from '../kserve/render.ts';
 import { kubeflowConfigFrom } from '../kubeflow/config.ts';
 import { notebookRouteFor } from '../kubeflow/notebook.ts';
+import { mixedModeFindings } from '../kubeflow/mixed-mode.ts';
 import { profileObjects } from '../kubeflow/profile.ts';
 
 /** The data-plane modes kfmesh renders for. */
@@ -42,7 +43,7 @@ export interface RenderResult {
   findings: Finding[];
   /** Per InferenceService (`namespace/name`): its mode and status, for the controller and the console. */
   inferenceServices: Map<string, InferenceServiceRender>;
-  /** The mode each namespace with generated objects was rendered in. */
+  /** The mode of each namespace rendering looked at (generated objects, or callers named by policies). */
   modes: Map<string, MeshMode>;
 }
 
@@ -133,6 +134,19 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
     if (!hasWaypoint(snapshot.all(), namespace))
       objects.push(waypointFor(namespace, kubeflow.waypointName, nsObject));
   }
+  const ambientProfiles = snapshot
+    .list('kubeflow.org', 'Profile')
+    .filter((p) => modeOf(p.metadata.name ?? '') === MeshMode.Ambient);
+  const anySidecar =
+    [...modes.values()].includes(MeshMode.Sidecar) ||
+    snapshot
+      .list('', 'Namespace')
+      .some(
+        (n) =>
+          n.metadata.labels?.['istio-injection'] === 'enabled' &&
+          modeOf(n.metadata.name ?? '') === MeshMode.Sidecar,
+      );
+  findings.push(...mixedModeFindings(snapshot, kubeflow, modeOf, ambientProfiles, anySidecar));
   objects.sort((a, b) => compareRefs(refOf(a), refOf(b)));
   return { objects, problems, findings, inferenceServices, modes };
 }

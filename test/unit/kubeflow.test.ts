@@ -316,3 +316,36 @@ describe('InferenceServices in ambient mode', () => {
     assert.match(result.findings[0]?.fix ?? '', /RawDeployment/);
   });
 });
+
+describe('mixed meshes: what each pairing needs', () => {
+  const meshConfig = (hbone: boolean): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'istio', namespace: 'istio-system' },
+    data: {
+      mesh: hbone
+        ? 'defaultConfig:\n  proxyMetadata:\n    ISTIO_META_ENABLE_HBONE: "true"\n'
+        : 'rootNamespace: istio-system\n',
+    },
+  });
+  const codes = (objects: KubeObject[], mode: 'sidecar' | 'ambient' = 'sidecar') =>
+    render(objects, mode).findings.map((f) => f.code);
+
+  test('both modes without HBONE on sidecars: KFM302; with it, none', () => {
+    const platform = [profile('one'), ns('one', { 'kfmesh.io/mode': 'ambient' }), profile('two')];
+    assert.ok(codes([...platform, meshConfig(false)]).includes('KFM302'));
+    assert.ok(!codes([...platform, meshConfig(true)]).includes('KFM302'));
+  });
+
+  test('an ambient Profile whose owner-policy callers run with sidecars: KFM303 per caller; none once their namespace is ambient', () => {
+    const ambientProfile = [profile('one'), ns('one', { 'kfmesh.io/mode': 'ambient' })];
+    assert.deepEqual(codes(ambientProfile).filter((c) => c === 'KFM303').length, 2);
+    assert.deepEqual(
+      codes([...ambientProfile, ns('kubeflow', { 'kfmesh.io/mode': 'ambient' })]).filter(
+        (c) => c === 'KFM303',
+      ),
+      [],
+    );
+    assert.deepEqual(codes([profile('one')], 'ambient'), []);
+  });
+});

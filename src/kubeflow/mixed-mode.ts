@@ -1,0 +1,76 @@
+/**
+ * What a platform with namespaces in both modes needs (istio-dataplane-semantics.md §5.6). Ambient clients
+ * reach sidecar workloads with an identity only when sidecars accept HBONE (proxy metadata
+ * `ISTIO_META_ENABLE_HBONE`); sidecar clients never pass through a waypoint, so an ambient Profile's L4
+ * policy refuses callers its owner policy names when they run with sidecars. These are installation and
+ * mode choices, not objects kfmesh owns, so they come out as findings that say what to change.
+ */
+import { parse } from 'yaml';
+import type { Finding } from '../model/finding.ts';
+import { isPlainObject, refOf, type KubeObject } from '../model/object.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+import type { KubeflowConfig } from './config.ts';
+
+/** Finding codes. */
+export const AmbientToSidecarWithoutHbone = 'KFM302';
+export const SidecarCallerSkipsWaypoint = 'KFM303';
+
+/** True when the mesh config's default proxy metadata turns HBONE on for sidecars. */
+export function sidecarsAcceptHbone(snapshot: Snapshot): boolean {
+  const configMap = snapshot
+    .list('', 'ConfigMap')
+    .find((cm) => cm.metadata.name === 'istio' && cm.metadata.namespace === 'istio-system');
+  const text = (configMap?.['data'] as Record<string, unknown> | undefined)?.['mesh'];
+  if (typeof text !== 'string') return false;
+  try {
+    const mesh = parse(text) as unknown;
+    const metadata =
+      isPlainObject(mesh) && isPlainObject(mesh['defaultConfig'])
+        ? mesh['defaultConfig']['proxyMetadata']
+        : undefined;
+    return isPlainObject(metadata) && String(metadata['ISTIO_META_ENABLE_HBONE']) === 'true';
+  } catch {
+    return false;
+  }
+}
+
+/** Findings for a platform whose namespaces run in both modes. */
+export function mixedModeFindings(
+  snapshot: Snapshot,
+  config: KubeflowConfig,
+  modeOf: (namespace: string) => 'sidecar' | 'ambient',
+  ambientProfiles: readonly KubeObject[],
+  anySidecar: boolean,
+): Finding[] {
+  const findings: Finding[] = [];
+  if (ambientProfiles.length > 0 && anySidecar && !sidecarsAcceptHbone(snapshot)) {
+    const first = ambientProfiles[0] as KubeObject;
+    findings.push({
+      code: AmbientToSidecarWithoutHbone,
+      severity: 'warning',
+      object: refOf(first),
+      message:
+        'namespaces run in both modes, but sidecars do not accept HBONE: ambient clients reach sidecar workloads in plaintext, without an identity, so STRICT mTLS refuses them and policies on principals deny them',
+      fix: 'set meshConfig.defaultConfig.proxyMetadata.ISTIO_META_ENABLE_HBONE: "true" (as Istio’s ambient profile does) and restart the sidecar workloads',
+    });
+  }
+  const namespaceOf = (principal: string) => /\/ns\/([^/]+)\/sa\//.exec(principal)?.[1];
+  for (const profile of ambientProfiles) {
+    for (const [caller, principal] of [
+      ['the KFP UI', config.kfpUiPrincipal],
+      ['the notebook controller', config.notebookControllerPrincipal],
+    ] as const) {
+      const namespace = namespaceOf(principal);
+      if (!namespace || modeOf(namespace) !== 'sidecar') continue;
+      findings.push({
+        code: SidecarCallerSkipsWaypoint,
+        severity: 'warning',
+        object: refOf(profile),
+        field: 'ns-owner-access-istio',
+        message: `${caller} (${principal}) runs with a sidecar in namespace ${namespace}; sidecars send straight to ambient pods, skipping the waypoint that enforces the owner policy, so ztunnel's L4 policy refuses it`,
+        fix: `move namespace ${namespace} to ambient mode (label kfmesh.io/mode: ambient), or keep this Profile in sidecar mode`,
+      });
+    }
+  }
+  return findings;
+}
