@@ -1,6 +1,7 @@
 /** Names and metadata KServe derives from an InferenceService. */
 import type { Component, InferenceService } from '../model/inference-service.ts';
-import type { ObjectMeta, OwnerReference } from '../model/object.ts';
+import type { ObjectMeta } from '../model/object.ts';
+import { ownerReferenceTo } from '../model/ownership.ts';
 
 /** The annotation that stops an InferenceService (its networking objects are removed). */
 export const StopAnnotation = 'serving.kserve.io/stop';
@@ -40,22 +41,6 @@ export function withoutKeys(
   return out;
 }
 
-/** The controller ownerReference KServe sets on what it creates (only when the InferenceService has a uid). */
-export function ownerReferencesFor(isvc: InferenceService): OwnerReference[] | undefined {
-  const uid = isvc.metadata.uid;
-  if (!uid) return undefined;
-  return [
-    {
-      apiVersion: isvc.apiVersion,
-      kind: isvc.kind,
-      name: isvc.metadata.name ?? '',
-      uid,
-      controller: true,
-      blockOwnerDeletion: true,
-    },
-  ];
-}
-
 /** Metadata of a generated object in the InferenceService's namespace. */
 export function childMeta(
   isvc: InferenceService,
@@ -66,7 +51,8 @@ export function childMeta(
   const meta: ObjectMeta = { name, namespace: isvc.metadata.namespace ?? '' };
   if (labels && Object.keys(labels).length > 0) meta.labels = labels;
   if (annotations && Object.keys(annotations).length > 0) meta.annotations = annotations;
-  const owners = ownerReferencesFor(isvc);
+  // KServe sets a controller ownerReference on what it creates (kfmesh can when the input gives the uid).
+  const owners = ownerReferenceTo(isvc, isvc.metadata.namespace);
   if (owners) meta.ownerReferences = owners;
   return meta;
 }

@@ -183,6 +183,21 @@ class Tracer {
     return this.hops[index] as Hop;
   }
 
+  /** A sidecar's catch-all took the request: its report names PassthroughCluster or BlackHoleCluster. */
+  reportCatchAll(hop: number, proxy: Workload, kind: 'passthrough' | 'blackhole', tcp: boolean): void {
+    this.reports.push(
+      clientReport(this.mesh, {
+        proxy,
+        hostFallback: true,
+        authority: this.request.authority,
+        cluster: { kind },
+        mtls: false,
+        hop,
+        tcp,
+      }),
+    );
+  }
+
   /** A proxy answers itself before any upstream: its report has no cluster (Host fallback where it applies). */
   replyWithoutUpstream(
     hop: number,
@@ -485,16 +500,7 @@ function sidecarOutbound(t: Tracer, client: Workload, host: string, port: number
       t.at(hop).notes.push(
         `no virtual host for ${hostWithoutPort(authority)} on port ${port}; REGISTRY_ONLY answers 502`,
       );
-      t.reports.push(
-        clientReport(t.mesh, {
-          proxy: client,
-          hostFallback: true,
-          authority,
-          cluster: { kind: 'blackhole' },
-          mtls: false,
-          hop,
-        }),
-      );
+      t.reportCatchAll(hop, client, 'blackhole', false);
       return t.localReply(
         hop,
         502,
@@ -511,16 +517,7 @@ function sidecarOutbound(t: Tracer, client: Workload, host: string, port: number
     t.at(hop).notes.push(
       `no virtual host for ${hostWithoutPort(authority)} on port ${port}: the request leaves the mesh through PassthroughCluster to the original destination`,
     );
-    t.reports.push(
-      clientReport(t.mesh, {
-        proxy: client,
-        hostFallback: true,
-        authority,
-        cluster: { kind: 'passthrough' },
-        mtls: false,
-        hop,
-      }),
-    );
+    t.reportCatchAll(hop, client, 'passthrough', false);
     const conn = connectionTo(t, resolution, port, client, hop);
     if (!conn) return t.localReply(hop, 503, 'UF', `nothing listens at ${resolution.ip}:${port}`);
     return deliver(t, conn);
@@ -562,20 +559,9 @@ function tcpCatchAll(
   resolution: Resolution,
   port: number,
 ): Outcome {
-  const authority = t.request.authority;
   if (scope.outboundTrafficPolicy === 'REGISTRY_ONLY') {
     Object.assign(t.at(hop), { cluster: 'BlackHoleCluster', route: 'tcp' });
-    t.reports.push(
-      clientReport(t.mesh, {
-        proxy: client,
-        hostFallback: true,
-        authority,
-        cluster: { kind: 'blackhole' },
-        mtls: false,
-        hop,
-        tcp: true,
-      }),
-    );
+    t.reportCatchAll(hop, client, 'blackhole', true);
     return t.localReply(
       hop,
       0,
@@ -585,17 +571,7 @@ function tcpCatchAll(
   }
   Object.assign(t.at(hop), { cluster: 'PassthroughCluster', route: 'tcp' });
   t.at(hop).notes.push(`no listener for port ${port}: TCP passthrough, no HTTP metrics at this proxy`);
-  t.reports.push(
-    clientReport(t.mesh, {
-      proxy: client,
-      hostFallback: true,
-      authority,
-      cluster: { kind: 'passthrough' },
-      mtls: false,
-      hop,
-      tcp: true,
-    }),
-  );
+  t.reportCatchAll(hop, client, 'passthrough', true);
   const conn = connectionTo(t, resolution, port, client, hop);
   if (!conn)
     return t.localReply(
