@@ -97,7 +97,14 @@ export function syntheticGatewayWorkloads(
   firstIp: number,
 ): Workload[] {
   const out: Workload[] = [];
-  for (const gateway of istioGateways(snapshot)) {
+  const managed = snapshot
+    .list('gateway.networking.k8s.io', 'Gateway')
+    .filter((g) =>
+      [IstioGatewayClass, WaypointGatewayClass].includes(
+        (g['spec'] as { gatewayClassName?: string } | undefined)?.gatewayClassName ?? '',
+      ),
+    );
+  for (const gateway of managed) {
     const namespace = gateway.metadata.namespace ?? 'default';
     const name = gateway.metadata.name ?? '';
     if (
@@ -106,24 +113,29 @@ export function syntheticGatewayWorkloads(
       )
     )
       continue;
-    const labels = {
+    // Waypoints' Deployment and service account are named exactly as the Gateway; other classes add -istio (S9).
+    const waypoint =
+      (gateway['spec'] as { gatewayClassName?: string }).gatewayClassName === WaypointGatewayClass;
+    const deployment = waypoint ? name : `${name}-istio`;
+    const labels: Record<string, string> = {
       'gateway.networking.k8s.io/gateway-name': name,
       'istio.io/gateway-name': name,
-      'service.istio.io/canonical-name': `${name}-istio`,
+      'service.istio.io/canonical-name': deployment,
     };
+    if (waypoint) labels['gateway.networking.k8s.io/gateway-class-name'] = WaypointGatewayClass;
     const index = firstIp + out.length;
     out.push({
       namespace,
-      name: `${name}-istio`,
-      podName: `${name}-istio-synthetic`,
+      name: deployment,
+      podName: `${deployment}-synthetic`,
       labels,
       annotations: {},
-      serviceAccount: `${name}-istio`,
+      serviceAccount: deployment,
       ip: `10.253.${Math.floor(index / 250)}.${(index % 250) + 2}`,
       ipAssigned: true,
-      proxy: ProxyKind.Gateway,
+      proxy: waypoint ? ProxyKind.Waypoint : ProxyKind.Gateway,
       tlsModeIstio: false,
-      canonicalService: `${name}-istio`,
+      canonicalService: deployment,
       canonicalRevision: 'latest',
       containerPorts: new Map(),
       object: gateway,

@@ -4,6 +4,7 @@
  * any number of traces reuse them.
  */
 import type { Snapshot } from '../load/snapshot.ts';
+import { waypointsFrom, type Waypoint } from './ambient.ts';
 import { AuthorizationPolicies } from './authorization.ts';
 import { httpRouteVirtualServices, syntheticGatewayWorkloads } from './gateway-api.ts';
 import { gatewayRouteTable, gatewaysFrom, type GatewayProxy } from './gateways.ts';
@@ -46,6 +47,8 @@ export interface Mesh {
   /** Some Service or VirtualService is exported to fewer than all namespaces (sidecar scopes then differ per namespace). */
   exportsRestricted: boolean;
   gateways: Map<Workload, GatewayProxy>;
+  /** Waypoints by `namespace/name`. */
+  waypoints: Map<string, Waypoint>;
   security: SecurityPolicies;
   authorization: AuthorizationPolicies;
   /** Route tables built so far, by key; filled lazily by the proxies. */
@@ -101,6 +104,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
     exportsRestricted:
       !services.every((s) => isPublic(s.exportTo)) || !virtualServices.every((v) => isPublic(v.exportTo)),
     gateways: new Map(),
+    waypoints: waypointsFrom(snapshot, workloads),
     security: new SecurityPolicies(snapshot, config, clusterDomain),
     authorization: new AuthorizationPolicies(snapshot, config.rootNamespace),
     cache: new Map(),

@@ -224,3 +224,97 @@ export function serverReport(
     build: (code, flags) => records(proxy, 'destination', labels, tcp, code, flags),
   };
 }
+
+/** The name under which ztunnel (a node proxy, not a workload's) reports. */
+export const ZtunnelProxy = 'istio-system/ztunnel';
+
+/**
+ * A ztunnel's TCP records (ambient mode reports no HTTP metrics at ztunnel): `source` at the client's
+ * ztunnel, `destination` at the server's; the flags are ztunnel's own (`DENY`, `CONNECT`, or `-`).
+ */
+export function ztunnelReport(
+  mesh: Mesh,
+  options: {
+    reporter: 'source' | 'destination';
+    source: Workload | undefined;
+    destination: Workload | undefined;
+    service: MeshService | undefined;
+    mtls: boolean;
+    hop: number;
+    flags: string;
+  },
+): PendingReport {
+  const trustDomain = mesh.config.trustDomain;
+  const { source, destination, service } = options;
+  const labels = labelSet(
+    options.reporter,
+    source,
+    source && options.mtls ? spiffeOf(source, trustDomain) : unknown,
+    destination,
+    destination && options.mtls ? spiffeOf(destination, trustDomain) : unknown,
+    {
+      host: service?.hostname ?? unknown,
+      name: service?.name ?? unknown,
+      namespace: service?.namespace ?? destination?.namespace ?? unknown,
+    },
+    true,
+    options.mtls ? 'mutual_tls' : unknown,
+  );
+  return {
+    hop: options.hop,
+    build: () => {
+      labels.response_flags = options.flags;
+      const tcpLabels = Object.fromEntries(
+        Object.entries(labels).filter(([k]) => k !== 'response_code' && k !== 'grpc_response_status'),
+      );
+      return ['istio_tcp_connections_opened_total', 'istio_tcp_connections_closed_total'].map((metric) => ({
+        metric,
+        reporter: options.reporter,
+        proxy: ZtunnelProxy,
+        // The opened counter carries no flags; failures show on the closed counter.
+        labels: { ...tcpLabels, response_flags: metric.endsWith('opened_total') ? '-' : options.flags },
+      }));
+    },
+  };
+}
+
+/**
+ * A waypoint's `istio_requests_total` (`reporter="waypoint"` from 1.22, `destination` before, S1): the client
+ * as source; the service from the inbound-vip cluster; the destination workload and principal from the
+ * upstream endpoint from 1.22 (the waypoint's own before, S3); the service namespace the upstream service's
+ * from 1.25 (the waypoint's own before, S2).
+ */
+export function waypointReport(
+  mesh: Mesh,
+  options: {
+    waypoint: Workload;
+    client: Workload | undefined;
+    service: MeshService;
+    endpoint: Workload | undefined;
+    hop: number;
+  },
+): PendingReport {
+  const { waypoint, client, service, endpoint } = options;
+  const trustDomain = mesh.config.trustDomain;
+  const behaviour = mesh.behaviour;
+  const destination = behaviour.waypointDestinationFromEndpoint ? endpoint : waypoint;
+  const reporter = behaviour.waypointReporter;
+  const labels = labelSet(
+    reporter,
+    client,
+    client ? spiffeOf(client, trustDomain) : unknown,
+    destination,
+    destination ? spiffeOf(destination, trustDomain) : unknown,
+    {
+      host: service.hostname,
+      name: service.name,
+      namespace: behaviour.waypointServiceNamespaceFromCluster ? service.namespace : waypoint.namespace,
+    },
+    false,
+    'mutual_tls',
+  );
+  return {
+    hop: options.hop,
+    build: (code, flags) => records(waypoint, reporter, labels, false, code, flags),
+  };
+}

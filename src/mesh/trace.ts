@@ -4,6 +4,8 @@
  * `pilot/pkg/simulation`. Pure: the mesh and the request in, the hops, the response and the metrics out.
  */
 import type { AuthzDecision } from './authorization.ts';
+import { ingressUsesWaypoint, waypointForService, ztunnelAuthorize, type Waypoint } from './ambient.ts';
+import type { KubeObject } from '../model/object.ts';
 import { resolveHost, type Resolution } from './dns.ts';
 import { gatewayRouteTable, pickDomain, type GatewayProxy } from './gateways.ts';
 import {
@@ -26,6 +28,8 @@ import {
   type SidecarScope,
 } from './sidecar-outbound.ts';
 import {
+  ztunnelReport,
+  waypointReport,
   clientReport,
   serverReport,
   type PendingReport,
@@ -134,7 +138,7 @@ function connection(
 }
 
 const AmbientUnsupported =
-  'ambient mode (ztunnel, waypoints) is not simulated yet: ambient pods on this path were treated as pods without a proxy';
+  'a waypoint or ztunnel pod was addressed directly (as a client or a destination), which the simulator does not model';
 
 class Tracer {
   readonly hops: Hop[] = [];
@@ -256,11 +260,13 @@ export function traceRequest(mesh: Mesh, input: TraceInput): TraceResult {
     outcome = fromExternal(tracer, host, port, url.scheme === 'https');
   } else {
     const client = findWorkload(mesh, input.from);
-    if (isAmbientDataPlane(client)) tracer.unsupported = AmbientUnsupported;
+    if (client.proxy === 'waypoint' || client.proxy === 'ztunnel') tracer.unsupported = AmbientUnsupported;
     outcome =
       client.proxy === 'sidecar'
         ? sidecarOutbound(tracer, client, host, port)
-        : direct(tracer, client, host, port);
+        : client.proxy === 'ambient'
+          ? ztunnelOutbound(tracer, client, host, port)
+          : direct(tracer, client, host, port);
   }
   const telemetry = tracer.reports.flatMap((r) =>
     r.build(outcome.code, r.hop === outcome.hop ? outcome.flags : '-'),
@@ -299,10 +305,6 @@ export function traceAllPaths(mesh: Mesh, input: TraceInput, limit = 64): TraceR
   };
   explore([]);
   return out;
-}
-
-function isAmbientDataPlane(w: Workload): boolean {
-  return w.proxy === 'ambient' || w.proxy === 'waypoint' || w.proxy === 'ztunnel';
 }
 
 /** The parts of a request URL the trace needs. */
@@ -781,6 +783,18 @@ function toCluster(
   const endpoint = endpoints[0];
   if (!endpoint) return fail(503, 'UH', `no healthy endpoint in ${clusterName}`);
   const endpointPort = endpoint.portFor(targetPort);
+  if (endpoint.workload?.proxy === 'ambient' && !tcp) {
+    const ambient = toAmbientEndpoint(
+      t,
+      proxy,
+      hop,
+      target,
+      dest.port,
+      { ip: endpoint.ip, workload: endpoint.workload },
+      endpointPort,
+    );
+    if (ambient) return ambient;
+  }
   const tls = t.mesh.security.upstreamTls(
     proxy.namespace,
     service,
@@ -807,6 +821,63 @@ function toCluster(
     ),
   );
   return deliver(t, connection(proxy, hop, mtls, endpoint.ip, endpointPort, endpoint.workload));
+}
+
+/**
+ * An ambient endpoint reached from a sidecar or gateway (§5.6): HBONE straight to the pod, or, for an
+ * ingress gateway whose service opts in with `istio.io/ingress-use-waypoint`, to the service's waypoint.
+ * Sidecars never use the destination's waypoint: the hop says so.
+ */
+function toAmbientEndpoint(
+  t: Tracer,
+  proxy: Workload,
+  hop: number,
+  service: MeshService,
+  port: number,
+  endpoint: { ip: string; workload: Workload },
+  endpointPort: number,
+): Outcome | undefined {
+  const waypoint = waypointForService(t.mesh.snapshot, t.mesh.waypoints, service);
+  if (waypoint && proxy.proxy === 'gateway' && ingressUsesWaypoint(t.mesh.snapshot, service)) {
+    Object.assign(t.at(hop), {
+      mtls: true,
+      tls: 'HBONE to the waypoint (istio.io/ingress-use-waypoint)',
+      upstream: `${waypoint.workload.ip}:15008 (${waypoint.namespace}/${waypoint.name})`,
+    });
+    t.reports.push(
+      clientReport(t.mesh, {
+        proxy,
+        hostFallback: false,
+        authority: t.request.authority,
+        cluster: { kind: 'service', service, host: service.hostname },
+        peer: waypoint.workload,
+        mtls: true,
+        hop,
+      }),
+    );
+    return waypointHop(t, waypoint, service, port, proxy);
+  }
+  if (waypoint)
+    t.at(hop).notes.push(
+      `HBONE straight to the pod: ${proxy.proxy === 'gateway' ? 'the gateway' : 'a sidecar'} skips waypoint ${waypoint.namespace}/${waypoint.name}, so its L7 policies do not apply`,
+    );
+  Object.assign(t.at(hop), {
+    mtls: true,
+    tls: 'HBONE to the ambient pod',
+    upstream: `${endpoint.ip}:${endpointPort} (${endpoint.workload.namespace}/${endpoint.workload.name})`,
+  });
+  t.reports.push(
+    clientReport(t.mesh, {
+      proxy,
+      hostFallback: proxy.proxy === 'sidecar',
+      authority: t.request.authority,
+      cluster: { kind: 'service', service, host: service.hostname },
+      peer: endpoint.workload,
+      mtls: true,
+      hop,
+    }),
+  );
+  return deliver(t, connection(proxy, hop, true, endpoint.ip, endpointPort, endpoint.workload));
 }
 
 function aliasVisible(mesh: Mesh, scope: SidecarScope, host: string): boolean {
@@ -841,7 +912,8 @@ function deliver(t: Tracer, conn: Connection): Outcome {
       hop: -1,
       summary: `answered by ${conn.ip}:${conn.port} (outside the mesh)`,
     };
-  if (isAmbientDataPlane(w)) t.unsupported = AmbientUnsupported;
+  if (w.proxy === 'ambient') return ztunnelInbound(t, w, conn);
+  if (w.proxy === 'waypoint' || w.proxy === 'ztunnel') t.unsupported = AmbientUnsupported;
   if (w.proxy === 'sidecar') return sidecarInbound(t, w, conn);
   if (w.proxy === 'gateway') {
     const proxy = t.mesh.gateways.get(w);
@@ -1038,4 +1110,305 @@ function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
   return noRoute(
     `no route on gateway ${w.namespace}/${w.name} matches ${t.request.method} ${t.request.authority}${t.request.path}`,
   );
+}
+
+/** The ztunnel every ambient pod's traffic passes: one per node, reported as `istio-system/ztunnel`. */
+function ztunnelOf(mesh: Mesh): Workload {
+  const found = mesh.workloads.find((w) => w.proxy === 'ztunnel');
+  if (found) return { ...found, name: 'ztunnel', namespace: found.namespace };
+  return {
+    namespace: 'istio-system',
+    name: 'ztunnel',
+    podName: 'ztunnel',
+    labels: {},
+    annotations: {},
+    serviceAccount: 'ztunnel',
+    ip: '',
+    ipAssigned: true,
+    proxy: 'ztunnel',
+    tlsModeIstio: false,
+    canonicalService: 'ztunnel',
+    canonicalRevision: 'latest',
+    containerPorts: new Map(),
+    object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ztunnel' } },
+  };
+}
+
+/**
+ * Step: the client's ztunnel (§5.2). A service VIP whose service uses a waypoint → HBONE to the waypoint;
+ * otherwise an endpoint of the service (or the addressed pod): HBONE to an ambient pod, plaintext to
+ * anything that can't tunnel. ztunnel never rewrites or routes by Host.
+ */
+function ztunnelOutbound(t: Tracer, client: Workload, host: string, port: number): Outcome {
+  const resolution = resolveHost(t.mesh, host, client.namespace);
+  if (resolution.kind === 'nxdomain')
+    return t.localReply(-1, 0, 'DNS', `${host} does not resolve from ${client.namespace} (no such Service)`);
+  const hop = t.hop('ztunnel', ztunnelOf(t.mesh), 'outbound', 'outbound capture (15001)');
+  t.at(hop).notes.push(`for ${client.namespace}/${client.name}`);
+  const service = t.mesh.serviceByVip.get(resolution.ip);
+  const waypoint = service ? waypointForService(t.mesh.snapshot, t.mesh.waypoints, service) : undefined;
+  if (service && waypoint) {
+    Object.assign(t.at(hop), {
+      route: 'waypoint',
+      cluster: `connect_originate (${waypoint.namespace}/${waypoint.name})`,
+      upstream: `${waypoint.workload.ip}:15008 (${waypoint.namespace}/${waypoint.name})`,
+      mtls: true,
+      tls: 'HBONE',
+    });
+    t.reports.push(
+      ztunnelReport(t.mesh, {
+        reporter: 'source',
+        source: client,
+        destination: waypoint.workload,
+        service,
+        mtls: true,
+        hop,
+        flags: '-',
+      }),
+    );
+    return waypointHop(t, waypoint, service, port, client, hop);
+  }
+  const servicePort = service?.ports.find((p) => p.port === port);
+  const endpoint = service ? service.endpoints[0] : undefined;
+  if (service && (!servicePort || !endpoint))
+    return t.localReply(hop, 0, '-', `no endpoint behind ${service.hostname}:${port} (connection refused)`);
+  const ip = endpoint ? endpoint.ip : resolution.ip;
+  const targetPort = endpoint && servicePort ? endpoint.portFor(servicePort) : port;
+  const workload = endpoint ? endpoint.workload : t.mesh.workloadByIp.get(ip);
+  const hbone =
+    workload?.proxy === 'ambient' ||
+    workload?.proxy === 'waypoint' ||
+    (workload?.proxy === 'sidecar' && workload.labels['networking.istio.io/tunnel'] === 'http');
+  Object.assign(t.at(hop), {
+    route: hbone ? 'hbone' : 'passthrough',
+    upstream: `${ip}:${targetPort}${workload ? ` (${workload.namespace}/${workload.name})` : ''}`,
+    mtls: hbone,
+    tls: hbone ? 'HBONE' : 'plaintext (the destination cannot tunnel)',
+  });
+  t.reports.push(
+    ztunnelReport(t.mesh, {
+      reporter: 'source',
+      source: client,
+      destination: workload,
+      service,
+      mtls: hbone,
+      hop,
+      flags: '-',
+    }),
+  );
+  return deliver(t, connection(client, hop, hbone, ip, targetPort, workload));
+}
+
+/**
+ * Step: a waypoint (§5.4): L7 authorization from policies whose targetRefs name it, the Service, or the
+ * waypoint GatewayClass (root namespace); routes from mesh VirtualServices and HTTPRoutes of the service's
+ * or the waypoint's namespace, else the default route to `inbound-vip|<port>|http|<service>`; then HBONE
+ * to the endpoint, whose ztunnel sees the waypoint's identity.
+ */
+function waypointHop(
+  t: Tracer,
+  waypoint: Waypoint,
+  service: MeshService,
+  port: number,
+  client: Workload | undefined,
+  senderHop = -1,
+): Outcome {
+  const w = waypoint.workload;
+  const hop = t.hop('waypoint', w, 'inbound', `inbound-vip ${service.vip ?? service.hostname}:${port}`, true);
+  t.at(hop).tls = 'HBONE (mTLS)';
+  const policies = waypointPolicies(t.mesh, waypoint, service);
+  const conn = connection(client, senderHop, true, w.ip, port, w);
+  const decision =
+    policies.length === 0
+      ? NoPolicy
+      : t.mesh.authorization.evaluate(policies, {
+          principal: client
+            ? `${t.mesh.config.trustDomain}/ns/${client.namespace}/sa/${client.serviceAccount}`
+            : undefined,
+          sourceIp: conn.sender?.ip ?? '198.51.100.7',
+          requestPrincipal: requestPrincipalOf(t.request.headers),
+          host: t.request.authority,
+          method: t.request.method,
+          path: t.request.path,
+          port,
+          headers: t.request.headers,
+          destinationIp: service.vip ?? '',
+        });
+  t.at(hop).decision = decision.decision;
+  if (decision.policy) t.at(hop).policy = decision.policy;
+  if (policies.length > 0) t.at(hop).notes.push(`authorization: ${decision.reason}`);
+  const servicePort = service.ports.find((p) => p.port === port);
+  const endpoint = service.endpoints[0];
+  const report = (peer: Workload | undefined) =>
+    t.reports.push(waypointReport(t.mesh, { waypoint: w, client, service, endpoint: peer, hop }));
+  if (!decision.allowed) {
+    report(undefined);
+    return t.localReply(
+      hop,
+      403,
+      '-',
+      `RBAC: access denied at waypoint ${waypoint.namespace}/${waypoint.name}: ${decision.reason}`,
+    );
+  }
+  const routes = waypointRoutes(t.mesh, waypoint, service);
+  if (routes.length > 0) {
+    const context: MatchContext = {
+      gateways: [MeshGateway],
+      port,
+      sourceLabels: {},
+      sourceNamespace: client?.namespace ?? '',
+    };
+    for (const [index, { rule, vs }] of routes.entries()) {
+      const match = rule.match?.find(
+        (m) => m.sourceLabels === undefined && matchApplies(m, context) && requestMatches(m, t.request),
+      );
+      if (rule.match && rule.match.length > 0 && !match) continue;
+      t.at(hop).virtualService = `${vs.namespace}/${vs.name}`;
+      return takeRoute(
+        t,
+        w,
+        hop,
+        vs,
+        match ? { rule, index, match } : { rule, index },
+        port,
+        undefined,
+        false,
+      );
+    }
+    report(undefined);
+    return t.localReply(
+      hop,
+      404,
+      'NR',
+      `no route of the waypoint for ${service.hostname} matches ${t.request.method} ${t.request.path}`,
+    );
+  }
+  t.at(hop).route = 'default';
+  t.at(hop).cluster = `inbound-vip|${port}|http|${service.hostname}`;
+  if (!servicePort || !endpoint) {
+    report(undefined);
+    return t.localReply(hop, 503, 'UH', `no endpoint behind ${service.hostname}:${port}`);
+  }
+  const endpointPort = endpoint.portFor(servicePort);
+  t.at(hop).upstream =
+    `${endpoint.ip}:${endpointPort}${endpoint.workload ? ` (${endpoint.workload.namespace}/${endpoint.workload.name})` : ''}`;
+  report(endpoint.workload);
+  return deliver(t, connection(w, hop, true, endpoint.ip, endpointPort, endpoint.workload));
+}
+
+/** Policies a waypoint enforces for a service: targetRefs to the waypoint, to the Service, or (root namespace) to the waypoint class. */
+function waypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshService): KubeObject[] {
+  return mesh.snapshot.list('security.istio.io', 'AuthorizationPolicy').filter((p) => {
+    const spec = (p['spec'] ?? {}) as {
+      targetRef?: { kind?: string; name?: string };
+      targetRefs?: { kind?: string; name?: string }[];
+    };
+    const refs = spec.targetRefs ?? (spec.targetRef ? [spec.targetRef] : []);
+    const ns = p.metadata.namespace;
+    return refs.some(
+      (r) =>
+        (r.kind === 'Gateway' && r.name === waypoint.name && ns === waypoint.namespace) ||
+        (r.kind === 'Service' && r.name === service.name && ns === service.namespace) ||
+        (r.kind === 'GatewayClass' && r.name === 'istio-waypoint' && ns === mesh.config.rootNamespace),
+    );
+  });
+}
+
+/** Mesh routes a waypoint applies for a service: from its namespace or the waypoint's; routes with sourceLabels are dropped. */
+function waypointRoutes(
+  mesh: Mesh,
+  waypoint: Waypoint,
+  service: MeshService,
+): { rule: HttpRule; vs: ResolvedVirtualService }[] {
+  return mesh.virtualServices
+    .filter(
+      (vs) =>
+        vs.gateways.includes(MeshGateway) &&
+        (vs.namespace === service.namespace || vs.namespace === waypoint.namespace) &&
+        vs.hosts.some(
+          (h) => h === service.hostname || (h.startsWith('*') && service.hostname.endsWith(h.slice(1))),
+        ),
+    )
+    .flatMap((vs) => vs.http.map((rule) => ({ rule, vs })));
+}
+
+/**
+ * Step: the destination's ztunnel (§5.3): STRICT PeerAuthentication refuses a connection without identity;
+ * then L4 authorization against the sender's identity (the waypoint's, when one is on the path). A denial
+ * resets the connection: the sender's ztunnel or proxy sees no HTTP response from upstream.
+ */
+function ztunnelInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
+  const hop = t.hop(
+    'ztunnel',
+    ztunnelOf(t.mesh),
+    'inbound',
+    conn.mtls ? 'HBONE (15008)' : 'inbound passthrough',
+    conn.mtls,
+  );
+  t.at(hop).notes.push(`for ${w.namespace}/${w.name}:${conn.port}`);
+  const identity =
+    conn.mtls && conn.sender
+      ? `${t.mesh.config.trustDomain}/ns/${conn.sender.namespace}/sa/${conn.sender.serviceAccount}`
+      : undefined;
+  const strict = t.mesh.security.peerAuthenticationMode(w, conn.port).mode === MtlsMode.Strict;
+  const decision = ztunnelAuthorize(
+    t.mesh.snapshot,
+    t.mesh.config.rootNamespace,
+    w,
+    {
+      principal: identity,
+      sourceIp: conn.sender?.ip ?? '198.51.100.7',
+      requestPrincipal: undefined,
+      host: '',
+      method: '',
+      path: '',
+      port: conn.port,
+      headers: {},
+      destinationIp: w.ip,
+    },
+    strict,
+  );
+  Object.assign(t.at(hop), {
+    decision: decision.allowed ? 'allow' : 'deny',
+    tls: conn.mtls
+      ? `HBONE from ${conn.sender ? `${conn.sender.namespace}/${conn.sender.name}` : 'unknown'}`
+      : 'plaintext, no identity',
+  });
+  if (decision.policy) t.at(hop).policy = decision.policy;
+  t.at(hop).notes.push(`L4 authorization: ${decision.reason}`);
+  const service = inboundService(t.mesh, w, conn.port);
+  t.reports.push(
+    ztunnelReport(t.mesh, {
+      reporter: 'destination',
+      source: conn.sender,
+      destination: w,
+      service,
+      mtls: conn.mtls,
+      hop,
+      flags: decision.allowed ? '-' : 'DENY',
+    }),
+  );
+  if (!decision.allowed) {
+    const sender = conn.senderHop >= 0 ? t.at(conn.senderHop) : undefined;
+    // A proxy on the path (waypoint, sidecar, gateway) answers its client 503; a client ztunnel just resets.
+    if (sender && sender.kind !== 'ztunnel')
+      return t.localReply(
+        conn.senderHop,
+        503,
+        'UF',
+        `connection refused by ztunnel for ${w.namespace}/${w.name}: ${decision.reason}`,
+      );
+    return t.localReply(
+      hop,
+      0,
+      'DENY',
+      `connection reset by ztunnel for ${w.namespace}/${w.name}: ${decision.reason}`,
+    );
+  }
+  return {
+    code: 200,
+    flags: '-',
+    hop: -1,
+    summary: `answered by ${w.namespace}/${w.name} on port ${conn.port}`,
+  };
 }

@@ -1,0 +1,209 @@
+/**
+ * Ambient mode's control-plane view (istio-dataplane-semantics.md §5): waypoints and which services use
+ * them, and the L4 form of AuthorizationPolicies that ztunnel enforces.
+ */
+import { compareStrings, type KubeObject } from '../model/object.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+import { ruleMatches, type AuthzRequest, type AuthzRule } from './authorization.ts';
+import { orderKey } from './virtual-services.ts';
+import type { MeshService } from './services.ts';
+import type { Workload } from './workloads.ts';
+
+/** A waypoint: its Gateway, the traffic it takes, and the proxy that runs it. */
+export interface Waypoint {
+  namespace: string;
+  name: string;
+  /** `istio.io/waypoint-for`: service (default), workload, all, none. */
+  trafficType: string;
+  /** Namespaces whose objects may use it (from its HBONE listener's allowedRoutes; `Same` by default). */
+  allows: (namespace: string) => boolean;
+  workload: Workload;
+  gateway: KubeObject;
+}
+
+/** The waypoints of the mesh, by `namespace/name`; `workloads` holds the waypoint pods (real or synthesized). */
+export function waypointsFrom(snapshot: Snapshot, workloads: readonly Workload[]): Map<string, Waypoint> {
+  const out = new Map<string, Waypoint>();
+  for (const gateway of snapshot.list('gateway.networking.k8s.io', 'Gateway')) {
+    const spec = (gateway['spec'] ?? {}) as {
+      gatewayClassName?: string;
+      listeners?: { protocol?: string; allowedRoutes?: { namespaces?: { from?: string } } }[];
+    };
+    if (spec.gatewayClassName !== 'istio-waypoint') continue;
+    const namespace = gateway.metadata.namespace ?? 'default';
+    const name = gateway.metadata.name ?? '';
+    const workload = workloads.find(
+      (w) => w.namespace === namespace && w.labels['gateway.networking.k8s.io/gateway-name'] === name,
+    );
+    if (!workload) continue;
+    const from =
+      spec.listeners?.find((l) => l.protocol === 'HBONE')?.allowedRoutes?.namespaces?.from ?? 'Same';
+    out.set(`${namespace}/${name}`, {
+      namespace,
+      name,
+      trafficType: gateway.metadata.labels?.['istio.io/waypoint-for'] ?? 'service',
+      allows: (ns) => from === 'All' || ns === namespace,
+      workload,
+      gateway,
+    });
+  }
+  return out;
+}
+
+/**
+ * The waypoint a service's traffic goes through (`fetchWaypointForTarget`): the Service's own
+ * `istio.io/use-waypoint` label beats its namespace's; `none` opts out; `istio.io/use-waypoint-namespace`
+ * names another namespace, allowed only when that waypoint's listener admits this one; the waypoint must
+ * take service traffic (`service` or `all`).
+ */
+export function waypointForService(
+  snapshot: Snapshot,
+  waypoints: ReadonlyMap<string, Waypoint>,
+  service: MeshService,
+): Waypoint | undefined {
+  const nsLabels = snapshot.get('', 'Namespace', '', service.namespace)?.metadata.labels ?? {};
+  const own = service.labels['istio.io/use-waypoint'];
+  const name = own ?? nsLabels['istio.io/use-waypoint'];
+  if (!name || name === 'none') return undefined;
+  const namespace =
+    (own !== undefined
+      ? service.labels['istio.io/use-waypoint-namespace']
+      : nsLabels['istio.io/use-waypoint-namespace']) ?? service.namespace;
+  const waypoint = waypoints.get(`${namespace}/${name}`);
+  if (!waypoint || !waypoint.allows(service.namespace)) return undefined;
+  return waypoint.trafficType === 'service' || waypoint.trafficType === 'all' ? waypoint : undefined;
+}
+
+/** True when ingress gateways send this service's traffic to its waypoint (`istio.io/ingress-use-waypoint`). */
+export function ingressUsesWaypoint(snapshot: Snapshot, service: MeshService): boolean {
+  const own = service.labels['istio.io/ingress-use-waypoint'];
+  if (own !== undefined) return own === 'true';
+  return (
+    snapshot.get('', 'Namespace', '', service.namespace)?.metadata.labels?.[
+      'istio.io/ingress-use-waypoint'
+    ] === 'true'
+  );
+}
+
+const l4SourceFields = [
+  'principals',
+  'notPrincipals',
+  'namespaces',
+  'notNamespaces',
+  'serviceAccounts',
+  'notServiceAccounts',
+  'ipBlocks',
+  'notIpBlocks',
+];
+const l4OperationFields = ['ports', 'notPorts'];
+const l4WhenKeys = [
+  'source.ip',
+  'source.namespace',
+  'source.principal',
+  'destination.ip',
+  'destination.port',
+];
+
+type Entry = Record<string, unknown>;
+
+/** Keeps an entry's L4 fields; `l7` says whether it had others. An entry left with no field matches nothing (S11). */
+function l4Entry(
+  entry: Entry | undefined,
+  fields: readonly string[],
+): { entry: Entry; l7: boolean; empty: boolean } {
+  const kept: Entry = {};
+  let l7 = false;
+  for (const [k, v] of Object.entries(entry ?? {})) {
+    if (fields.includes(k)) kept[k] = v;
+    else l7 = true;
+  }
+  return { entry: kept, l7, empty: Object.keys(kept).length === 0 };
+}
+
+/** A rule as ztunnel holds it, or none when the conversion drops it. */
+interface L4Rule {
+  rule: AuthzRule;
+  /** Some entry was reduced to an empty match: the rule never matches. */
+  neverMatches: boolean;
+}
+
+/** Istio's conversion for ztunnel (`handleRule`): ALLOW rules with L7 fields are dropped; DENY entries keep their L4 part. */
+function toL4(rule: AuthzRule, action: 'ALLOW' | 'DENY'): L4Rule | undefined {
+  const from = (rule.from ?? []).map((f) => l4Entry(f.source as Entry | undefined, l4SourceFields));
+  const to = (rule.to ?? []).map((t) => l4Entry(t.operation as Entry | undefined, l4OperationFields));
+  const when = (rule.when ?? []).map((c) => ({ condition: c, l7: !l4WhenKeys.includes(c.key) }));
+  const hasL7 = from.some((f) => f.l7) || to.some((t) => t.l7) || when.some((w) => w.l7);
+  if (action === 'ALLOW' && hasL7) return undefined;
+  const converted: AuthzRule = {};
+  if (from.length) converted.from = from.map((f) => ({ source: f.entry }));
+  if (to.length) converted.to = to.map((t) => ({ operation: t.entry }));
+  const keptWhen = when.filter((w) => !w.l7).map((w) => w.condition);
+  if (keptWhen.length) converted.when = keptWhen;
+  const neverMatches =
+    from.some((f) => f.empty && f.l7) || to.some((t) => t.empty && t.l7) || when.some((w) => w.l7);
+  return { rule: converted, neverMatches };
+}
+
+/** The decision of a destination ztunnel, and why. */
+export interface L4Decision {
+  allowed: boolean;
+  policy?: string;
+  reason: string;
+}
+
+/**
+ * ztunnel's inbound authorization (`assert_rbac`): the policies of the destination namespace, the root
+ * namespace (global) and those selecting the workload, without `targetRefs` ones (those go to waypoints);
+ * CUSTOM and AUDIT are not enforced. DENY that matches → deny; no ALLOW → allow; an ALLOW that matches →
+ * allow; else deny. STRICT PeerAuthentication adds "deny without an identity".
+ */
+export function ztunnelAuthorize(
+  snapshot: Snapshot,
+  rootNamespace: string,
+  workload: Workload,
+  request: AuthzRequest,
+  strict: boolean,
+): L4Decision {
+  if (strict && request.principal === undefined)
+    return { allowed: false, reason: 'STRICT PeerAuthentication: no identity (plaintext)' };
+  const policies = snapshot
+    .list('security.istio.io', 'AuthorizationPolicy')
+    .filter((p) => {
+      const ns = p.metadata.namespace ?? 'default';
+      if (ns !== workload.namespace && ns !== rootNamespace) return false;
+      const spec = (p['spec'] ?? {}) as {
+        targetRef?: unknown;
+        targetRefs?: unknown[];
+        selector?: { matchLabels?: Record<string, string> };
+      };
+      if (spec.targetRef !== undefined || (spec.targetRefs?.length ?? 0) > 0) return false;
+      const labels = spec.selector?.matchLabels;
+      return labels === undefined || Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
+    })
+    .sort((a, b) => compareStrings(orderKey(a), orderKey(b)));
+  const named = (p: KubeObject) => `${p.metadata.namespace}/${p.metadata.name}`;
+  const rulesOf = (p: KubeObject, action: 'ALLOW' | 'DENY') =>
+    (((p['spec'] ?? {}) as { rules?: AuthzRule[] }).rules ?? []).map((r) => toL4(r, action));
+  const actionOf = (p: KubeObject) => ((p['spec'] ?? {}) as { action?: string }).action ?? 'ALLOW';
+  for (const p of policies.filter((p) => actionOf(p) === 'DENY')) {
+    const match = rulesOf(p, 'DENY').some(
+      (r) => r && !r.neverMatches && ruleMatches(r.rule, request, p.metadata.namespace ?? 'default'),
+    );
+    if (match)
+      return { allowed: false, policy: named(p), reason: `DENY policy ${named(p)} matches (L4 part)` };
+  }
+  const allow = policies.filter((p) => actionOf(p) === 'ALLOW');
+  if (allow.length === 0) return { allowed: true, reason: 'no ALLOW policy applies at ztunnel' };
+  for (const p of allow) {
+    const match = rulesOf(p, 'ALLOW').some(
+      (r) => r && ruleMatches(r.rule, request, p.metadata.namespace ?? 'default'),
+    );
+    if (match) return { allowed: true, policy: named(p), reason: `ALLOW policy ${named(p)} matches` };
+  }
+  const dropped = allow.filter((p) => rulesOf(p, 'ALLOW').every((r) => r === undefined));
+  const why =
+    dropped.length > 0
+      ? `; ${dropped.map(named).join(', ')} had only L7 rules, which ztunnel drops (deny all)`
+      : '';
+  return { allowed: false, reason: `no ALLOW rule matches at ztunnel${why}` };
+}
