@@ -25,9 +25,11 @@ export function pod(
     labels?: Record<string, string>;
     ip?: string;
     gateway?: boolean;
+    /** Enrolled in ambient mode (no sidecar; the CNI's redirection annotation). */
+    ambient?: boolean;
   } = {},
 ): KubeObject {
-  const sidecar = options.sidecar ?? true;
+  const sidecar = options.ambient ? false : (options.sidecar ?? true);
   const labels: Record<string, string> = { app, ...(options.labels ?? {}) };
   if (sidecar && !options.gateway) labels['security.istio.io/tlsMode'] = 'istio';
   const containers: Record<string, unknown>[] = [{ name: 'app' }];
@@ -40,7 +42,11 @@ export function pod(
       name: `${app}-0`,
       namespace: ns,
       labels,
-      annotations: sidecar && !options.gateway ? { 'sidecar.istio.io/status': '{}' } : {},
+      annotations: options.ambient
+        ? { 'ambient.istio.io/redirection': 'enabled' }
+        : sidecar && !options.gateway
+          ? { 'sidecar.istio.io/status': '{}' }
+          : {},
     },
     spec: { serviceAccountName: options.sa ?? app, containers },
     status: { podIP: options.ip ?? `10.1.0.${nextIp++}` },
@@ -127,4 +133,29 @@ export function bookinfo(): KubeObject[] {
     pod('default', 'reviews', { sa: 'bookinfo-reviews' }),
     service('default', 'reviews', { ports: [{ name: 'http', port: 9080, targetPort: 9080 }] }),
   ];
+}
+
+/** A waypoint Gateway (class istio-waypoint, HBONE listener); its pod is synthesized as `<name>`. */
+export function waypoint(
+  ns: string,
+  name = 'waypoint',
+  labels: Record<string, string> = {},
+  allowAll = false,
+): KubeObject {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name, namespace: ns, labels },
+    spec: {
+      gatewayClassName: 'istio-waypoint',
+      listeners: [
+        {
+          name: 'mesh',
+          port: 15008,
+          protocol: 'HBONE',
+          ...(allowAll ? { allowedRoutes: { namespaces: { from: 'All' } } } : {}),
+        },
+      ],
+    },
+  };
 }
