@@ -24,6 +24,12 @@ export interface Waypoint {
 /** The waypoints of the mesh, by `namespace/name`; `workloads` holds the waypoint pods (real or synthesized). */
 export function waypointsFrom(snapshot: Snapshot, workloads: readonly Workload[]): Map<string, Waypoint> {
   const out = new Map<string, Waypoint>();
+  const byGateway = new Map<string, Workload>();
+  for (const w of workloads) {
+    const gatewayName = w.labels['gateway.networking.k8s.io/gateway-name'];
+    const key = `${w.namespace}/${gatewayName}`;
+    if (gatewayName !== undefined && !byGateway.has(key)) byGateway.set(key, w);
+  }
   for (const gateway of snapshot.list('gateway.networking.k8s.io', 'Gateway')) {
     const spec = (gateway['spec'] ?? {}) as {
       gatewayClassName?: string;
@@ -32,9 +38,7 @@ export function waypointsFrom(snapshot: Snapshot, workloads: readonly Workload[]
     if (spec.gatewayClassName !== 'istio-waypoint') continue;
     const namespace = gateway.metadata.namespace ?? 'default';
     const name = gateway.metadata.name ?? '';
-    const workload = workloads.find(
-      (w) => w.namespace === namespace && w.labels['gateway.networking.k8s.io/gateway-name'] === name,
-    );
+    const workload = byGateway.get(`${namespace}/${name}`);
     if (!workload) continue;
     const from =
       spec.listeners?.find((l) => l.protocol === 'HBONE')?.allowedRoutes?.namespaces?.from ?? 'Same';

@@ -147,6 +147,8 @@ class Tracer {
   readonly splits: { options: number; taken: number; weight: number; total: number }[] = [];
   choices: readonly number[] = [];
   readonly reports: PendingReport[] = [];
+  /** The client a waypoint serves, set when the request enters one: the waypoint reports on its behalf. */
+  waypointClient: Workload | undefined;
   request: HttpRequest;
   readonly mesh: Mesh;
 
@@ -813,12 +815,14 @@ function toCluster(
   const cluster: ReportedCluster = { kind: 'service', service, host: dest.host };
   const peer = endpoint.workload;
   t.reports.push(
-    clientReport(
-      t.mesh,
-      peer
-        ? { proxy, hostFallback, authority: t.request.authority, cluster, peer, mtls, hop, tcp }
-        : { proxy, hostFallback, authority: t.request.authority, cluster, mtls, hop, tcp },
-    ),
+    proxy.proxy === 'waypoint'
+      ? waypointReport(t.mesh, { waypoint: proxy, client: t.waypointClient, service, endpoint: peer, hop })
+      : clientReport(
+          t.mesh,
+          peer
+            ? { proxy, hostFallback, authority: t.request.authority, cluster, peer, mtls, hop, tcp }
+            : { proxy, hostFallback, authority: t.request.authority, cluster, mtls, hop, tcp },
+        ),
   );
   return deliver(t, connection(proxy, hop, mtls, endpoint.ip, endpointPort, endpoint.workload));
 }
@@ -857,7 +861,7 @@ function toAmbientEndpoint(
     );
     return waypointHop(t, waypoint, service, port, proxy);
   }
-  if (waypoint)
+  if (waypoint && proxy.proxy !== 'waypoint')
     t.at(hop).notes.push(
       `HBONE straight to the pod: ${proxy.proxy === 'gateway' ? 'the gateway' : 'a sidecar'} skips waypoint ${waypoint.namespace}/${waypoint.name}, so its L7 policies do not apply`,
     );
@@ -867,15 +871,23 @@ function toAmbientEndpoint(
     upstream: `${endpoint.ip}:${endpointPort} (${endpoint.workload.namespace}/${endpoint.workload.name})`,
   });
   t.reports.push(
-    clientReport(t.mesh, {
-      proxy,
-      hostFallback: proxy.proxy === 'sidecar',
-      authority: t.request.authority,
-      cluster: { kind: 'service', service, host: service.hostname },
-      peer: endpoint.workload,
-      mtls: true,
-      hop,
-    }),
+    proxy.proxy === 'waypoint'
+      ? waypointReport(t.mesh, {
+          waypoint: proxy,
+          client: t.waypointClient,
+          service,
+          endpoint: endpoint.workload,
+          hop,
+        })
+      : clientReport(t.mesh, {
+          proxy,
+          hostFallback: proxy.proxy === 'sidecar',
+          authority: t.request.authority,
+          cluster: { kind: 'service', service, host: service.hostname },
+          peer: endpoint.workload,
+          mtls: true,
+          hop,
+        }),
   );
   return deliver(t, connection(proxy, hop, true, endpoint.ip, endpointPort, endpoint.workload));
 }
@@ -1114,6 +1126,14 @@ function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
 
 /** The ztunnel every ambient pod's traffic passes: one per node, reported as `istio-system/ztunnel`. */
 function ztunnelOf(mesh: Mesh): Workload {
+  const cached = mesh.cache.get('ztunnel') as Workload | undefined;
+  if (cached) return cached;
+  const ztunnel = findZtunnel(mesh);
+  mesh.cache.set('ztunnel', ztunnel);
+  return ztunnel;
+}
+
+function findZtunnel(mesh: Mesh): Workload {
   const found = mesh.workloads.find((w) => w.proxy === 'ztunnel');
   if (found) return { ...found, name: 'ztunnel', namespace: found.namespace };
   return {
@@ -1214,6 +1234,7 @@ function waypointHop(
   senderHop = -1,
 ): Outcome {
   const w = waypoint.workload;
+  t.waypointClient = client;
   const hop = t.hop('waypoint', w, 'inbound', `inbound-vip ${service.vip ?? service.hostname}:${port}`, true);
   t.at(hop).tls = 'HBONE (mTLS)';
   const policies = waypointPolicies(t.mesh, waypoint, service);
@@ -1320,15 +1341,22 @@ function waypointRoutes(
   waypoint: Waypoint,
   service: MeshService,
 ): { rule: HttpRule; vs: ResolvedVirtualService }[] {
-  return mesh.virtualServices
-    .filter(
-      (vs) =>
-        vs.gateways.includes(MeshGateway) &&
-        (vs.namespace === service.namespace || vs.namespace === waypoint.namespace) &&
-        vs.hosts.some(
-          (h) => h === service.hostname || (h.startsWith('*') && service.hostname.endsWith(h.slice(1))),
-        ),
-    )
+  type Index = { exact: Map<string, ResolvedVirtualService[]>; wildcard: [string, ResolvedVirtualService][] };
+  let index = mesh.cache.get('mesh-routes-by-host') as Index | undefined;
+  if (!index) {
+    index = { exact: new Map(), wildcard: [] };
+    for (const vs of mesh.virtualServices) {
+      if (!vs.gateways.includes(MeshGateway)) continue;
+      for (const host of vs.hosts) {
+        if (host.startsWith('*')) index.wildcard.push([host.slice(1), vs]);
+        else index.exact.set(host, [...(index.exact.get(host) ?? []), vs]);
+      }
+    }
+    mesh.cache.set('mesh-routes-by-host', index);
+  }
+  const wildcard = index.wildcard.filter(([suffix]) => service.hostname.endsWith(suffix)).map(([, vs]) => vs);
+  return [...(index.exact.get(service.hostname) ?? []), ...wildcard]
+    .filter((vs) => vs.namespace === service.namespace || vs.namespace === waypoint.namespace)
     .flatMap((vs) => vs.http.map((rule) => ({ rule, vs })));
 }
 

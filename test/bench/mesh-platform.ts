@@ -1,11 +1,17 @@
 /**
- * A generated sidecar mesh for the trace benchmark: `services` Services across `namespaces` namespaces, each
- * with a pod behind it and a VirtualService (header match, then a catch-all), plus a client in every namespace.
+ * A generated mesh for the trace benchmark: `services` Services across `namespaces` namespaces, each with a pod
+ * behind it and its routing (header match, then a catch-all: a VirtualService for sidecars, an HTTPRoute bound to
+ * the Service in ambient mode), plus a client in every namespace.
  */
 import type { KubeObject } from '../../src/model/object.ts';
 
-/** The objects of the mesh. */
-export function benchMesh(services: number, namespaces: number): KubeObject[] {
+/** The objects of the mesh; in ambient mode every namespace is enrolled and served by a waypoint of its own. */
+export function benchMesh(
+  services: number,
+  namespaces: number,
+  mode: 'sidecar' | 'ambient' = 'sidecar',
+): KubeObject[] {
+  const ambient = mode === 'ambient';
   const objects: KubeObject[] = [
     {
       apiVersion: 'v1',
@@ -18,12 +24,22 @@ export function benchMesh(services: number, namespaces: number): KubeObject[] {
   ];
   for (let n = 0; n < namespaces; n++) {
     const ns = `ns-${n}`;
-    objects.push({
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: ns, labels: { 'istio-injection': 'enabled' } },
-    });
-    objects.push(deployment(ns, 'client', 10_000 + n, namespaces));
+    const labels: Record<string, string> = ambient
+      ? { 'istio.io/dataplane-mode': 'ambient', 'istio.io/use-waypoint': 'waypoint' }
+      : { 'istio-injection': 'enabled' };
+    objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } });
+    objects.push(deployment(ns, 'client', 10_000 + n, namespaces, ambient));
+    if (ambient) {
+      objects.push({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'waypoint', namespace: ns },
+        spec: {
+          gatewayClassName: 'istio-waypoint',
+          listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
+        },
+      });
+    }
   }
   for (let i = 0; i < services; i++) {
     const ns = `ns-${i % namespaces}`;
@@ -38,40 +54,82 @@ export function benchMesh(services: number, namespaces: number): KubeObject[] {
         ports: [{ name: 'http', port: 80, targetPort: 8080 }],
       },
     });
-    objects.push(deployment(ns, name, i, namespaces));
-    objects.push({
-      apiVersion: 'networking.istio.io/v1beta1',
-      kind: 'VirtualService',
-      metadata: { name, namespace: ns },
-      spec: {
-        hosts: [name],
-        http: [
-          {
-            match: [{ headers: { 'x-canary': { exact: 'true' } } }],
-            route: [{ destination: { host: name, port: { number: 80 } } }],
-            timeout: '5s',
-          },
-          { route: [{ destination: { host: name, port: { number: 80 } } }] },
-        ],
-      },
-    });
+    objects.push(deployment(ns, name, i, namespaces, ambient));
+    objects.push(ambient ? httpRoute(ns, name) : virtualService(ns, name));
   }
   return objects;
 }
 
-function deployment(ns: string, app: string, index: number, namespaces: number): KubeObject {
+/** The sidecar's routing: a header match with a timeout, then a catch-all. */
+function virtualService(ns: string, name: string): KubeObject {
+  return {
+    apiVersion: 'networking.istio.io/v1beta1',
+    kind: 'VirtualService',
+    metadata: { name, namespace: ns },
+    spec: {
+      hosts: [name],
+      http: [
+        {
+          match: [{ headers: { 'x-canary': { exact: 'true' } } }],
+          route: [{ destination: { host: name, port: { number: 80 } } }],
+          timeout: '5s',
+        },
+        { route: [{ destination: { host: name, port: { number: 80 } } }] },
+      ],
+    },
+  };
+}
+
+/** The same routing for the waypoint: an HTTPRoute whose parent is the Service. */
+function httpRoute(ns: string, name: string): KubeObject {
+  const backendRefs = [{ name, port: 80 }];
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name, namespace: ns },
+    spec: {
+      parentRefs: [{ group: '', kind: 'Service', name, port: 80 }],
+      rules: [
+        {
+          matches: [{ headers: [{ name: 'x-canary', value: 'true' }] }],
+          backendRefs,
+          timeouts: { request: '5s' },
+        },
+        { backendRefs },
+      ],
+    },
+  };
+}
+
+/** A running pod: with a sidecar, or enrolled in ambient mode. */
+function deployment(
+  ns: string,
+  app: string,
+  index: number,
+  namespaces: number,
+  ambient: boolean,
+): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: {
-      name: `${app}-0`,
-      namespace: ns,
-      labels: { app, 'security.istio.io/tlsMode': 'istio' },
-      annotations: { 'sidecar.istio.io/status': '{}' },
-    },
+    metadata: ambient
+      ? {
+          name: `${app}-0`,
+          namespace: ns,
+          labels: { app },
+          annotations: { 'ambient.istio.io/redirection': 'enabled' },
+        }
+      : {
+          name: `${app}-0`,
+          namespace: ns,
+          labels: { app, 'security.istio.io/tlsMode': 'istio' },
+          annotations: { 'sidecar.istio.io/status': '{}' },
+        },
     spec: {
       serviceAccountName: app,
-      containers: [{ name: 'app' }, { name: 'istio-proxy', args: ['proxy', 'sidecar'] }],
+      containers: ambient
+        ? [{ name: 'app' }]
+        : [{ name: 'app' }, { name: 'istio-proxy', args: ['proxy', 'sidecar'] }],
     },
     status: { podIP: ip(20 + (index >= 10_000 ? 1 : 0), index % Math.max(namespaces, 10_000)) },
   };

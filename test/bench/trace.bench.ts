@@ -1,6 +1,6 @@
 /**
- * Trace benchmark: a sidecar mesh of 1,000 and 10,000 services (and as many VirtualServices) across 500
- * namespaces. Reports compile time (the mesh and every proxy's route tables), traces per second over
+ * Trace benchmark: a mesh of 1,000 and 10,000 services (and as many VirtualServices or HTTPRoutes) across 500
+ * namespaces, once with sidecars and once in ambient mode with a waypoint per namespace. Reports compile time (the mesh and every proxy's route tables), traces per second over
  * 100,000 requests (clients and services drawn with a fixed seed; median of five passes after a warm-up, alternating between the two sizes),
  * the per-trace time ratio between the two sizes, and peak memory.
  */
@@ -25,7 +25,10 @@ function random(seed: number): () => number {
   };
 }
 
+type Mode = 'sidecar' | 'ambient';
+
 interface Setup {
+  mode: Mode;
   services: number;
   compileMs: number;
   mesh: ReturnType<typeof compileMesh>;
@@ -35,8 +38,8 @@ interface Setup {
 }
 
 /** Compiles the mesh (and every proxy's route tables) and draws its requests. */
-function setUp(services: number): Setup {
-  const snapshot = Snapshot.of(benchMesh(services, namespaces));
+function setUp(services: number, mode: Mode): Setup {
+  const snapshot = Snapshot.of(benchMesh(services, namespaces, mode));
   const start = performance.now();
   const mesh = compileMesh(snapshot, {});
   compileProxies(mesh);
@@ -54,7 +57,7 @@ function setUp(services: number): Setup {
     };
   });
   for (const input of inputs.slice(0, 10_000)) traceRequest(mesh, input); // warm-up, not timed
-  return { services, compileMs, mesh, inputs, passes: [], ok: 0 };
+  return { mode, services, compileMs, mesh, inputs, passes: [], ok: 0 };
 }
 
 /** One timed pass over all the requests. */
@@ -67,24 +70,40 @@ function pass(setup: Setup): void {
   setup.ok = ok;
 }
 
-const setups = [setUp(1_000), setUp(10_000)];
-// Passes alternate between the sizes, so a slow phase of the machine weighs on both alike.
+const modes: Mode[] = ['sidecar', 'ambient'];
+const setups = modes.flatMap((mode) => [setUp(1_000, mode), setUp(10_000, mode)]);
+// Passes alternate between the setups, so a slow phase of the machine weighs on all alike.
 for (let round = 0; round < 5; round++) for (const setup of setups) pass(setup);
 const results = setups.map((s) => {
   const elapsed = [...s.passes].sort((a, b) => a - b)[Math.floor(s.passes.length / 2)] as number;
   return { ...s, tracesPerSecond: (requests / elapsed) * 1000, microsPerTrace: (elapsed * 1000) / requests };
 });
-const [small, large] = results as [(typeof results)[number], (typeof results)[number]];
 printTable(
   `kfmesh trace: ${requests.toLocaleString('en')} requests, ${namespaces} namespaces`,
-  ['services (and VirtualServices)', 'compile (ms)', 'traces/s', 'µs per trace', 'answered 200'],
-  [small, large].map((m) => [m.services, m.compileMs, Math.round(m.tracesPerSecond), m.microsPerTrace, m.ok]),
+  ['mode', 'services (and routes)', 'compile (ms)', 'traces/s', 'µs per trace', 'answered 200'],
+  results.map((m) => [
+    m.mode,
+    m.services,
+    m.compileMs,
+    Math.round(m.tracesPerSecond),
+    m.microsPerTrace,
+    m.ok,
+  ]),
 );
+const perTrace = (mode: Mode, services: number): number =>
+  results.find((r) => r.mode === mode && r.services === services)?.microsPerTrace ?? NaN;
 printTable(
   'Scaling and memory',
   ['measure', 'value'],
   [
-    ['µs per trace, 10,000 / 1,000 services', large.microsPerTrace / small.microsPerTrace],
+    ...modes.map((mode) => [
+      `µs per trace, 10,000 / 1,000 services (${mode})`,
+      perTrace(mode, 10_000) / perTrace(mode, 1_000),
+    ]),
+    [
+      'µs per trace, ambient / sidecar (10,000 services)',
+      perTrace('ambient', 10_000) / perTrace('sidecar', 10_000),
+    ],
     ['peak RSS (MiB)', peakRssMiB()],
   ],
 );

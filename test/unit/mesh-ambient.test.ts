@@ -156,6 +156,16 @@ describe('waypoints (§5.4)', () => {
     assert.equal(r.hops[1]?.virtualService, 'apps/split');
     assert.match(r.hops[2]?.tls ?? '', /HBONE from apps\/waypoint/);
     assert.match(r.hops[1]?.upstream ?? '', /apps\/app2/);
+    // The waypoint reports the request for the client, towards the routed backend; it skips nothing.
+    const report = labelsOf(r, 'waypoint');
+    assert.equal(report['source_workload'], from.split('/')[1]);
+    assert.equal(report['destination_service_name'], 'app2');
+    assert.equal(report['connection_security_policy'], 'mutual_tls');
+    assert.equal(r.telemetry.filter((t) => t.metric === 'istio_requests_total').length, 1);
+    assert.deepEqual(
+      r.hops[1]?.notes.filter((n) => n.includes('skips waypoint')),
+      [],
+    );
   });
 
   test('reporter by version: waypoint from 1.22, destination before (S1)', () => {
