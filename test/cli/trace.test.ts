@@ -1,6 +1,7 @@
 /** `kfmesh trace` through the real program, on the built-in example platform. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { runKfmesh, writeText } from '../cli-process.ts';
 
 const client = 'kubeflow-user-example-com/curl-inside-mesh';
@@ -93,6 +94,32 @@ describe('kfmesh trace on the example platform', () => {
   test('the same input gives the same output', () => {
     const args = ['trace', example, '--from', client, '--url', internalUrl, '-o', 'json'];
     assert.equal(runKfmesh(args).stdout, runKfmesh(args).stdout);
+  });
+});
+
+describe('kfmesh trace on the ambient example of the README', () => {
+  const ambient = fileURLToPath(new URL('../../../examples/ambient-waypoint.yaml', import.meta.url));
+  const predict = 'http://iris.models/v1/models/iris:predict';
+
+  test('POST from team-a: ztunnel, the waypoint (its policy allows), ztunnel; the waypoint reports', () => {
+    const r = traceJson([ambient, '--from', 'team-a/client-0', '--url', predict, '--method', 'POST']);
+    assert.equal(r.response.code, 200);
+    assert.deepEqual(
+      r.hops.map((h) => h.kind),
+      ['ztunnel', 'waypoint', 'ztunnel'],
+    );
+    const waypoint = r.telemetry.find((t) => t.reporter === 'waypoint');
+    assert.equal(waypoint?.labels['source_principal'], 'spiffe://cluster.local/ns/team-a/sa/client');
+    assert.equal(waypoint?.labels['destination_workload'], 'iris-0');
+  });
+
+  test('GET is refused at the waypoint with 403', () => {
+    const r = traceJson([ambient, '--from', 'team-a/client-0', '--url', predict]);
+    assert.equal(r.response.code, 403);
+    assert.deepEqual(
+      r.hops.map((h) => h.kind),
+      ['ztunnel', 'waypoint'],
+    );
   });
 });
 
