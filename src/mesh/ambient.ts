@@ -2,10 +2,9 @@
  * Ambient mode's control-plane view (istio-dataplane-semantics.md §5): waypoints and which services use
  * them, and the L4 form of AuthorizationPolicies that ztunnel enforces.
  */
-import { compareStrings, type KubeObject } from '../model/object.ts';
+import type { KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { ruleMatches, type AuthzRequest, type AuthzRule } from './authorization.ts';
-import { orderKey } from './virtual-services.ts';
 import type { MeshService } from './services.ts';
 import type { Workload } from './workloads.ts';
 
@@ -162,29 +161,23 @@ export interface L4Decision {
  * allow; else deny. STRICT PeerAuthentication adds "deny without an identity".
  */
 export function ztunnelAuthorize(
-  snapshot: Snapshot,
-  rootNamespace: string,
+  candidates: readonly KubeObject[],
   workload: Workload,
   request: AuthzRequest,
   strict: boolean,
 ): L4Decision {
   if (strict && request.principal === undefined)
     return { allowed: false, reason: 'STRICT PeerAuthentication: no identity (plaintext)' };
-  const policies = snapshot
-    .list('security.istio.io', 'AuthorizationPolicy')
-    .filter((p) => {
-      const ns = p.metadata.namespace ?? 'default';
-      if (ns !== workload.namespace && ns !== rootNamespace) return false;
-      const spec = (p['spec'] ?? {}) as {
-        targetRef?: unknown;
-        targetRefs?: unknown[];
-        selector?: { matchLabels?: Record<string, string> };
-      };
-      if (spec.targetRef !== undefined || (spec.targetRefs?.length ?? 0) > 0) return false;
-      const labels = spec.selector?.matchLabels;
-      return labels === undefined || Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
-    })
-    .sort((a, b) => compareStrings(orderKey(a), orderKey(b)));
+  const policies = candidates.filter((p) => {
+    const spec = (p['spec'] ?? {}) as {
+      targetRef?: unknown;
+      targetRefs?: unknown[];
+      selector?: { matchLabels?: Record<string, string> };
+    };
+    if (spec.targetRef !== undefined || (spec.targetRefs?.length ?? 0) > 0) return false;
+    const labels = spec.selector?.matchLabels;
+    return labels === undefined || Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
+  });
   const named = (p: KubeObject) => `${p.metadata.namespace}/${p.metadata.name}`;
   const rulesOf = (p: KubeObject, action: 'ALLOW' | 'DENY') =>
     (((p['spec'] ?? {}) as { rules?: AuthzRule[] }).rules ?? []).map((r) => toL4(r, action));

@@ -89,6 +89,12 @@ export class AuthorizationPolicies {
     }
   }
 
+  /** The policies of these namespaces, in evaluation order (oldest first, then by name). */
+  inNamespaces(...namespaces: string[]): KubeObject[] {
+    const found = [...new Set(namespaces)].flatMap((ns) => this.#byNamespace.get(ns) ?? []);
+    return namespaces.length > 1 ? found.sort((a, b) => compareStrings(orderKey(a), orderKey(b))) : found;
+  }
+
   /** The policies a sidecar or legacy gateway enforces: by selector from its namespace and the root namespace. */
   forWorkload(workload: Workload, gatewayApiName?: string): KubeObject[] {
     const root = this.#byNamespace.get(this.#rootNamespace);

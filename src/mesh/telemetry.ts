@@ -124,16 +124,32 @@ function records(
       },
     ];
   }
-  // TCP metrics carry no HTTP response labels.
-  const tcpLabels = Object.fromEntries(
-    Object.entries(labels).filter(([k]) => k !== 'response_code' && k !== 'grpc_response_status'),
-  );
-  return ['istio_tcp_connections_opened_total', 'istio_tcp_connections_closed_total'].map((metric) => ({
-    metric,
-    reporter,
-    proxy: name,
-    labels: { ...tcpLabels },
-  }));
+  return tcpRecords(name, reporter, labels, flags, flags);
+}
+
+/** The `istio_tcp_connections_opened_total` and `_closed_total` pair; TCP metrics carry no HTTP response labels. */
+function tcpRecords(
+  proxy: string,
+  reporter: TelemetryRecord['reporter'],
+  labels: LabelSet,
+  openedFlags: string,
+  closedFlags: string,
+): TelemetryRecord[] {
+  const { response_code, grpc_response_status, ...tcp } = labels;
+  return [
+    {
+      metric: 'istio_tcp_connections_opened_total',
+      reporter,
+      proxy,
+      labels: { ...tcp, response_flags: openedFlags },
+    },
+    {
+      metric: 'istio_tcp_connections_closed_total',
+      reporter,
+      proxy,
+      labels: { ...tcp, response_flags: closedFlags },
+    },
+  ];
 }
 
 /** The report of a client sidecar (Host fallback on) or a gateway (fallback off): `reporter="source"`. */
@@ -262,19 +278,8 @@ export function ztunnelReport(
   );
   return {
     hop: options.hop,
-    build: () => {
-      labels.response_flags = options.flags;
-      const tcpLabels = Object.fromEntries(
-        Object.entries(labels).filter(([k]) => k !== 'response_code' && k !== 'grpc_response_status'),
-      );
-      return ['istio_tcp_connections_opened_total', 'istio_tcp_connections_closed_total'].map((metric) => ({
-        metric,
-        reporter: options.reporter,
-        proxy: ZtunnelProxy,
-        // The opened counter carries no flags; failures show on the closed counter.
-        labels: { ...tcpLabels, response_flags: metric.endsWith('opened_total') ? '-' : options.flags },
-      }));
-    },
+    // The opened counter carries no flags; failures show on the closed counter.
+    build: () => tcpRecords(ZtunnelProxy, options.reporter, labels, '-', options.flags),
   };
 }
 

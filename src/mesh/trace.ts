@@ -1319,7 +1319,12 @@ function waypointHop(
 
 /** Policies a waypoint enforces for a service: targetRefs to the waypoint, to the Service, or (root namespace) to the waypoint class. */
 function waypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshService): KubeObject[] {
-  return mesh.snapshot.list('security.istio.io', 'AuthorizationPolicy').filter((p) => {
+  const candidates = mesh.authorization.inNamespaces(
+    waypoint.namespace,
+    service.namespace,
+    mesh.config.rootNamespace,
+  );
+  return candidates.filter((p) => {
     const spec = (p['spec'] ?? {}) as {
       targetRef?: { kind?: string; name?: string };
       targetRefs?: { kind?: string; name?: string }[];
@@ -1380,8 +1385,7 @@ function ztunnelInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
       : undefined;
   const strict = t.mesh.security.peerAuthenticationMode(w, conn.port).mode === MtlsMode.Strict;
   const decision = ztunnelAuthorize(
-    t.mesh.snapshot,
-    t.mesh.config.rootNamespace,
+    t.mesh.authorization.inNamespaces(w.namespace, t.mesh.config.rootNamespace),
     w,
     {
       principal: identity,

@@ -1,7 +1,7 @@
 /**
  * A generated mesh for the trace benchmark: `services` Services across `namespaces` namespaces, each with a pod
  * behind it and its routing (header match, then a catch-all: a VirtualService for sidecars, an HTTPRoute bound to
- * the Service in ambient mode), plus a client in every namespace.
+ * the Service in ambient mode), plus a client and an AuthorizationPolicy admitting POSTs in every namespace.
  */
 import type { KubeObject } from '../../src/model/object.ts';
 
@@ -29,6 +29,19 @@ export function benchMesh(
       : { 'istio-injection': 'enabled' };
     objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } });
     objects.push(deployment(ns, 'client', 10_000 + n, namespaces, ambient));
+    // Every namespace admits POSTs only: on the sidecars, or at the waypoint.
+    objects.push({
+      apiVersion: 'security.istio.io/v1',
+      kind: 'AuthorizationPolicy',
+      metadata: { name: 'post-only', namespace: ns },
+      spec: {
+        ...(ambient
+          ? { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'waypoint' }] }
+          : {}),
+        action: 'ALLOW',
+        rules: [{ to: [{ operation: { methods: ['POST'] } }] }],
+      },
+    });
     if (ambient) {
       objects.push({
         apiVersion: 'gateway.networking.k8s.io/v1',
