@@ -76,6 +76,8 @@ type PolicySpec = {
 /** The AuthorizationPolicies of the mesh, indexed by namespace. */
 export class AuthorizationPolicies {
   readonly #byNamespace = new Map<string, KubeObject[]>();
+  /** `inNamespaces` answers, by the namespaces asked for. */
+  readonly #byNamespaces = new Map<string, readonly KubeObject[]>();
   readonly #rootNamespace: string;
 
   constructor(snapshot: Snapshot, rootNamespace: string) {
@@ -90,9 +92,14 @@ export class AuthorizationPolicies {
   }
 
   /** The policies of these namespaces, in evaluation order (oldest first, then by name). */
-  inNamespaces(...namespaces: string[]): KubeObject[] {
+  inNamespaces(...namespaces: string[]): readonly KubeObject[] {
+    const key = namespaces.join('\n');
+    const cached = this.#byNamespaces.get(key);
+    if (cached) return cached;
     const found = [...new Set(namespaces)].flatMap((ns) => this.#byNamespace.get(ns) ?? []);
-    return namespaces.length > 1 ? found.sort((a, b) => compareStrings(orderKey(a), orderKey(b))) : found;
+    const sorted = found.sort((a, b) => compareStrings(orderKey(a), orderKey(b)));
+    this.#byNamespaces.set(key, sorted);
+    return sorted;
   }
 
   /** The policies a sidecar or legacy gateway enforces: by selector from its namespace and the root namespace. */

@@ -1318,7 +1318,18 @@ function waypointHop(
 }
 
 /** Policies a waypoint enforces for a service: targetRefs to the waypoint, to the Service, or (root namespace) to the waypoint class. */
-function waypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshService): KubeObject[] {
+function waypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshService): readonly KubeObject[] {
+  let memo = mesh.cache.get('waypoint-policies') as Map<string, readonly KubeObject[]> | undefined;
+  if (!memo) mesh.cache.set('waypoint-policies', (memo = new Map()));
+  const key = `${waypoint.namespace}/${waypoint.name} ${service.namespace}/${service.name}`;
+  const known = memo.get(key);
+  if (known) return known;
+  const found = findWaypointPolicies(mesh, waypoint, service);
+  memo.set(key, found);
+  return found;
+}
+
+function findWaypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshService): KubeObject[] {
   const candidates = mesh.authorization.inNamespaces(
     waypoint.namespace,
     service.namespace,
