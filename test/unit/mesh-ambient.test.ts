@@ -101,6 +101,21 @@ describe('enrollment and ztunnel routing (§5.1, §5.2)', () => {
     );
     assert.equal(strict.response.code, 503);
   });
+
+  test('a sidecar that accepts HBONE (networking.istio.io/tunnel: http) gets mTLS, so STRICT passes', () => {
+    const objects = [
+      ambientNs('client'),
+      namespace('legacy'),
+      pod('client', 'client', { ambient: true }),
+      pod('legacy', 'app', { labels: { 'networking.istio.io/tunnel': 'http' } }),
+      service('legacy', 'app'),
+      istio('PeerAuthentication', 'legacy', 'strict', { mtls: { mode: 'STRICT' } }),
+    ];
+    const r = trace(objects, { from, url: 'http://app.legacy/' });
+    assert.equal(r.hops[0]?.mtls, true);
+    assert.equal(r.hops[0]?.tls, 'HBONE');
+    assert.equal(r.response.code, 200);
+  });
 });
 
 describe('waypoints (§5.4)', () => {
@@ -166,6 +181,30 @@ describe('waypoints (§5.4)', () => {
       r.hops[1]?.notes.filter((n) => n.includes('skips waypoint')),
       [],
     );
+  });
+
+  test('routing with a mesh VirtualService: of the service’s namespace it applies, of a third namespace it does not', () => {
+    const vs = (ns: string) =>
+      istio('VirtualService', ns, 'to-v2', {
+        hosts: ['app.apps.svc.cluster.local'],
+        http: [
+          {
+            match: [{ uri: { prefix: '/v2' } }],
+            route: [{ destination: { host: 'app2.apps.svc.cluster.local', port: { number: 80 } } }],
+          },
+          { route: [{ destination: { host: 'app.apps.svc.cluster.local', port: { number: 80 } } }] },
+        ],
+      });
+    const extra = [pod('apps', 'app2', { ambient: true }), service('apps', 'app2')];
+    const own = trace(platform({ extra: [...extra, vs('apps')] }), { from, url: 'http://app.apps/v2/x' });
+    assert.equal(own.hops[1]?.virtualService, 'apps/to-v2');
+    assert.match(own.hops[1]?.upstream ?? '', /apps\/app2/);
+    const other = trace(platform({ extra: [...extra, namespace('elsewhere'), vs('elsewhere')] }), {
+      from,
+      url: 'http://app.apps/v2/x',
+    });
+    assert.equal(other.hops[1]?.route, 'default');
+    assert.match(other.hops[1]?.upstream ?? '', /apps\/app-0/);
   });
 
   test('reporter by version: waypoint from 1.22, destination before (S1)', () => {
