@@ -40,6 +40,7 @@ import {
   Mesh as MeshGateway,
   resolveShortName,
   type HeaderOperations,
+  type HttpMatch,
   type HttpRule,
   type ResolvedVirtualService,
 } from './virtual-services.ts';
@@ -1103,9 +1104,26 @@ function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
     sourceLabels: w.labels,
     sourceNamespace: w.namespace,
   };
-  for (const [index, route] of vhost.routes.entries()) {
-    const { rule, vs } = route;
-    const match = rule.match?.find((m) => matchApplies(m, context) && requestMatches(m, t.request));
+  const routed = firstRoute(t, w, hop, vhost.routes, context);
+  if (routed) return routed;
+  return noRoute(
+    `no route on gateway ${w.namespace}/${w.name} matches ${t.request.method} ${t.request.authority}${t.request.path}`,
+  );
+}
+
+/** Takes the first route whose rule has no match or a match that applies here and fits the request. */
+function firstRoute(
+  t: Tracer,
+  w: Workload,
+  hop: number,
+  routes: readonly { rule: HttpRule; vs: ResolvedVirtualService }[],
+  context: MatchContext,
+  admits: (match: HttpMatch) => boolean = () => true,
+): Outcome | undefined {
+  for (const [index, { rule, vs }] of routes.entries()) {
+    const match = rule.match?.find(
+      (m) => admits(m) && matchApplies(m, context) && requestMatches(m, t.request),
+    );
     if (rule.match && rule.match.length > 0 && !match) continue;
     t.at(hop).virtualService = `${vs.namespace}/${vs.name}`;
     return takeRoute(
@@ -1119,9 +1137,7 @@ function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
       false,
     );
   }
-  return noRoute(
-    `no route on gateway ${w.namespace}/${w.name} matches ${t.request.method} ${t.request.authority}${t.request.path}`,
-  );
+  return undefined;
 }
 
 /** The ztunnel every ambient pod's traffic passes: one per node, reported as `istio-system/ztunnel`. */
@@ -1279,23 +1295,9 @@ function waypointHop(
       sourceLabels: {},
       sourceNamespace: client?.namespace ?? '',
     };
-    for (const [index, { rule, vs }] of routes.entries()) {
-      const match = rule.match?.find(
-        (m) => m.sourceLabels === undefined && matchApplies(m, context) && requestMatches(m, t.request),
-      );
-      if (rule.match && rule.match.length > 0 && !match) continue;
-      t.at(hop).virtualService = `${vs.namespace}/${vs.name}`;
-      return takeRoute(
-        t,
-        w,
-        hop,
-        vs,
-        match ? { rule, index, match } : { rule, index },
-        port,
-        undefined,
-        false,
-      );
-    }
+    // Waypoints drop matches on sourceLabels: they serve many clients.
+    const routed = firstRoute(t, w, hop, routes, context, (m) => m.sourceLabels === undefined);
+    if (routed) return routed;
     report(undefined);
     return t.localReply(
       hop,
