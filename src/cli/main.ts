@@ -60,6 +60,10 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       '--all-paths',
       'trace every destination of weighted splits, with the share of requests each takes',
     )
+    .option(
+      '--via <gateway>',
+      'with --from external: enter through this ingress gateway (NAMESPACE/NAME of its pods or of its Gateway API Gateway)',
+    )
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: TraceFlags) => {
       result.code = await traceCommand(paths, flags, streams);

@@ -14,6 +14,7 @@ export interface TraceFlags {
   output: string;
   clusterDomain: string;
   allPaths?: boolean;
+  via?: string;
 }
 
 /** Runs `kfmesh trace`. */
@@ -34,7 +35,17 @@ export function traceCommand(paths: string[], flags: TraceFlags, streams: Stream
     }
     const snapshot = await snapshotFrom(paths, streams);
     const mesh = compileMesh(snapshot, { istioVersion: version, clusterDomain: flags.clusterDomain });
-    const input = { from: flags.from, url: flags.url, method: flags.method, headers };
+    if (flags.via !== undefined && flags.from !== 'external')
+      throw new UsageError(
+        '--via names the ingress gateway of an external client: use it with --from external',
+      );
+    const input = {
+      from: flags.from,
+      url: flags.url,
+      method: flags.method,
+      headers,
+      ...(flags.via === undefined ? {} : { via: flags.via }),
+    };
     let result: TraceResult;
     let branches: TraceResult[] | undefined;
     try {

@@ -56,6 +56,11 @@ export interface TraceInput {
   headers?: Readonly<Record<string, string>>;
   /** At the n-th weighted split met, take destination `choices[n]` (default: the heaviest). */
   choices?: readonly number[];
+  /**
+   * For an external client: the ingress gateway to enter through, `namespace/name` of its pods' workload
+   * or of its Gateway API Gateway (default: the first gateway of the mesh that serves the host).
+   */
+  via?: string;
 }
 
 /** One proxy the request passes. */
@@ -260,7 +265,7 @@ export function traceRequest(mesh: Mesh, input: TraceInput): TraceResult {
   const host = url.host;
   let outcome: Outcome;
   if (input.from === 'external') {
-    outcome = fromExternal(tracer, host, port, url.scheme === 'https');
+    outcome = fromExternal(tracer, host, port, url.scheme === 'https', input.via);
   } else {
     const client = findWorkload(mesh, input.from);
     if (client.proxy === 'waypoint' || client.proxy === 'ztunnel') tracer.unsupported = AmbientUnsupported;
@@ -417,8 +422,18 @@ function editDistance(a: string, b: string): number {
 }
 
 /** A client outside the cluster: it enters through the ingress gateway whose server serves the URL's host and port. */
-function fromExternal(t: Tracer, host: string, port: number, https: boolean): Outcome {
-  for (const proxy of t.mesh.gateways.values()) {
+function fromExternal(t: Tracer, host: string, port: number, https: boolean, via?: string): Outcome {
+  const names = (p: GatewayProxy) => [
+    `${p.workload.namespace}/${p.workload.name}`,
+    ...(p.gatewayApiName ? [`${p.workload.namespace}/${p.gatewayApiName}`] : []),
+  ];
+  const all = [...t.mesh.gateways.values()];
+  const proxies = via === undefined ? all : all.filter((p) => names(p).includes(via));
+  if (proxies.length === 0)
+    throw new TraceInputError(
+      `--via ${via}: no such ingress gateway; the gateways are ${all.flatMap(names).join(', ') || 'none'}`,
+    );
+  for (const proxy of proxies) {
     const server = proxy.servers.find(
       (s) =>
         s.port === port &&
@@ -432,7 +447,7 @@ function fromExternal(t: Tracer, host: string, port: number, https: boolean): Ou
     );
   }
   throw new TraceInputError(
-    `--from external: no ingress gateway serves ${host}:${port} (no Gateway server lists that host and port)`,
+    `--from external: ${via === undefined ? 'no ingress gateway serves' : `${via} does not serve`} ${host}:${port} (no Gateway server lists that host and port)`,
   );
 }
 

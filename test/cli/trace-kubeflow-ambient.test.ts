@@ -1,0 +1,117 @@
+/**
+ * The ambient Profile of the example platform, rendered by `kfmesh render` and traced by `kfmesh trace`:
+ * the owner through the ingress and the waypoint, another user denied at the waypoint, the pipelines UI
+ * (a sidecar) refused by ztunnel as finding KFM303 says, and a pipeline step of the namespace allowed.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { runKfmesh, writeText } from '../cli-process.ts';
+
+type Trace = {
+  response: { code: number; flags: string };
+  hops: { kind: string; workload: string; decision?: string; policy?: string }[];
+  telemetry: { metric: string; reporter: string; proxy: string; labels: Record<string, string> }[];
+};
+
+const example = writeText(runKfmesh(['example']).stdout, 'platform.yaml');
+const rendered = runKfmesh(['render', example]);
+const desired = writeText(rendered.stdout, 'desired.yaml');
+const running = fileURLToPath(new URL('../../../test/data/kubeflow-ambient/running.yaml', import.meta.url));
+const notebook = 'http://kubeflow.example.com/notebook/ml-research/lab/';
+
+function trace(args: string[]): Trace {
+  const run = runKfmesh(['trace', example, desired, running, ...args, '-o', 'json']);
+  assert.equal(run.code, 0, run.stderr);
+  return JSON.parse(run.stdout) as Trace;
+}
+
+const viaIngress = (user: string) =>
+  trace([
+    '--from',
+    'external',
+    '--via',
+    'kubeflow/kubeflow-gateway',
+    '-H',
+    `kubeflow-userid: ${user}`,
+    '--url',
+    notebook,
+  ]);
+
+describe('the ambient Profile ml-research, traced', () => {
+  test('render warns that the pipelines UI will be refused (KFM303)', () => {
+    assert.match(rendered.stderr, /ml-pipeline-ui.*\[KFM303\]/);
+  });
+
+  test('the owner reaches the notebook: Gateway API ingress, the waypoint (owner policy), ztunnel (L4 policy)', () => {
+    const r = viaIngress('researcher@example.com');
+    assert.equal(r.response.code, 200);
+    assert.deepEqual(
+      r.hops.map((h) => `${h.kind} ${h.workload}`),
+      ['gateway kubeflow-gateway-istio', 'waypoint waypoint', 'ztunnel ztunnel'],
+    );
+    assert.equal(r.hops[1]?.policy, 'ml-research/ns-owner-access-istio');
+    assert.equal(r.hops[2]?.policy, 'ml-research/ns-l4-waypoint');
+    const record = r.telemetry.find((t) => t.reporter === 'waypoint');
+    assert.equal(record?.labels['response_code'], '200');
+    assert.equal(record?.labels['destination_workload'], 'lab-0');
+  });
+
+  test('another user is denied at the waypoint with 403', () => {
+    const r = viaIngress('user@example.com');
+    assert.equal(r.response.code, 403);
+    assert.deepEqual(
+      r.hops.map((h) => h.kind),
+      ['gateway', 'waypoint'],
+    );
+    assert.equal(r.hops[1]?.decision, 'deny');
+    assert.equal(r.telemetry.find((t) => t.reporter === 'waypoint')?.labels['response_code'], '403');
+  });
+
+  test('the pipelines UI, with a sidecar, skips the waypoint and ztunnel refuses it (DENY)', () => {
+    const r = trace(['--from', 'kubeflow/ml-pipeline-ui-0', '--url', 'http://lab.ml-research/']);
+    assert.equal(r.response.code, 503);
+    assert.deepEqual(
+      r.hops.map((h) => h.kind),
+      ['sidecar', 'ztunnel'],
+    );
+    const closed = r.telemetry.find((t) => t.metric === 'istio_tcp_connections_closed_total');
+    assert.equal(closed?.labels['response_flags'], 'DENY');
+  });
+
+  test('a pipeline step of the namespace reaches the notebook through the waypoint', () => {
+    const r = trace(['--from', 'ml-research/pipeline-step-0', '--url', 'http://lab.ml-research/']);
+    assert.equal(r.response.code, 200);
+    assert.deepEqual(
+      r.hops.map((h) => h.kind),
+      ['ztunnel', 'waypoint', 'ztunnel'],
+    );
+  });
+
+  test('--via names a gateway that does not exist, or is used without --from external: exit 2', () => {
+    const missing = runKfmesh([
+      'trace',
+      example,
+      '--from',
+      'external',
+      '--via',
+      'kubeflow/nope',
+      '--url',
+      notebook,
+    ]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--via kubeflow\/nope: no such ingress gateway; the gateways are /);
+    const inside = runKfmesh([
+      'trace',
+      example,
+      '--from',
+      'kubeflow-user-example-com/curl-inside-mesh',
+      '--via',
+      'istio-system/istio-ingressgateway',
+      '--url',
+      notebook,
+    ]);
+    assert.equal(inside.code, 2);
+    assert.match(inside.stderr, /use it with --from external/);
+  });
+});
