@@ -1,7 +1,8 @@
 /**
  * The ambient Profile of the example platform, rendered by `kfmesh render` and traced by `kfmesh trace`:
  * the owner through the ingress and the waypoint, another user denied at the waypoint, the pipelines UI
- * (a sidecar) refused by ztunnel as finding KFM303 says, and a pipeline step of the namespace allowed.
+ * (a sidecar) refused by ztunnel as finding KFM303 says, a pipeline step of the namespace allowed, and an
+ * in-mesh call to the namespace's InferenceService routed by the waypoint.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -10,7 +11,7 @@ import { runKfmesh, writeText } from '../cli-process.ts';
 
 type Trace = {
   response: { code: number; flags: string };
-  hops: { kind: string; workload: string; decision?: string; policy?: string }[];
+  hops: { kind: string; workload: string; decision?: string; policy?: string; virtualService?: string }[];
   telemetry: { metric: string; reporter: string; proxy: string; labels: Record<string, string> }[];
 };
 
@@ -86,6 +87,26 @@ describe('the ambient Profile ml-research, traced', () => {
       r.hops.map((h) => h.kind),
       ['ztunnel', 'waypoint', 'ztunnel'],
     );
+  });
+
+  test('an in-mesh client calls the InferenceService: the waypoint routes by its mesh HTTPRoute to the predictor', () => {
+    const r = trace([
+      '--from',
+      'ml-research/pipeline-step-0',
+      '--url',
+      'http://iris-raw.ml-research/v1/models/iris-raw:predict',
+      '--method',
+      'POST',
+    ]);
+    assert.equal(r.response.code, 200);
+    assert.deepEqual(
+      r.hops.map((h) => h.kind),
+      ['ztunnel', 'waypoint', 'ztunnel'],
+    );
+    assert.equal(r.hops[1]?.virtualService, 'ml-research/iris-raw-mesh');
+    const record = r.telemetry.find((t) => t.reporter === 'waypoint');
+    assert.equal(record?.labels['destination_service_name'], 'iris-raw-predictor');
+    assert.equal(record?.labels['source_workload'], 'pipeline-step-0');
   });
 
   test('--via names a gateway that does not exist, or is used without --from external: exit 2', () => {
