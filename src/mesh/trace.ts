@@ -967,12 +967,11 @@ function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
   if (peerAuth.mode === MtlsMode.Strict && !conn.mtls) {
     t.at(hop).decision = 'deny';
     t.at(hop).notes.push('STRICT: no filter chain accepts plaintext; the connection is reset');
-    return t.localReply(
-      conn.senderHop,
-      503,
-      'UC',
-      `${w.namespace}/${w.name} requires mTLS (STRICT) and the request came in plaintext`,
-    );
+    const reason = `${w.namespace}/${w.name} requires mTLS (STRICT) and the request came in plaintext`;
+    const sender = conn.senderHop >= 0 ? t.at(conn.senderHop) : undefined;
+    // A proxy on the path answers its client 503; a client with no proxy, or behind ztunnel (L4), sees the reset.
+    if (sender && sender.kind !== 'ztunnel') return t.localReply(conn.senderHop, 503, 'UC', reason);
+    return t.localReply(hop, 0, '-', `connection reset: ${reason}`);
   }
   if (peerAuth.mode === MtlsMode.Disable && conn.mtls) {
     t.at(hop).decision = 'deny';

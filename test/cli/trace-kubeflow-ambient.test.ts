@@ -2,7 +2,8 @@
  * The ambient Profile of the example platform, rendered by `kfmesh render` and traced by `kfmesh trace`:
  * the owner through the ingress and the waypoint, another user denied at the waypoint, the pipelines UI
  * (a sidecar) refused by ztunnel as finding KFM303 says, a pipeline step of the namespace allowed, and an
- * in-mesh call to the namespace's InferenceService routed by the waypoint.
+ * in-mesh call to the namespace's InferenceService routed by the waypoint, and a call to the pipelines API
+ * (a sidecar) that goes in plaintext and that STRICT mTLS refuses, as finding KFM302 says.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -11,7 +12,14 @@ import { runKfmesh, writeText } from '../cli-process.ts';
 
 type Trace = {
   response: { code: number; flags: string };
-  hops: { kind: string; workload: string; decision?: string; policy?: string; virtualService?: string }[];
+  hops: {
+    kind: string;
+    workload: string;
+    decision?: string;
+    policy?: string;
+    virtualService?: string;
+    mtls?: boolean;
+  }[];
   telemetry: { metric: string; reporter: string; proxy: string; labels: Record<string, string> }[];
 };
 
@@ -107,6 +115,34 @@ describe('the ambient Profile ml-research, traced', () => {
     const record = r.telemetry.find((t) => t.reporter === 'waypoint');
     assert.equal(record?.labels['destination_service_name'], 'iris-raw-predictor');
     assert.equal(record?.labels['source_workload'], 'pipeline-step-0');
+  });
+
+  test('a pipeline step calls the pipelines API (a sidecar): plaintext, no identity; STRICT resets it (KFM302)', () => {
+    const args = [
+      '--from',
+      'ml-research/pipeline-step-0',
+      '--url',
+      'http://ml-pipeline.kubeflow:8888/apis/v2beta1/runs',
+    ];
+    const r = trace(args);
+    assert.equal(r.response.code, 200);
+    assert.deepEqual(
+      r.hops.map((h) => h.kind),
+      ['ztunnel', 'sidecar'],
+    );
+    assert.equal(r.hops[0]?.mtls, false);
+    const server = r.telemetry.find(
+      (t) => t.reporter === 'destination' && t.proxy === 'kubeflow/ml-pipeline-0',
+    );
+    assert.equal(server?.labels['source_principal'], 'unknown');
+    assert.match(rendered.stderr, /sidecars do not accept HBONE.*\[KFM302\]/);
+    const strict = writeText(
+      'apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata:\n  name: default\n  namespace: istio-system\nspec:\n  mtls:\n    mode: STRICT\n',
+      'strict.yaml',
+    );
+    const refused = trace([strict, ...args]);
+    assert.deepEqual(refused.response, { code: 0, flags: '-' });
+    assert.equal(refused.hops[1]?.decision, 'deny');
   });
 
   test('--via names a gateway that does not exist, or is used without --from external: exit 2', () => {

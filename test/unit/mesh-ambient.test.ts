@@ -99,7 +99,13 @@ describe('enrollment and ztunnel routing (§5.1, §5.2)', () => {
       [...objects, istio('PeerAuthentication', 'legacy', 'strict', { mtls: { mode: 'STRICT' } })],
       { from, url: 'http://app.legacy/' },
     );
-    assert.equal(strict.response.code, 503);
+    // ztunnel is an L4 proxy: the client sees the sidecar's reset, not an HTTP 503 (§4.1: STRICT resets plaintext).
+    assert.deepEqual(strict.response, { code: 0, flags: '-' });
+    assert.deepEqual(
+      strict.hops.map((h) => h.kind),
+      ['ztunnel', 'sidecar'],
+    );
+    assert.equal(strict.hops[1]?.decision, 'deny');
   });
 
   test('a sidecar that accepts HBONE (networking.istio.io/tunnel: http) gets mTLS, so STRICT passes', () => {

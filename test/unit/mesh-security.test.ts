@@ -27,6 +27,19 @@ describe('PeerAuthentication and client TLS (§4.1)', () => {
     assert.equal(labelsOf(r, 'source')['response_flags'], 'UC');
   });
 
+  test('STRICT and a client without a proxy: the client itself sees the reset (no HTTP status)', () => {
+    const r = trace(
+      [
+        ...bookinfo(),
+        pa('istio-system', 'default', { mtls: { mode: 'STRICT' } }),
+        pod('default', 'plain', { sidecar: false }),
+      ],
+      { from: 'default/plain-0', url },
+    );
+    assert.deepEqual(r.response, { code: 0, flags: '-' });
+    assert.equal(r.hops.at(-1)?.decision, 'deny');
+  });
+
   test('workload policy beats namespace policy beats the root namespace; port-level settings win', () => {
     const objects = [
       ...bookinfo(),
