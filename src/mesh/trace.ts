@@ -857,7 +857,7 @@ function toAmbientEndpoint(
   endpoint: { ip: string; workload: Workload },
   endpointPort: number,
 ): Outcome | undefined {
-  const waypoint = waypointForService(t.mesh.snapshot, t.mesh.waypoints, service);
+  const waypoint = serviceWaypoint(t.mesh, service);
   if (waypoint && proxy.proxy === 'gateway' && ingressUsesWaypoint(t.mesh.snapshot, service)) {
     Object.assign(t.at(hop), {
       mtls: true,
@@ -1196,7 +1196,7 @@ function ztunnelOutbound(t: Tracer, client: Workload, host: string, port: number
   const hop = t.hop('ztunnel', ztunnelOf(t.mesh), 'outbound', 'outbound capture (15001)');
   t.at(hop).notes.push(`for ${client.namespace}/${client.name}`);
   const service = t.mesh.serviceByVip.get(resolution.ip);
-  const waypoint = service ? waypointForService(t.mesh.snapshot, t.mesh.waypoints, service) : undefined;
+  const waypoint = service ? serviceWaypoint(t.mesh, service) : undefined;
   if (service && waypoint) {
     Object.assign(t.at(hop), {
       route: 'waypoint',
@@ -1333,16 +1333,27 @@ function waypointHop(
   return deliver(t, connection(w, hop, true, endpoint.ip, endpointPort, endpoint.workload));
 }
 
+/** A mesh-scoped memo: the value for `key` in table `table`, computed once per compiled mesh. */
+function memo<T>(mesh: Mesh, table: string, key: string, compute: () => T): T {
+  let values = mesh.cache.get(table) as Map<string, T> | undefined;
+  if (!values) mesh.cache.set(table, (values = new Map()));
+  if (values.has(key)) return values.get(key) as T;
+  const value = compute();
+  values.set(key, value);
+  return value;
+}
+
+/** The waypoint of a service (or none), fixed for a compiled mesh. */
+function serviceWaypoint(mesh: Mesh, service: MeshService): Waypoint | undefined {
+  return memo(mesh, 'service-waypoint', `${service.namespace}/${service.name}`, () =>
+    waypointForService(mesh.snapshot, mesh.waypoints, service),
+  );
+}
+
 /** Policies a waypoint enforces for a service: targetRefs to the waypoint, to the Service, or (root namespace) to the waypoint class. */
 function waypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshService): readonly KubeObject[] {
-  let memo = mesh.cache.get('waypoint-policies') as Map<string, readonly KubeObject[]> | undefined;
-  if (!memo) mesh.cache.set('waypoint-policies', (memo = new Map()));
   const key = `${waypoint.namespace}/${waypoint.name} ${service.namespace}/${service.name}`;
-  const known = memo.get(key);
-  if (known) return known;
-  const found = findWaypointPolicies(mesh, waypoint, service);
-  memo.set(key, found);
-  return found;
+  return memo(mesh, 'waypoint-policies', key, () => findWaypointPolicies(mesh, waypoint, service));
 }
 
 function findWaypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshService): KubeObject[] {
@@ -1369,6 +1380,15 @@ function findWaypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshServi
 
 /** Mesh routes a waypoint applies for a service: from its namespace or the waypoint's; routes with sourceLabels are dropped. */
 function waypointRoutes(
+  mesh: Mesh,
+  waypoint: Waypoint,
+  service: MeshService,
+): readonly { rule: HttpRule; vs: ResolvedVirtualService }[] {
+  const key = `${waypoint.namespace}/${waypoint.name} ${service.namespace}/${service.name}`;
+  return memo(mesh, 'waypoint-routes', key, () => findWaypointRoutes(mesh, waypoint, service));
+}
+
+function findWaypointRoutes(
   mesh: Mesh,
   waypoint: Waypoint,
   service: MeshService,
