@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import { ruleMatches, type AuthzRequest, type AuthzRule } from './authorization.ts';
+import { ruleMatches, targetRefsOf, type AuthzRequest, type AuthzRule } from './authorization.ts';
 import type { MeshService } from './services.ts';
 import type { Workload } from './workloads.ts';
 
@@ -169,13 +169,9 @@ export function ztunnelAuthorize(
   if (strict && request.principal === undefined)
     return { allowed: false, reason: 'STRICT PeerAuthentication: no identity (plaintext)' };
   const policies = candidates.filter((p) => {
-    const spec = (p['spec'] ?? {}) as {
-      targetRef?: unknown;
-      targetRefs?: unknown[];
-      selector?: { matchLabels?: Record<string, string> };
-    };
-    if (spec.targetRef !== undefined || (spec.targetRefs?.length ?? 0) > 0) return false;
-    const labels = spec.selector?.matchLabels;
+    if (targetRefsOf(p).length > 0) return false;
+    const labels = ((p['spec'] ?? {}) as { selector?: { matchLabels?: Record<string, string> } }).selector
+      ?.matchLabels;
     return labels === undefined || Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
   });
   const named = (p: KubeObject) => `${p.metadata.namespace}/${p.metadata.name}`;

@@ -64,14 +64,28 @@ export type AuthzRule = {
   to?: { operation?: Operation }[];
   when?: Condition[];
 };
+/** What a policy's `targetRef(s)` name. */
+export type PolicyTargetRef = { group?: string; kind?: string; name?: string };
+
 type PolicySpec = {
   selector?: { matchLabels?: Record<string, string> };
-  targetRef?: unknown;
-  targetRefs?: { group?: string; kind?: string; name?: string }[];
+  targetRef?: PolicyTargetRef;
+  targetRefs?: PolicyTargetRef[];
   action?: string;
   provider?: { name?: string };
   rules?: AuthzRule[];
 };
+
+/**
+ * The objects a policy targets: `targetRefs`, else the older single `targetRef` (Istio rejects both at once).
+ * A policy with targets is enforced only by the Gateway API gateways and waypoints it names, never by
+ * selector.
+ */
+export function targetRefsOf(policy: KubeObject): PolicyTargetRef[] {
+  const spec = (policy['spec'] ?? {}) as PolicySpec;
+  if (spec.targetRefs && spec.targetRefs.length > 0) return spec.targetRefs;
+  return spec.targetRef ? [spec.targetRef] : [];
+}
 
 /** The AuthorizationPolicies of the mesh, indexed by namespace. */
 export class AuthorizationPolicies {
@@ -109,9 +123,7 @@ export class AuthorizationPolicies {
       workload.namespace === this.#rootNamespace ? undefined : this.#byNamespace.get(workload.namespace);
     if (!root && !own) return [];
     const applies = (p: KubeObject): boolean => {
-      const spec = (p['spec'] ?? {}) as PolicySpec;
-      const refs =
-        spec.targetRefs ?? (spec.targetRef ? [spec.targetRef as { kind?: string; name?: string }] : []);
+      const refs = targetRefsOf(p);
       if (refs.length > 0) {
         // Only a Gateway API gateway takes policies that target it.
         return (
@@ -120,7 +132,7 @@ export class AuthorizationPolicies {
           refs.some((r) => r.kind === 'Gateway' && r.name === gatewayApiName)
         );
       }
-      const labels = spec.selector?.matchLabels;
+      const labels = ((p['spec'] ?? {}) as PolicySpec).selector?.matchLabels;
       return labels === undefined || Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
     };
     return [...(root ?? []), ...(own ?? [])].filter(applies);

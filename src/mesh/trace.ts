@@ -3,7 +3,7 @@
  * steps per proxy (listener, virtual host, route, cluster, TLS, authorization) in the manner of Istio's own
  * `pilot/pkg/simulation`. Pure: the mesh and the request in, the hops, the response and the metrics out.
  */
-import type { AuthzDecision } from './authorization.ts';
+import { targetRefsOf, type AuthzDecision } from './authorization.ts';
 import { ingressUsesWaypoint, waypointForService, ztunnelAuthorize, type Waypoint } from './ambient.ts';
 import type { KubeObject } from '../model/object.ts';
 import { resolveHost, type Resolution } from './dns.ts';
@@ -828,23 +828,19 @@ function toCluster(
     tls: `${tls.mode} (${tls.reason})`,
     upstream: `${endpoint.ip}:${endpointPort}${endpoint.workload ? ` (${endpoint.workload.namespace}/${endpoint.workload.name})` : ''}`,
   });
-  const cluster: ReportedCluster = { kind: 'service', service, host: dest.host };
-  const peer = endpoint.workload;
   t.reports.push(
-    proxy.proxy === 'waypoint'
-      ? waypointReport(t.mesh, { waypoint: proxy, client: t.waypointClient, service, endpoint: peer, hop })
-      : clientReport(
-          t.mesh,
-          peer
-            ? { proxy, hostFallback, authority: t.request.authority, cluster, peer, mtls, hop, tcp }
-            : { proxy, hostFallback, authority: t.request.authority, cluster, mtls, hop, tcp },
-        ),
+    forwardReport(t, proxy, hop, service, endpoint.workload, {
+      hostFallback,
+      cluster: { kind: 'service', service, host: dest.host },
+      mtls,
+      tcp,
+    }),
   );
   return deliver(t, connection(proxy, hop, mtls, endpoint.ip, endpointPort, endpoint.workload));
 }
 
 /**
- * An ambient endpoint reached from a sidecar or gateway (§5.6): HBONE straight to the pod, or, for an
+ * An ambient endpoint reached from a sidecar, gateway or waypoint (§5.6): HBONE straight to the pod, or, for an
  * ingress gateway whose service opts in with `istio.io/ingress-use-waypoint`, to the service's waypoint.
  * Sidecars never use the destination's waypoint: the hop says so.
  */
@@ -887,25 +883,37 @@ function toAmbientEndpoint(
     upstream: `${endpoint.ip}:${endpointPort} (${endpoint.workload.namespace}/${endpoint.workload.name})`,
   });
   t.reports.push(
-    proxy.proxy === 'waypoint'
-      ? waypointReport(t.mesh, {
-          waypoint: proxy,
-          client: t.waypointClient,
-          service,
-          endpoint: endpoint.workload,
-          hop,
-        })
-      : clientReport(t.mesh, {
-          proxy,
-          hostFallback: proxy.proxy === 'sidecar',
-          authority: t.request.authority,
-          cluster: { kind: 'service', service, host: service.hostname },
-          peer: endpoint.workload,
-          mtls: true,
-          hop,
-        }),
+    forwardReport(t, proxy, hop, service, endpoint.workload, {
+      hostFallback: proxy.proxy === 'sidecar',
+      cluster: { kind: 'service', service, host: service.hostname },
+      mtls: true,
+      tcp: false,
+    }),
   );
   return deliver(t, connection(proxy, hop, true, endpoint.ip, endpointPort, endpoint.workload));
+}
+
+/**
+ * The report of a proxy forwarding to an endpoint of `service`: a waypoint reports for the client it serves
+ * (`reporter="waypoint"`); a sidecar or gateway reports as the source.
+ */
+function forwardReport(
+  t: Tracer,
+  proxy: Workload,
+  hop: number,
+  service: MeshService,
+  peer: Workload | undefined,
+  source: { hostFallback: boolean; cluster: ReportedCluster; mtls: boolean; tcp: boolean },
+): PendingReport {
+  if (proxy.proxy === 'waypoint')
+    return waypointReport(t.mesh, {
+      waypoint: proxy,
+      client: t.waypointClient,
+      service,
+      endpoint: peer,
+      hop,
+    });
+  return clientReport(t.mesh, { ...source, proxy, authority: t.request.authority, peer, hop });
 }
 
 function aliasVisible(mesh: Mesh, scope: SidecarScope, host: string): boolean {
@@ -957,6 +965,14 @@ function deliver(t: Tracer, conn: Connection): Outcome {
   };
 }
 
+/**
+ * Whether an HTTP proxy (sidecar, gateway, waypoint) sent the connection. When the server side resets it,
+ * such a proxy answers its client with a 503; a client with no proxy, or behind ztunnel (L4), sees the reset.
+ */
+function sentByHttpProxy(t: Tracer, conn: Connection): boolean {
+  return conn.senderHop >= 0 && t.at(conn.senderHop).kind !== 'ztunnel';
+}
+
 /** Step: the server sidecar's inbound path — PeerAuthentication, authorization, the destination report. */
 function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
   const hop = t.hop('sidecar', w, 'inbound', 'virtualInbound', conn.mtls);
@@ -968,9 +984,7 @@ function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
     t.at(hop).decision = 'deny';
     t.at(hop).notes.push('STRICT: no filter chain accepts plaintext; the connection is reset');
     const reason = `${w.namespace}/${w.name} requires mTLS (STRICT) and the request came in plaintext`;
-    const sender = conn.senderHop >= 0 ? t.at(conn.senderHop) : undefined;
-    // A proxy on the path answers its client 503; a client with no proxy, or behind ztunnel (L4), sees the reset.
-    if (sender && sender.kind !== 'ztunnel') return t.localReply(conn.senderHop, 503, 'UC', reason);
+    if (sentByHttpProxy(t, conn)) return t.localReply(conn.senderHop, 503, 'UC', reason);
     return t.localReply(hop, 0, '-', `connection reset: ${reason}`);
   }
   if (peerAuth.mode === MtlsMode.Disable && conn.mtls) {
@@ -1156,11 +1170,7 @@ function firstRoute(
 
 /** The ztunnel every ambient pod's traffic passes: one per node, reported as `istio-system/ztunnel`. */
 function ztunnelOf(mesh: Mesh): Workload {
-  const cached = mesh.cache.get('ztunnel') as Workload | undefined;
-  if (cached) return cached;
-  const ztunnel = findZtunnel(mesh);
-  mesh.cache.set('ztunnel', ztunnel);
-  return ztunnel;
+  return memo(mesh, 'ztunnel', '', () => findZtunnel(mesh));
 }
 
 function findZtunnel(mesh: Mesh): Workload {
@@ -1363,13 +1373,8 @@ function findWaypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshServi
     mesh.config.rootNamespace,
   );
   return candidates.filter((p) => {
-    const spec = (p['spec'] ?? {}) as {
-      targetRef?: { kind?: string; name?: string };
-      targetRefs?: { kind?: string; name?: string }[];
-    };
-    const refs = spec.targetRefs ?? (spec.targetRef ? [spec.targetRef] : []);
     const ns = p.metadata.namespace;
-    return refs.some(
+    return targetRefsOf(p).some(
       (r) =>
         (r.kind === 'Gateway' && r.name === waypoint.name && ns === waypoint.namespace) ||
         (r.kind === 'Service' && r.name === service.name && ns === service.namespace) ||
@@ -1393,23 +1398,30 @@ function findWaypointRoutes(
   waypoint: Waypoint,
   service: MeshService,
 ): { rule: HttpRule; vs: ResolvedVirtualService }[] {
-  type Index = { exact: Map<string, ResolvedVirtualService[]>; wildcard: [string, ResolvedVirtualService][] };
-  let index = mesh.cache.get('mesh-routes-by-host') as Index | undefined;
-  if (!index) {
-    index = { exact: new Map(), wildcard: [] };
-    for (const vs of mesh.virtualServices) {
-      if (!vs.gateways.includes(MeshGateway)) continue;
-      for (const host of vs.hosts) {
-        if (host.startsWith('*')) index.wildcard.push([host.slice(1), vs]);
-        else index.exact.set(host, [...(index.exact.get(host) ?? []), vs]);
-      }
-    }
-    mesh.cache.set('mesh-routes-by-host', index);
-  }
+  const index = memo(mesh, 'mesh-routes-by-host', '', () => meshRoutesByHost(mesh));
   const wildcard = index.wildcard.filter(([suffix]) => service.hostname.endsWith(suffix)).map(([, vs]) => vs);
   return [...(index.exact.get(service.hostname) ?? []), ...wildcard]
     .filter((vs) => vs.namespace === service.namespace || vs.namespace === waypoint.namespace)
     .flatMap((vs) => vs.http.map((rule) => ({ rule, vs })));
+}
+
+/** The mesh-bound VirtualServices (and mesh HTTPRoutes) by exact host, and the wildcard ones by suffix. */
+function meshRoutesByHost(mesh: Mesh): {
+  exact: Map<string, ResolvedVirtualService[]>;
+  wildcard: [string, ResolvedVirtualService][];
+} {
+  const index = {
+    exact: new Map<string, ResolvedVirtualService[]>(),
+    wildcard: [] as [string, ResolvedVirtualService][],
+  };
+  for (const vs of mesh.virtualServices) {
+    if (!vs.gateways.includes(MeshGateway)) continue;
+    for (const host of vs.hosts) {
+      if (host.startsWith('*')) index.wildcard.push([host.slice(1), vs]);
+      else index.exact.set(host, [...(index.exact.get(host) ?? []), vs]);
+    }
+  }
+  return index;
 }
 
 /**
@@ -1468,9 +1480,7 @@ function ztunnelInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
     }),
   );
   if (!decision.allowed) {
-    const sender = conn.senderHop >= 0 ? t.at(conn.senderHop) : undefined;
-    // A proxy on the path (waypoint, sidecar, gateway) answers its client 503; a client ztunnel just resets.
-    if (sender && sender.kind !== 'ztunnel')
+    if (sentByHttpProxy(t, conn))
       return t.localReply(
         conn.senderHop,
         503,
