@@ -429,7 +429,7 @@ function fromExternal(t: Tracer, host: string, port: number, https: boolean, via
   ];
   const all = [...t.mesh.gateways.values()];
   const proxies = via === undefined ? all : all.filter((p) => names(p).includes(via));
-  if (proxies.length === 0)
+  if (via !== undefined && proxies.length === 0)
     throw new TraceInputError(
       `--via ${via}: no such ingress gateway; the gateways are ${all.flatMap(names).join(', ') || 'none'}`,
     );

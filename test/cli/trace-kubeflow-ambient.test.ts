@@ -170,5 +170,10 @@ describe('the ambient Profile ml-research, traced', () => {
     ]);
     assert.equal(inside.code, 2);
     assert.match(inside.stderr, /use it with --from external/);
+    // Without --via and with no ingress gateway at all, the error is about the host, not about --via.
+    const noIngress = fileURLToPath(new URL('../../../examples/ambient-waypoint.yaml', import.meta.url));
+    const external = runKfmesh(['trace', noIngress, '--from', 'external', '--url', notebook]);
+    assert.equal(external.code, 2);
+    assert.match(external.stderr, /--from external: no ingress gateway serves kubeflow\.example\.com:80/);
   });
 });
