@@ -1,20 +1,23 @@
 /**
- * The built-in example platform: KServe on Knative over Istio in sidecar mode, as a running cluster holds
- * it. The configuration KServe, Knative and Istio install (values as the projects ship them), four
- * InferenceServices in two user namespaces, the objects KServe created for them (the same function
- * `kfmesh render` uses), Knative's per-component route Services, revision Services, Endpoints and
+ * The built-in example platform: Kubeflow with KServe on Knative over Istio in sidecar mode, as a running
+ * cluster holds it. Kubeflow's components, gateways and edge policies as the manifests ship them
+ * (./kubeflow.ts), the configuration KServe, Knative and Istio install (values as Kubeflow sets them),
+ * two Profiles with the owner policy the profile controller writes, four InferenceServices in two user
+ * namespaces with the policies that admit callers to them, the objects KServe created for them (the same
+ * function `kfmesh render` uses), Knative's per-component route Services, revision Services, Endpoints and
  * net-istio VirtualServices, and running pods with sidecars, including an in-mesh client.
  */
 import type { KubeObject } from '../model/object.ts';
 import { toYaml } from '../model/serialize.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { desiredState } from '../render/desired-state.ts';
+import { clusterLocalGatewayLabels, kubeflowSidecarObjects } from './kubeflow.ts';
 
 const domain = 'example.com';
 const userNs = 'kubeflow-user-example-com';
 const teamNs = 'ml-team';
 const ambientNs = 'ml-research';
-const ingressGateway = 'knative-serving/knative-ingress-gateway';
+const ingressGateway = 'kubeflow/kubeflow-gateway';
 const localGateway = 'knative-serving/knative-local-gateway';
 const localGatewayHost = 'knative-local-gateway.istio-system.svc.cluster.local';
 
@@ -312,9 +315,11 @@ function knativeComponent(model: ExampleModel, component: string, index: number)
 function installation(): KubeObject[] {
   const gatewayLabels = { app: 'istio-ingressgateway', istio: 'ingressgateway' };
   return [
-    namespace('istio-system'),
+    namespace('istio-system', { 'istio-injection': 'disabled' }),
+    namespace('kubeflow', { 'istio-injection': 'enabled', 'control-plane': 'kubeflow' }),
+    namespace('auth'),
+    namespace('oauth2-proxy'),
     namespace('knative-serving', { 'istio-injection': 'enabled' }),
-    namespace('kserve'),
     namespace(userNs, { 'istio-injection': 'enabled', 'app.kubernetes.io/part-of': 'kubeflow-profile' }),
     namespace(teamNs, { 'istio-injection': 'enabled' }),
     {
@@ -322,13 +327,28 @@ function installation(): KubeObject[] {
       kind: 'ConfigMap',
       metadata: { name: 'istio', namespace: 'istio-system' },
       data: {
-        mesh: 'rootNamespace: istio-system\ntrustDomain: cluster.local\nenableAutoMtls: true\noutboundTrafficPolicy:\n  mode: ALLOW_ANY\n',
+        mesh: [
+          'rootNamespace: istio-system',
+          'trustDomain: cluster.local',
+          'enableAutoMtls: true',
+          'outboundTrafficPolicy:',
+          '  mode: ALLOW_ANY',
+          'extensionProviders:',
+          '- name: oauth2-proxy',
+          '  envoyExtAuthzHttp:',
+          '    service: oauth2-proxy.oauth2-proxy.svc.cluster.local',
+          '    port: 80',
+          '    includeRequestHeadersInCheck: [authorization, cookie]',
+          '    headersToUpstreamOnAllow: [authorization, path, x-auth-request-email, x-auth-request-groups, x-auth-request-user]',
+          '    headersToDownstreamOnDeny: [content-type, set-cookie]',
+          '',
+        ].join('\n'),
       },
     },
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: 'inferenceservice-config', namespace: 'kserve' },
+      metadata: { name: 'inferenceservice-config', namespace: 'kubeflow' },
       data: {
         deploy: '{"defaultDeploymentMode": "Serverless"}',
         ingress: JSON.stringify(
@@ -359,20 +379,17 @@ function installation(): KubeObject[] {
       data: { [domain]: '' },
     },
     {
-      apiVersion: 'networking.istio.io/v1beta1',
-      kind: 'Gateway',
-      metadata: { name: 'knative-ingress-gateway', namespace: 'knative-serving' },
-      spec: {
-        selector: { istio: 'ingressgateway' },
-        servers: [{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }],
-      },
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'config-istio', namespace: 'knative-serving' },
+      data: { 'gateway.kubeflow.kubeflow-gateway': 'istio-ingressgateway.istio-system.svc.cluster.local' },
     },
     {
       apiVersion: 'networking.istio.io/v1beta1',
       kind: 'Gateway',
       metadata: { name: 'knative-local-gateway', namespace: 'knative-serving' },
       spec: {
-        selector: { istio: 'ingressgateway' },
+        selector: clusterLocalGatewayLabels,
         servers: [{ port: { number: 8081, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }],
       },
     },
@@ -381,7 +398,7 @@ function installation(): KubeObject[] {
       kind: 'Service',
       metadata: { name: 'istio-ingressgateway', namespace: 'istio-system', labels: gatewayLabels },
       spec: {
-        type: 'LoadBalancer',
+        type: 'ClusterIP',
         clusterIP: '10.96.180.44',
         selector: gatewayLabels,
         ports: [
@@ -405,7 +422,7 @@ function installation(): KubeObject[] {
       spec: {
         type: 'ClusterIP',
         clusterIP: '10.96.45.12',
-        selector: { istio: 'ingressgateway' },
+        selector: clusterLocalGatewayLabels,
         ports: [{ name: 'http2', port: 80, targetPort: 8081 }],
       },
     },
@@ -518,12 +535,41 @@ function profiles(): KubeObject[] {
   ];
 }
 
+/**
+ * The policy that admits callers to a model's pods. Kubeflow denies everything by default
+ * (`global-deny-all`); its own tests admit callers to a model this way, and so must every user.
+ */
+function modelPolicy(model: ExampleModel): KubeObject {
+  return {
+    apiVersion: 'security.istio.io/v1',
+    kind: 'AuthorizationPolicy',
+    metadata: { name: `allow-isvc-${model.name}`, namespace: model.namespace },
+    spec: {
+      action: 'ALLOW',
+      selector: { matchLabels: { 'serving.kserve.io/inferenceservice': model.name } },
+      rules: [{}],
+    },
+  };
+}
+
 /** The objects of the example platform, in sidecar mode. */
 export function examplePlatform(): KubeObject[] {
-  const base = [...installation(), ...models.map(inferenceService), ...profiles()];
-  // What KServe created for the InferenceServices is what kfmesh renders for them.
+  const base = [
+    ...installation(),
+    ...kubeflowSidecarObjects(),
+    ...models.map(inferenceService),
+    ...models.map(modelPolicy),
+    ...profiles(),
+  ];
+  // What KServe created for the InferenceServices, and the profile controller for the sidecar-mode
+  // Profiles, is what kfmesh renders for them.
   const rendered = desiredState(Snapshot.of(base), { mode: 'sidecar' });
-  const kserveObjects = [...rendered.inferenceServices.values()].flatMap((r) => r.objects);
+  const kserveObjects = [
+    ...[...rendered.inferenceServices.values()].flatMap((r) => r.objects),
+    ...rendered.objects.filter(
+      (o) => o.kind === 'AuthorizationPolicy' && rendered.modes.get(o.metadata.namespace ?? '') === 'sidecar',
+    ),
+  ];
   let index = 0;
   const knative = models.flatMap((model) =>
     componentsOf(model).flatMap((component) => knativeComponent(model, component, index++)),

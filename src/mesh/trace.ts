@@ -433,13 +433,23 @@ function fromExternal(t: Tracer, host: string, port: number, https: boolean, via
     throw new TraceInputError(
       `--via ${via}: no such ingress gateway; the gateways are ${all.flatMap(names).join(', ') || 'none'}`,
     );
-  for (const proxy of proxies) {
+  // Every gateway whose server takes the host and port; the first that also has routes for the host wins
+  // (several gateways often serve `*` on port 80, and only one of them routes the host).
+  const candidates = proxies.flatMap((proxy) => {
     const server = proxy.servers.find(
       (s) =>
         s.port === port &&
         s.hosts.some((h) => hostCovers(h.includes('/') ? (h.split('/')[1] ?? '') : h, host)),
     );
-    if (!server) continue;
+    return server ? [{ proxy, server }] : [];
+  });
+  const routed = candidates.find(({ proxy, server }) => {
+    const table = gatewayRouteTable(t.mesh, proxy, server.listenPort);
+    return table !== undefined && pickDomain(table.virtualHosts, host) !== undefined;
+  });
+  const chosen = routed ?? candidates[0];
+  if (chosen) {
+    const { proxy, server } = chosen;
     return gateway(
       t,
       proxy,

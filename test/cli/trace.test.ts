@@ -58,18 +58,39 @@ describe('kfmesh trace on the example platform', () => {
     );
   });
 
-  test('from outside through the ingress gateway', () => {
+  const externalUrl =
+    'http://sklearn-iris.kubeflow-user-example-com.example.com/v1/models/sklearn-iris:predict';
+  // A token dex issued (iss/sub is what the policies read; its signature is not checked offline).
+  const claims = {
+    iss: 'http://dex.auth.svc.cluster.local:5556/dex',
+    sub: 'user',
+    email: 'user@example.com',
+  };
+  const token = `e30.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`;
+
+  test('from outside with a dex token: the ingress gateway, the local gateway, the predictor', () => {
     const r = traceJson([
       example,
       '--from',
       'external',
       '--url',
-      'http://sklearn-iris.kubeflow-user-example-com.example.com/v1/models/sklearn-iris:predict',
+      externalUrl,
+      '-H',
+      `Authorization: Bearer ${token}`,
     ]);
     assert.equal(r.response.code, 200);
     assert.deepEqual(
       r.hops.map((h) => h.kind),
       ['gateway', 'gateway', 'sidecar'],
+    );
+  });
+
+  test('from outside without a token: the ingress gateway refuses (require-jwt DENY)', () => {
+    const r = traceJson([example, '--from', 'external', '--url', externalUrl]);
+    assert.equal(r.response.code, 403);
+    assert.deepEqual(
+      r.hops.map((h) => h.kind),
+      ['gateway'],
     );
   });
 
