@@ -30,6 +30,13 @@ export async function snapshotFrom(paths: readonly string[], streams: Streams): 
   return snapshot;
 }
 
+/** Loads one path (a file, a folder, or - for standard input) as a snapshot of its own. */
+export async function snapshotFromPath(path: string, streams: Streams): Promise<Snapshot> {
+  const snapshot = new Snapshot(await loadPaths([path], streams.readStdin));
+  for (const r of snapshot.replacements) streams.stderr(`kfmesh: note: ${describeReplacement(r)}\n`);
+  return snapshot;
+}
+
 /** Runs a command body; input and usage errors become exit code 2 with one line on stderr. */
 export async function runCommand(streams: Streams, body: () => Promise<ExitCode>): Promise<ExitCode> {
   try {

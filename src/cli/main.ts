@@ -4,9 +4,11 @@ import { Command, CommanderError, Option } from 'commander';
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { examplePlatformYaml } from '../example/platform.ts';
-import { ExitCode, oneOf, runCommand, UsageError, type Streams } from './io.ts';
+import { ExitCode, oneOf, runCommand, type Streams } from './io.ts';
+import { migrateCommand, type MigrateFlags } from './migrate.ts';
 import { renderCommand, type RenderFlags } from './render.ts';
 import { traceCommand, type TraceFlags } from './trace.ts';
+import { verifyCommand, type VerifyFlags } from './verify.ts';
 
 const version = '0.1.0';
 
@@ -36,6 +38,18 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     )
     .action(async (paths: string[], flags: RenderFlags) => {
       result.code = await renderCommand(paths, flags, streams);
+    });
+
+  root
+    .command('migrate')
+    .description('convert a sidecar-mode configuration to ambient mode, and report what each object became')
+    .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
+    .option('--to <mode>', 'the mode to migrate to (ambient)')
+    .option('-o, --output <format>', 'yaml or json', 'yaml')
+    .option('--report <file>', 'write the report here: JSON when the name ends in .json, Markdown otherwise')
+    .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
+    .action(async (paths: string[], flags: MigrateFlags) => {
+      result.code = await migrateCommand(paths, flags, streams);
     });
 
   root
@@ -70,6 +84,23 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     });
 
   root
+    .command('verify')
+    .description(
+      'with --equivalence BEFORE AFTER: trace the same requests on both and list every changed outcome (exit 1 when one opens access)',
+    )
+    .argument(
+      '[paths...]',
+      'with --equivalence: the configuration before and the one after (files or folders)',
+    )
+    .option('--equivalence', 'compare two configurations request by request')
+    .option('--cases <file>', 'request expectations to check')
+    .option('-o, --output <format>', 'text or json', 'text')
+    .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
+    .action(async (paths: string[], flags: VerifyFlags) => {
+      result.code = await verifyCommand(paths, flags, streams);
+    });
+
+  root
     .command('example')
     .description('print the built-in example platform')
     .addOption(
@@ -78,9 +109,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .action(async (flags: { mode: string }) => {
       result.code = await runCommand(streams, async () => {
         const mode = oneOf('--mode', flags.mode, ['sidecar', 'ambient']);
-        if (mode === 'ambient')
-          throw new UsageError('--mode ambient: the ambient example is not available in this version yet');
-        streams.stdout(examplePlatformYaml());
+        streams.stdout(examplePlatformYaml(mode));
         return ExitCode.Ok;
       });
     });

@@ -11,6 +11,7 @@ import type { KubeObject } from '../model/object.ts';
 import { toYaml } from '../model/serialize.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { desiredState } from '../render/desired-state.ts';
+import { migrateToAmbient } from '../migrate/migrate.ts';
 import { clusterLocalGatewayLabels, kubeflowSidecarObjects } from './kubeflow.ts';
 
 const domain = 'example.com';
@@ -577,7 +578,15 @@ export function examplePlatform(): KubeObject[] {
   return [...base, ...kserveObjects, ...knative];
 }
 
-/** The example platform as one YAML stream, as `kfmesh example` prints it. */
-export function examplePlatformYaml(): string {
-  return toYaml(examplePlatform());
+/**
+ * The example platform in ambient mode: `kfmesh migrate --to ambient` applied to the sidecar-mode platform
+ * (namespaces that run Knative stay in sidecar mode, as migrate keeps them).
+ */
+export function exampleAmbientPlatform(): KubeObject[] {
+  return migrateToAmbient(Snapshot.of(examplePlatform(), '<example>')).objects;
+}
+
+/** The example platform as one YAML stream, as `kfmesh example [--mode]` prints it. */
+export function examplePlatformYaml(mode: 'sidecar' | 'ambient' = 'sidecar'): string {
+  return toYaml(mode === 'ambient' ? exampleAmbientPlatform() : examplePlatform());
 }

@@ -99,6 +99,8 @@ export interface TraceResult {
   telemetry: TelemetryRecord[];
   /** One line that says what happened. */
   summary: string;
+  /** The application that answered (`namespace/workload`, or `ip:port` outside the mesh); absent when a proxy did. */
+  answeredBy?: string;
   /** The share of the requests that take this path, when weighted splits are on it. */
   share?: number;
   /** Set when the path crosses a part of the data plane this version does not simulate (the trace is then partial). */
@@ -116,6 +118,8 @@ interface Outcome {
   /** The hop that produced the response itself (-1: the application). */
   hop: number;
   summary: string;
+  /** The application that answered (`namespace/workload`, or `ip:port` outside the mesh). */
+  answeredBy?: string;
 }
 
 /** An open connection a proxy hands on: who sent it, how, and where it lands. */
@@ -286,6 +290,7 @@ export function traceRequest(mesh: Mesh, input: TraceInput): TraceResult {
     telemetry,
     summary: outcome.summary,
   };
+  if (outcome.answeredBy !== undefined && outcome.hop === -1) result.answeredBy = outcome.answeredBy;
   if (tracer.unsupported) result.unsupported = tracer.unsupported;
   if (tracer.splits.length > 0) result.share = tracer.splits.reduce((p, s) => p * (s.weight / s.total), 1);
   traceSplits.set(result, tracer.splits);
@@ -957,6 +962,7 @@ function deliver(t: Tracer, conn: Connection): Outcome {
       flags: '-',
       hop: -1,
       summary: `answered by ${conn.ip}:${conn.port} (outside the mesh)`,
+      answeredBy: `${conn.ip}:${conn.port}`,
     };
   if (w.proxy === 'ambient') return ztunnelInbound(t, w, conn);
   if (w.proxy === 'waypoint' || w.proxy === 'ztunnel') t.unsupported = AmbientUnsupported;
@@ -972,6 +978,7 @@ function deliver(t: Tracer, conn: Connection): Outcome {
     flags: '-',
     hop: -1,
     summary: `answered by ${w.namespace}/${w.name} (no proxy) on port ${conn.port}`,
+    answeredBy: `${w.namespace}/${w.name}`,
   };
 }
 
@@ -1017,6 +1024,7 @@ function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
     flags: '-',
     hop: -1,
     summary: `answered by ${w.namespace}/${w.name} on port ${conn.port}`,
+    answeredBy: `${w.namespace}/${w.name}`,
   };
 }
 
@@ -1509,5 +1517,6 @@ function ztunnelInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
     flags: '-',
     hop: -1,
     summary: `answered by ${w.namespace}/${w.name} on port ${conn.port}`,
+    answeredBy: `${w.namespace}/${w.name}`,
   };
 }

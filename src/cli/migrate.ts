@@ -1,0 +1,48 @@
+/** `kfmesh migrate --to ambient`: prints the converted configuration and writes the report. */
+import { rename, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { OutputFormat, serialize } from '../model/serialize.ts';
+import { migrateToAmbient } from '../migrate/migrate.ts';
+import { reportToJson, reportToMarkdown, summarize } from '../migrate/report.ts';
+import { ExitCode, oneOf, runCommand, snapshotFrom, UsageError, type Streams } from './io.ts';
+
+/** Options of `kfmesh migrate` as parsed from the command line. */
+export interface MigrateFlags {
+  to?: string;
+  output: string;
+  report?: string;
+  clusterDomain: string;
+}
+
+/**
+ * Runs `kfmesh migrate`. The report goes to `--report FILE` (JSON when the name ends in `.json`, Markdown
+ * otherwise), written to a temporary file beside it and renamed, so a failed run leaves no half a report.
+ */
+export function migrateCommand(paths: string[], flags: MigrateFlags, streams: Streams): Promise<ExitCode> {
+  return runCommand(streams, async () => {
+    if (flags.to === undefined) throw new UsageError('--to is required: kfmesh migrate --to ambient');
+    oneOf('--to', flags.to, ['ambient']);
+    const format = oneOf('-o', flags.output, Object.values(OutputFormat));
+    const snapshot = await snapshotFrom(paths, streams);
+    const { objects, report } = migrateToAmbient(snapshot, { clusterDomain: flags.clusterDomain });
+    const output = serialize(objects, format);
+    if (flags.report !== undefined) {
+      const text = flags.report.endsWith('.json') ? reportToJson(report) : reportToMarkdown(report);
+      const temporary = join(dirname(flags.report), `.${basename(flags.report)}.${process.pid}.tmp`);
+      try {
+        await writeFile(temporary, text);
+        await rename(temporary, flags.report);
+      } catch (error) {
+        throw new UsageError(`--report ${flags.report}: ${(error as Error).message}`);
+      }
+    }
+    streams.stdout(output);
+    const counts = summarize(report);
+    streams.stderr(
+      `kfmesh: migrated ${counts['objects']} objects: ${counts['converted']} converted, ${counts['changed']} changed, ` +
+        `${counts['removed']} removed, ${counts['added']} added; ${counts['dropped']} dropped fields, ` +
+        `${counts['actions']} things need a person${flags.report ? ` (see ${flags.report})` : ' (--report FILE lists them)'}\n`,
+    );
+    return ExitCode.Ok;
+  });
+}

@@ -1,0 +1,1090 @@
+/**
+ * `kfmesh migrate --to ambient`: a whole sidecar-mode configuration converted to ambient mode, with a
+ * report of what each input object became.
+ *
+ * - Istio Gateways with routes → Gateway API Gateways (class istio); their VirtualServices → HTTPRoutes.
+ * - Mesh-bound VirtualServices → HTTPRoutes with the Services as parents, served by a waypoint.
+ * - AuthorizationPolicies: kept at ztunnel when it can enforce them whole; otherwise enforced whole at a
+ *   waypoint (targetRefs) with ztunnel keeping the rules it can enforce whole plus one admitting the
+ *   waypoint. Policies of ingress gateway pods move onto the Gateway API gateway with targetRefs, and
+ *   the old gateway's identity becomes the new gateway's (`<gateway>-istio`) wherever a policy names it.
+ * - Waypoints only where L7 is needed, `istio.io/use-waypoint` on exactly the Services (or namespaces)
+ *   that need one, mesh-wide policies copied onto the waypoint class.
+ * - Namespaces: `istio-injection` → `istio.io/dataplane-mode: ambient`; pods that opted out stay out.
+ * - Sidecars and EnvoyFilters are left out, listed with what to do; DestinationRules lose ISTIO_MUTUAL.
+ */
+import { compareRefs, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
+import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
+import { compileMesh } from '../mesh/mesh.ts';
+import { Mesh as MeshGateway, resolveGatewayName, resolveShortName } from '../mesh/virtual-services.ts';
+import { principalOf, type Workload } from '../mesh/workloads.ts';
+import type { MeshService } from '../mesh/services.ts';
+import { kubeflowConfigFrom } from '../kubeflow/config.ts';
+import { isKnativeMode, kserveConfigFrom, parseDeploymentMode } from '../kserve/config.ts';
+import { ModeLabel } from '../render/desired-state.ts';
+import {
+  DataplaneModeLabel,
+  IngressUseWaypointLabel,
+  UseWaypointLabel,
+  WaypointForLabel,
+} from '../ambient/waypoint.ts';
+import { convertGateway, gatewayApiPrincipal } from './gateways.ts';
+import { renamePrincipals, usesL7, withTargetRefs, ztunnelPart } from './policies.ts';
+import { NoteKind, Outcome, type MigrationReport, type Note, type ReportEntry } from './report.ts';
+import {
+  action,
+  changed,
+  convertHttpRoutes,
+  dropped,
+  type BackendTarget,
+  type RouteContext,
+} from './routes.ts';
+
+type Json = Record<string, unknown>;
+
+const InjectKey = 'sidecar.istio.io/inject';
+
+/** Options of a migration. */
+export interface MigrateOptions {
+  clusterDomain?: string;
+}
+
+/** The migrated configuration (sorted like every kfmesh output) and its report. */
+export interface MigrationResult {
+  objects: KubeObject[];
+  report: MigrationReport;
+}
+
+const istio = 'networking.istio.io';
+const security = 'security.istio.io';
+const gatewayApi = 'gateway.networking.k8s.io';
+
+const keyOf = (r: ObjectRef) => `${r.group}/${r.kind}/${r.namespace}/${r.name}`;
+
+/** Converts a sidecar-mode configuration to ambient mode. */
+export function migrateToAmbient(snapshot: Snapshot, options: MigrateOptions = {}): MigrationResult {
+  return new Migration(snapshot, options).run();
+}
+
+/** A new Gateway API gateway and the old gateway pods it replaces. */
+interface NewGateway {
+  namespace: string;
+  name: string;
+  principal: string;
+  pods: Workload[];
+}
+
+class Migration {
+  readonly #snapshot: Snapshot;
+  readonly #mesh: ReturnType<typeof compileMesh>;
+  readonly #trustDomain: string;
+  readonly #root: string;
+  readonly #waypointName: string;
+  /** The output, by object key. */
+  readonly #out = new Map<string, KubeObject>();
+  readonly #entries = new Map<string, ReportEntry>();
+  readonly #added: MigrationReport['added'] = [];
+  readonly #newGateways = new Map<string, NewGateway>();
+  /** Old gateway principal → the new gateways' principals. */
+  readonly #principalRenames = new Map<string, string[]>();
+  /** Services that need a waypoint (by `ns/name`), and why. */
+  readonly #waypointServices = new Map<string, { service: MeshService; reasons: Set<string> }>();
+  /** Namespaces whose every Service goes through the namespace's waypoint (a namespace-wide L7 policy). */
+  readonly #waypointNamespaces = new Map<string, Set<string>>();
+  /** Namespaces that stay in sidecar mode, and why. */
+  readonly #kept = new Map<string, string>();
+  /** The Serverless InferenceServices (their namespaces stay in sidecar mode). */
+  readonly #serverless: KubeObject[] = [];
+  /** Old gateway pods that still serve Istio Gateways (routes of namespaces that stay in sidecar mode). */
+  readonly #oldGatewaysInUse = new Set<Workload>();
+
+  constructor(snapshot: Snapshot, options: MigrateOptions) {
+    this.#snapshot = snapshot;
+    this.#mesh = compileMesh(snapshot, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {});
+    this.#trustDomain = this.#mesh.config.trustDomain;
+    this.#root = this.#mesh.config.rootNamespace;
+    this.#waypointName = kubeflowConfigFrom(snapshot).waypointName;
+  }
+
+  run(): MigrationResult {
+    for (const object of this.#snapshot.all()) {
+      const ref = refOf(object);
+      this.#out.set(keyOf(ref), object);
+      const location = this.#snapshot.locate(object);
+      this.#entries.set(keyOf(ref), {
+        object: ref,
+        ...(location ? { location } : {}),
+        outcome: Outcome.Kept,
+        became: [ref],
+        notes: [],
+      });
+    }
+    this.#keptNamespaces();
+    this.#gateways();
+    this.#virtualServices();
+    this.#classifyPolicies();
+    this.#authorizationPolicies();
+    this.#requestAuthentications();
+    this.#waypoints();
+    this.#namespacesAndWorkloads();
+    this.#otherIstioObjects();
+    this.#controllerOwned();
+    const objects = [...this.#out.values()].sort((a, b) => compareRefs(refOf(a), refOf(b)));
+    return { objects, report: { entries: [...this.#entries.values()], added: this.#added } };
+  }
+
+  // ---- bookkeeping ----
+
+  #entry(object: KubeObject): ReportEntry {
+    return this.#entries.get(keyOf(refOf(object))) as ReportEntry;
+  }
+
+  #note(object: KubeObject, note: Note): void {
+    this.#entry(object).notes.push(note);
+  }
+
+  /** Replaces an input object by new objects (none: removed). */
+  #replace(object: KubeObject, replacements: readonly KubeObject[], outcome?: Outcome): void {
+    const ref = refOf(object);
+    this.#out.delete(keyOf(ref));
+    for (const r of replacements) this.#out.set(keyOf(refOf(r)), r);
+    const entry = this.#entry(object);
+    entry.became = replacements.map(refOf);
+    entry.outcome = outcome ?? (replacements.length === 0 ? Outcome.Removed : Outcome.Converted);
+  }
+
+  /** Changes an input object in place. */
+  #change(object: KubeObject, next: KubeObject): void {
+    this.#out.set(keyOf(refOf(object)), next);
+    const entry = this.#entry(object);
+    if (entry.outcome === Outcome.Kept) entry.outcome = Outcome.Changed;
+  }
+
+  /** The current output version of an input object. */
+  #current(object: KubeObject): KubeObject {
+    return this.#out.get(keyOf(refOf(object))) ?? object;
+  }
+
+  #add(object: KubeObject, reason: string): void {
+    const key = keyOf(refOf(object));
+    if (this.#out.has(key)) return;
+    this.#out.set(key, object);
+    this.#added.push({ object: refOf(object), reason });
+  }
+
+  /** A name for a new object that no input or output object of that kind has in the namespace. */
+  #freeName(group: string, kind: string, namespace: string, name: string): string {
+    let candidate = name;
+    for (let i = 2; this.#out.has(keyOf({ group, kind, namespace, name: candidate })); i++)
+      candidate = `${name}-${i}`;
+    return candidate;
+  }
+
+  // ---- what stays in sidecar mode ----
+
+  /**
+   * Namespaces that stay in sidecar mode: the ones labelled `kfmesh.io/mode: sidecar`, and the ones that
+   * run Knative (Serverless InferenceServices, Knative Services, Knative Serving itself), which has no
+   * ambient support (KEP-2676). Their objects are left as they are.
+   */
+  #keptNamespaces(): void {
+    const keep = (ns: string, why: string) => {
+      if (!this.#kept.has(ns)) this.#kept.set(ns, why);
+    };
+    for (const ns of this.#snapshot.list('', 'Namespace'))
+      if (ns.metadata.labels?.[ModeLabel] === 'sidecar')
+        keep(ns.metadata.name ?? '', `labelled ${ModeLabel}: sidecar`);
+    let defaultMode: string = 'Serverless';
+    try {
+      defaultMode = kserveConfigFrom(this.#snapshot, this.#mesh.clusterDomain).defaultDeploymentMode;
+    } catch {
+      // A broken KServe configuration is render's to report; migration assumes KServe's default.
+    }
+    for (const isvc of this.#snapshot.list('serving.kserve.io', 'InferenceService')) {
+      const annotated = parseDeploymentMode(isvc.metadata.annotations?.['serving.kserve.io/deploymentMode']);
+      const mode = annotated ?? parseDeploymentMode(defaultMode);
+      if (mode === undefined || !isKnativeMode(mode)) continue;
+      this.#serverless.push(isvc);
+      keep(
+        isvc.metadata.namespace ?? 'default',
+        `runs the Serverless InferenceService ${isvc.metadata.name}, and Knative has no ambient support`,
+      );
+    }
+    for (const ksvc of this.#snapshot.list('serving.knative.dev', 'Service'))
+      keep(
+        ksvc.metadata.namespace ?? 'default',
+        `runs the Knative Service ${ksvc.metadata.name}, and Knative has no ambient support`,
+      );
+    for (const cm of this.#snapshot.list('', 'ConfigMap'))
+      if (cm.metadata.name === 'config-domain' || cm.metadata.name === 'config-network')
+        keep(cm.metadata.namespace ?? 'default', 'runs Knative Serving, which has no ambient support');
+  }
+
+  #isKept(namespace: string): boolean {
+    return this.#kept.has(namespace);
+  }
+
+  // ---- ingress ----
+
+  /** Istio Gateways bound by some VirtualService become Gateway API Gateways; the rest are left out. */
+  #gateways(): void {
+    const bound = new Set<string>();
+    const boundByKept = new Set<string>();
+    for (const vs of this.#snapshot.list(istio, 'VirtualService')) {
+      const ns = vs.metadata.namespace ?? 'default';
+      const gateways = ((vs['spec'] ?? {}) as { gateways?: string[] }).gateways ?? [];
+      for (const g of gateways) (this.#isKept(ns) ? boundByKept : bound).add(resolveGatewayName(g, ns));
+    }
+    for (const gateway of this.#snapshot.list(istio, 'Gateway')) {
+      const ns = gateway.metadata.namespace ?? 'default';
+      const name = gateway.metadata.name ?? '';
+      const selector = ((gateway['spec'] ?? {}) as { selector?: Record<string, string> }).selector ?? {};
+      const pods = this.#mesh.workloads.filter(
+        (w) => Object.keys(selector).length > 0 && labelsMatch(w.labels, selector),
+      );
+      const stays = boundByKept.has(`${ns}/${name}`);
+      if (stays) for (const pod of pods) this.#oldGatewaysInUse.add(pod);
+      if (!bound.has(`${ns}/${name}`)) {
+        if (stays) {
+          this.#note(gateway, changed('', `kept: it serves routes of namespaces that stay in sidecar mode`));
+          continue;
+        }
+        this.#replace(gateway, []);
+        this.#note(
+          gateway,
+          changed('', 'no VirtualService is bound to it: there is nothing to serve, so it is not converted'),
+        );
+        continue;
+      }
+      const notes: Note[] = [];
+      const converted = convertGateway(gateway, notes);
+      this.#replace(gateway, stays ? [gateway, converted] : [converted]);
+      if (stays)
+        notes.push(
+          changed('', 'also kept as it is: it serves routes of namespaces that stay in sidecar mode'),
+        );
+      this.#entry(gateway).notes.push(...notes);
+      const principal = gatewayApiPrincipal(this.#trustDomain, ns, name);
+      this.#newGateways.set(`${ns}/${name}`, { namespace: ns, name, principal, pods });
+      this.#note(
+        gateway,
+        action(
+          '',
+          `Istio deploys the gateway as Deployment and Service ${ns}/${name}-istio: point DNS or the load balancer at that Service, then remove the old gateway pods (${[...new Set(pods.map((p) => `${p.namespace}/${p.name}`))].join(', ') || 'none found'})`,
+        ),
+      );
+      for (const pod of pods) {
+        const old = principalOf(pod, this.#trustDomain);
+        const list = this.#principalRenames.get(old) ?? [];
+        if (!list.includes(principal)) list.push(principal);
+        this.#principalRenames.set(old, list.sort());
+      }
+    }
+    // An old gateway that still serves sidecar-mode routes keeps its identity beside the new ones.
+    for (const pod of this.#oldGatewaysInUse) {
+      const old = principalOf(pod, this.#trustDomain);
+      const list = this.#principalRenames.get(old);
+      if (list && !list.includes(old)) this.#principalRenames.set(old, [...list, old].sort());
+    }
+  }
+
+  /** Every VirtualService becomes HTTPRoutes: one per parent (converted gateway, or mesh) with distinct rules. */
+  #virtualServices(): void {
+    const cd = this.#mesh.clusterDomain;
+    for (const vs of this.#snapshot.list(istio, 'VirtualService')) {
+      const ns = vs.metadata.namespace ?? 'default';
+      if (this.#isKept(ns)) continue;
+      const spec = (vs['spec'] ?? {}) as Json;
+      const notes: Note[] = [];
+      const resolveGateway = (g: string) => resolveGatewayName(g, ns);
+      const gateways =
+        Array.isArray(spec['gateways']) && spec['gateways'].length > 0
+          ? (spec['gateways'] as string[]).map(resolveGateway)
+          : [MeshGateway];
+      const hosts = (Array.isArray(spec['hosts']) ? (spec['hosts'] as string[]) : []).map((h) =>
+        h.includes('*') ? h : resolveShortName(h, ns, cd),
+      );
+      for (const field of ['tcp', 'tls'])
+        if (Array.isArray(spec[field]) && spec[field].length > 0)
+          notes.push(
+            dropped(
+              `spec.${field}`,
+              `${field.toUpperCase()} routes are not converted: write a ${field === 'tcp' ? 'TCPRoute' : 'TLSRoute'}`,
+            ),
+          );
+      if (Array.isArray(spec['exportTo']) && !(spec['exportTo'] as string[]).includes('*'))
+        notes.push(
+          dropped(
+            'spec.exportTo',
+            'HTTPRoutes have no exportTo: the route applies to every client of its parents',
+          ),
+        );
+      const context: RouteContext = {
+        namespace: ns,
+        expand: (h) => resolveShortName(h, ns, cd),
+        resolve: (h) => this.#backend(h),
+      };
+      const http = Array.isArray(spec['http']) ? (spec['http'] as Json[]) : [];
+      const groups: { parents: Json[]; rules: Json[]; hostnames: string[]; mesh: boolean; label: string }[] =
+        [];
+      for (const parent of gateways) {
+        let parentRefs: Json[];
+        let hostnames: string[] = [];
+        let label: string;
+        if (parent === MeshGateway) {
+          parentRefs = this.#meshParents(vs, hosts, notes);
+          label = 'mesh';
+        } else {
+          const target = this.#newGateways.get(parent);
+          if (!target) {
+            notes.push(dropped('spec.gateways', `gateway ${parent} does not exist; nothing is bound to it`));
+            continue;
+          }
+          parentRefs = [
+            { name: target.name, ...(target.namespace !== ns ? { namespace: target.namespace } : {}) },
+          ];
+          hostnames = hosts.includes('*') ? [] : hosts;
+          label = target.name;
+        }
+        if (parentRefs.length === 0) continue;
+        const rules = convertHttpRoutes(http, parent, resolveGateway, context, notes);
+        if (rules.length === 0) continue;
+        const same = groups.find(
+          (g) =>
+            g.mesh === (parent === MeshGateway) &&
+            JSON.stringify(g.rules) === JSON.stringify(rules) &&
+            JSON.stringify(g.hostnames) === JSON.stringify(hostnames),
+        );
+        if (same) same.parents.push(...parentRefs);
+        else groups.push({ parents: parentRefs, rules, hostnames, mesh: parent === MeshGateway, label });
+      }
+      const routes = groups.map((g, i) => {
+        const name = groups.length === 1 ? (vs.metadata.name ?? '') : `${vs.metadata.name}-${g.label}`;
+        if (g.rules.length > 16)
+          notes.push(
+            action(
+              'spec.http',
+              `HTTPRoute ${name} has ${g.rules.length} rules; Gateway API allows 16 per route: split it`,
+            ),
+          );
+        const labels = vs.metadata.labels;
+        return {
+          apiVersion: `${gatewayApi}/v1`,
+          kind: 'HTTPRoute',
+          metadata: {
+            name: i > 0 && groups.slice(0, i).some((x) => x.label === g.label) ? `${name}-${i + 1}` : name,
+            namespace: ns,
+            ...(labels && Object.keys(labels).length > 0 ? { labels: { ...labels } } : {}),
+          },
+          spec: {
+            parentRefs: g.parents,
+            ...(g.hostnames.length > 0 ? { hostnames: g.hostnames } : {}),
+            rules: g.rules,
+          },
+        } as KubeObject;
+      });
+      this.#replace(vs, routes);
+      this.#entry(vs).notes.push(...dedupe(notes));
+      if (routes.length === 0)
+        this.#note(
+          vs,
+          action(
+            'spec.http',
+            'nothing of it could be converted: it has no Gateway API equivalent, route these requests by hand',
+          ),
+        );
+    }
+  }
+
+  /** The Services a mesh route attaches to; each of them needs a waypoint to apply it. */
+  #meshParents(vs: KubeObject, hosts: readonly string[], notes: Note[]): Json[] {
+    const ns = vs.metadata.namespace ?? 'default';
+    const parents: Json[] = [];
+    for (const host of hosts) {
+      const service = this.#mesh.serviceByHostname.get(host);
+      if (!service) {
+        notes.push(
+          dropped(
+            'spec.hosts',
+            `${host}: mesh routes attach to Services in ambient mode, and no Service has this host`,
+          ),
+        );
+        continue;
+      }
+      if (service.type === 'ExternalName') {
+        notes.push(
+          dropped(
+            'spec.hosts',
+            `${host} is an ExternalName Service: no waypoint serves it, so the mesh route can't attach; clients reach ${service.externalName} directly`,
+          ),
+        );
+        continue;
+      }
+      parents.push({
+        group: '',
+        kind: 'Service',
+        name: service.name,
+        ...(service.namespace !== ns ? { namespace: service.namespace } : {}),
+      });
+      this.#needsWaypoint(service, `mesh route ${ns}/${vs.metadata.name}`);
+    }
+    return parents;
+  }
+
+  #backend(host: string): BackendTarget | undefined {
+    const service = this.#mesh.serviceByHostname.get(host);
+    if (service)
+      return {
+        kind: 'service',
+        name: service.name,
+        namespace: service.namespace,
+        ports: service.ports.map((p) => p.port),
+      };
+    const entries = this.#snapshot.list(istio, 'ServiceEntry');
+    if (entries.some((e) => (((e['spec'] ?? {}) as { hosts?: string[] }).hosts ?? []).includes(host)))
+      return { kind: 'hostname', host };
+    return undefined;
+  }
+
+  // ---- authorization ----
+
+  #needsWaypoint(service: MeshService, reason: string): void {
+    const key = `${service.namespace}/${service.name}`;
+    const known = this.#waypointServices.get(key) ?? { service, reasons: new Set<string>() };
+    known.reasons.add(reason);
+    this.#waypointServices.set(key, known);
+  }
+
+  /** Pods in the mesh in sidecar mode (the ones policies applied to). */
+  #sidecarPods(): Workload[] {
+    return this.#mesh.workloads.filter((w) => w.proxy === 'sidecar' && !this.#isKept(w.namespace));
+  }
+
+  /** The sidecar pods a selector-based or namespace-wide policy applies to. */
+  #selected(policy: KubeObject): Workload[] {
+    const ns = policy.metadata.namespace ?? 'default';
+    const selector = ((policy['spec'] ?? {}) as { selector?: { matchLabels?: Record<string, string> } })
+      .selector?.matchLabels;
+    return this.#sidecarPods().filter(
+      (w) =>
+        (ns === this.#root && selector !== undefined ? true : w.namespace === ns) &&
+        labelsMatch(w.labels, selector ?? {}),
+    );
+  }
+
+  /** The old gateway pods a policy applies to, and the new gateways that replace them. */
+  #selectedGateways(policy: KubeObject): NewGateway[] {
+    const ns = policy.metadata.namespace ?? 'default';
+    const selector = ((policy['spec'] ?? {}) as { selector?: { matchLabels?: Record<string, string> } })
+      .selector?.matchLabels;
+    if (selector === undefined) return [];
+    return [...this.#newGateways.values()].filter((g) =>
+      g.pods.some((p) => (ns === this.#root || p.namespace === ns) && labelsMatch(p.labels, selector)),
+    );
+  }
+
+  #selectsOldGatewayInUse(policy: KubeObject): boolean {
+    const ns = policy.metadata.namespace ?? 'default';
+    const selector = ((policy['spec'] ?? {}) as { selector?: { matchLabels?: Record<string, string> } })
+      .selector?.matchLabels;
+    return [...this.#oldGatewaysInUse].some(
+      (p) =>
+        selector !== undefined &&
+        (ns === this.#root || p.namespace === ns) &&
+        labelsMatch(p.labels, selector),
+    );
+  }
+
+  #servicesOf(pods: readonly Workload[]): MeshService[] {
+    return this.#mesh.services.filter(
+      (s) =>
+        s.selector !== undefined &&
+        Object.keys(s.selector).length > 0 &&
+        pods.some((p) => p.namespace === s.namespace && labelsMatch(p.labels, s.selector ?? {})),
+    );
+  }
+
+  #isMeshWide(policy: KubeObject): boolean {
+    const spec = (policy['spec'] ?? {}) as Json;
+    return (policy.metadata.namespace ?? 'default') === this.#root && spec['selector'] === undefined;
+  }
+
+  /** First pass: which Services and namespaces need a waypoint because a policy needs L7. */
+  #classifyPolicies(): void {
+    const policies = [
+      ...this.#snapshot
+        .list(security, 'AuthorizationPolicy')
+        .map((p) => ({ p, l7: usesL7((p['spec'] ?? {}) as Json) })),
+      ...this.#snapshot.list(security, 'RequestAuthentication').map((p) => ({ p, l7: true })),
+    ];
+    for (const { p, l7 } of policies) {
+      const spec = (p['spec'] ?? {}) as Json;
+      if (!l7 || spec['targetRefs'] !== undefined || spec['targetRef'] !== undefined || this.#isMeshWide(p))
+        continue;
+      const pods = this.#selected(p);
+      if (pods.length === 0) continue;
+      const ns = p.metadata.namespace ?? 'default';
+      const what = `${p.kind} ${ns}/${p.metadata.name}`;
+      if (spec['selector'] === undefined) {
+        const reasons = this.#waypointNamespaces.get(ns) ?? new Set<string>();
+        reasons.add(what);
+        this.#waypointNamespaces.set(ns, reasons);
+      } else for (const s of this.#servicesOf(pods)) this.#needsWaypoint(s, what);
+    }
+    for (const ns of this.#waypointNamespaces.keys())
+      for (const s of this.#mesh.services)
+        if (s.namespace === ns && s.type !== 'ExternalName')
+          this.#needsWaypoint(s, `namespace ${ns} uses a waypoint`);
+  }
+
+  #behindWaypoint(pod: Workload): boolean {
+    if (this.#waypointNamespaces.has(pod.namespace)) return true;
+    return [...this.#waypointServices.values()].some(
+      ({ service }) =>
+        service.namespace === pod.namespace &&
+        service.selector !== undefined &&
+        Object.keys(service.selector).length > 0 &&
+        labelsMatch(pod.labels, service.selector),
+    );
+  }
+
+  #waypointPrincipal(namespace: string): string {
+    return `${this.#trustDomain}/ns/${namespace}/sa/${this.#waypointName}`;
+  }
+
+  /** The targetRefs that make a waypoint enforce a policy for these pods. */
+  #waypointTargets(policy: KubeObject, pods: readonly Workload[]): Json[] {
+    const ns = policy.metadata.namespace ?? 'default';
+    const spec = (policy['spec'] ?? {}) as Json;
+    if (spec['selector'] === undefined && this.#waypointNamespaces.has(ns))
+      return [{ group: gatewayApi, kind: 'Gateway', name: this.#waypointName }];
+    return this.#servicesOf(pods)
+      .filter((s) => this.#waypointServices.has(`${s.namespace}/${s.name}`) && s.namespace === ns)
+      .map((s) => ({ group: '', kind: 'Service', name: s.name }));
+  }
+
+  #authorizationPolicies(): void {
+    const anyWaypoint = this.#waypointServices.size > 0 || this.#waypointNamespaces.size > 0;
+    for (const policy of this.#snapshot.list(security, 'AuthorizationPolicy')) {
+      const ns = policy.metadata.namespace ?? 'default';
+      const name = policy.metadata.name ?? '';
+      if (this.#isKept(ns)) continue;
+      const { spec, renamed } = renamePrincipals((policy['spec'] ?? {}) as Json, this.#principalRenames);
+      const renameNotes = renamed.map((p) =>
+        changed(
+          'spec.rules',
+          `principal ${p} (the Istio ingress gateway) → ${(this.#principalRenames.get(p) ?? []).join(', ')} (the Gateway API gateway)`,
+        ),
+      );
+      const meta = (n: string, namespace: string) => ({
+        name: n,
+        namespace,
+        ...(policy.metadata.labels ? { labels: { ...policy.metadata.labels } } : {}),
+        ...(policy.metadata.annotations ? { annotations: { ...policy.metadata.annotations } } : {}),
+      });
+      const make = (n: string, namespace: string, s: Json): KubeObject => ({
+        apiVersion: `${security}/v1`,
+        kind: 'AuthorizationPolicy',
+        metadata: meta(n, namespace),
+        spec: s,
+      });
+      const l7 = usesL7(spec);
+      if (spec['targetRefs'] !== undefined || spec['targetRef'] !== undefined) {
+        if (renamed.length > 0) this.#change(policy, { ...policy, spec });
+        this.#entry(policy).notes.push(...renameNotes);
+        continue;
+      }
+      if (this.#isMeshWide(policy)) {
+        const out: KubeObject[] = [{ ...policy, spec }];
+        if (anyWaypoint) {
+          const copy = make(
+            this.#freeName(security, 'AuthorizationPolicy', ns, `${name}-waypoints`),
+            ns,
+            withTargetRefs(spec, [{ group: gatewayApi, kind: 'GatewayClass', name: 'istio-waypoint' }]),
+          );
+          out.push(copy);
+          this.#entry(policy).notes.push(
+            changed(
+              '',
+              `mesh-wide: waypoints take only policies that target them, so a copy targets the waypoint class (${copy.metadata.name})`,
+            ),
+          );
+        }
+        if (l7)
+          this.#entry(policy).notes.push(
+            action(
+              'spec.rules',
+              "a mesh-wide policy with HTTP conditions: ztunnel can't evaluate them (ALLOW rules with them match nothing there); move those rules to waypoints",
+            ),
+          );
+        this.#replace(
+          policy,
+          out,
+          out.length === 1 ? (renamed.length > 0 ? Outcome.Changed : Outcome.Kept) : Outcome.Converted,
+        );
+        this.#entry(policy).notes.push(...renameNotes);
+        continue;
+      }
+      const outputs: KubeObject[] = [];
+      const notes: Note[] = [...renameNotes];
+      // Policies of ingress gateway pods move onto the Gateway API gateways, in each gateway's namespace.
+      const gateways = this.#selectedGateways(policy);
+      const byNamespace = new Map<string, NewGateway[]>();
+      for (const g of gateways) byNamespace.set(g.namespace, [...(byNamespace.get(g.namespace) ?? []), g]);
+      for (const [gns, list] of [...byNamespace].sort(([a], [b]) => (a < b ? -1 : 1))) {
+        const n = gns === ns ? name : this.#freeName(security, 'AuthorizationPolicy', gns, name);
+        outputs.push(
+          make(
+            n,
+            gns,
+            withTargetRefs(
+              spec,
+              list.map((g) => ({ group: gatewayApi, kind: 'Gateway', name: g.name })),
+            ),
+          ),
+        );
+        notes.push(
+          changed(
+            'spec.selector',
+            `gateway policy: targets Gateway ${list.map((g) => `${g.namespace}/${g.name}`).join(', ')}${gns !== ns ? ` (moved from namespace ${ns} to ${gns}, where the Gateway is)` : ''}`,
+          ),
+        );
+      }
+      const pods = this.#selected(policy);
+      const behind = pods.filter((p) => this.#behindWaypoint(p));
+      if (pods.length > 0 && (l7 || behind.length > 0)) {
+        const targets = this.#waypointTargets(policy, behind.length > 0 ? behind : pods);
+        if (targets.length === 0) {
+          outputs.push({ ...policy, spec });
+          notes.push(
+            action(
+              'spec.rules',
+              'HTTP conditions need a waypoint, and no Service selects these pods for one to serve: ztunnel enforces the policy, where ALLOW rules with HTTP conditions match nothing',
+            ),
+          );
+        } else {
+          outputs.push(make(name, ns, withTargetRefs(spec, targets)));
+          const waypoints = [...new Set(behind.map((p) => this.#waypointPrincipal(p.namespace)))];
+          const l4 = ztunnelPart(spec, waypoints);
+          if (l4) {
+            const n = this.#freeName(security, 'AuthorizationPolicy', ns, `${name}-l4`);
+            outputs.push(make(n, ns, l4));
+          }
+          notes.push(
+            changed(
+              'spec.selector',
+              `enforced at the waypoint (targets ${targets.map((t) => `${t['kind']} ${t['name']}`).join(', ')})${l4 ? `; ztunnel keeps ${((l4['rules'] as unknown[]) ?? []).length} rule(s) it can enforce whole${waypoints.length > 0 && (l4['action'] ?? 'ALLOW') === 'ALLOW' ? ', including one admitting the waypoint' : ''} (${name}-l4)` : ''}`,
+            ),
+          );
+        }
+      } else if (pods.length > 0 || gateways.length === 0) {
+        outputs.push({ ...policy, spec });
+      }
+      if (gateways.length > 0 && this.#selectsOldGatewayInUse(policy)) {
+        outputs.push(policy);
+        notes.push(
+          changed(
+            '',
+            'also kept as it is: the old gateway still serves namespaces that stay in sidecar mode',
+          ),
+        );
+      }
+      this.#entry(policy).notes.push(...notes);
+      const unchanged =
+        outputs.length === 1 &&
+        outputs[0]?.metadata.name === name &&
+        outputs[0].metadata.namespace === ns &&
+        outputs[0]['spec'] === spec;
+      this.#replace(
+        policy,
+        outputs,
+        unchanged ? (renamed.length > 0 ? Outcome.Changed : Outcome.Kept) : Outcome.Converted,
+      );
+    }
+  }
+
+  /** RequestAuthentications follow the policies that read their tokens: onto gateways or waypoints. */
+  #requestAuthentications(): void {
+    for (const ra of this.#snapshot.list(security, 'RequestAuthentication')) {
+      const ns = ra.metadata.namespace ?? 'default';
+      const name = ra.metadata.name ?? '';
+      if (this.#isKept(ns)) continue;
+      const spec = (ra['spec'] ?? {}) as Json;
+      if (spec['targetRefs'] !== undefined || spec['targetRef'] !== undefined) continue;
+      const make = (n: string, namespace: string, s: Json): KubeObject => ({
+        apiVersion: `${security}/v1`,
+        kind: 'RequestAuthentication',
+        metadata: {
+          name: n,
+          namespace,
+          ...(ra.metadata.labels ? { labels: { ...ra.metadata.labels } } : {}),
+        },
+        spec: s,
+      });
+      if (this.#isMeshWide(ra)) {
+        this.#note(
+          ra,
+          action(
+            '',
+            'mesh-wide: ztunnel does not read tokens; attach it to the gateways and waypoints that need it with targetRefs',
+          ),
+        );
+        continue;
+      }
+      const outputs: KubeObject[] = [];
+      const byNamespace = new Map<string, NewGateway[]>();
+      for (const g of this.#selectedGateways(ra))
+        byNamespace.set(g.namespace, [...(byNamespace.get(g.namespace) ?? []), g]);
+      for (const [gns, list] of [...byNamespace].sort(([a], [b]) => (a < b ? -1 : 1))) {
+        const n = gns === ns ? name : this.#freeName(security, 'RequestAuthentication', gns, name);
+        outputs.push(
+          make(
+            n,
+            gns,
+            withTargetRefs(
+              spec,
+              list.map((g) => ({ group: gatewayApi, kind: 'Gateway', name: g.name })),
+            ),
+          ),
+        );
+        this.#note(
+          ra,
+          changed(
+            'spec.selector',
+            `targets Gateway ${list.map((g) => `${g.namespace}/${g.name}`).join(', ')}${gns !== ns ? ` (moved from namespace ${ns} to ${gns})` : ''}`,
+          ),
+        );
+      }
+      if (byNamespace.size > 0 && this.#selectsOldGatewayInUse(ra)) {
+        outputs.push(ra);
+        this.#note(
+          ra,
+          changed(
+            '',
+            'also kept as it is: the old gateway still serves namespaces that stay in sidecar mode',
+          ),
+        );
+      }
+      const pods = this.#selected(ra);
+      if (pods.length > 0) {
+        const targets = this.#waypointTargets(ra, pods);
+        if (targets.length > 0) {
+          outputs.push(make(name, ns, withTargetRefs(spec, targets)));
+          this.#note(
+            ra,
+            changed(
+              'spec.selector',
+              `read by the waypoint (targets ${targets.map((t) => `${t['kind']} ${t['name']}`).join(', ')})`,
+            ),
+          );
+        } else {
+          outputs.push(ra);
+          this.#note(
+            ra,
+            action(
+              'spec.selector',
+              'no Service selects these pods for a waypoint to serve; ztunnel does not read tokens',
+            ),
+          );
+        }
+      }
+      if (outputs.length > 0) this.#replace(ra, outputs);
+    }
+  }
+
+  // ---- waypoints, namespaces, workloads ----
+
+  #waypoints(): void {
+    const namespaces = new Set<string>([
+      ...this.#waypointNamespaces.keys(),
+      ...[...this.#waypointServices.values()].map((s) => s.service.namespace),
+    ]);
+    for (const ns of [...namespaces].sort()) {
+      const existing = this.#snapshot
+        .list(gatewayApi, 'Gateway', ns)
+        .some(
+          (g) => ((g['spec'] ?? {}) as { gatewayClassName?: string }).gatewayClassName === 'istio-waypoint',
+        );
+      const why = this.#waypointNamespaces.has(ns)
+        ? [...(this.#waypointNamespaces.get(ns) ?? [])].join(', ')
+        : [...this.#waypointServices.values()]
+            .filter((s) => s.service.namespace === ns)
+            .flatMap((s) => [...s.reasons])
+            .filter((r, i, all) => all.indexOf(r) === i)
+            .join(', ');
+      if (!existing)
+        this.#add(
+          {
+            apiVersion: `${gatewayApi}/v1`,
+            kind: 'Gateway',
+            metadata: { name: this.#waypointName, namespace: ns, labels: { [WaypointForLabel]: 'service' } },
+            spec: {
+              gatewayClassName: 'istio-waypoint',
+              listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
+            },
+          },
+          `the waypoint of namespace ${ns}, for L7: ${why}`,
+        );
+    }
+    for (const { service, reasons } of this.#waypointServices.values()) {
+      if (this.#waypointNamespaces.has(service.namespace)) continue;
+      const current = this.#current(service.object);
+      this.#change(service.object, {
+        ...current,
+        metadata: {
+          ...current.metadata,
+          labels: {
+            ...current.metadata.labels,
+            [UseWaypointLabel]: this.#waypointName,
+            [IngressUseWaypointLabel]: 'true',
+          },
+        },
+      });
+      this.#note(
+        service.object,
+        changed(
+          'metadata.labels',
+          `uses waypoint ${service.namespace}/${this.#waypointName}, also for traffic from ingress (${[...reasons].join(', ')})`,
+        ),
+      );
+    }
+  }
+
+  #namespacesAndWorkloads(): void {
+    const migrated = new Set<string>();
+    for (const ns of this.#snapshot.list('', 'Namespace')) {
+      const name = ns.metadata.name ?? '';
+      const labels = { ...ns.metadata.labels };
+      const injected = labels['istio-injection'] === 'enabled' || labels['istio.io/rev'] !== undefined;
+      const why = this.#kept.get(name);
+      if (why !== undefined) {
+        if (!injected) continue;
+        if (labels[ModeLabel] !== 'sidecar')
+          this.#change(ns, {
+            ...ns,
+            metadata: { ...ns.metadata, labels: { ...labels, [ModeLabel]: 'sidecar' } },
+          });
+        this.#note(
+          ns,
+          action(
+            'metadata.labels',
+            `stays in sidecar mode: it ${why}; move its models to RawDeployment to migrate it`,
+          ),
+        );
+        continue;
+      }
+      if (!injected && labels[DataplaneModeLabel] !== 'ambient') continue;
+      migrated.add(name);
+      if (!injected && !this.#waypointNamespaces.has(name)) continue;
+      delete labels['istio-injection'];
+      delete labels['istio.io/rev'];
+      labels[DataplaneModeLabel] = 'ambient';
+      if (this.#waypointNamespaces.has(name)) {
+        labels[UseWaypointLabel] = this.#waypointName;
+        labels[IngressUseWaypointLabel] = 'true';
+      }
+      this.#change(ns, { ...ns, metadata: { ...ns.metadata, labels } });
+      this.#note(
+        ns,
+        changed(
+          'metadata.labels',
+          `istio-injection → ${DataplaneModeLabel}: ambient${this.#waypointNamespaces.has(name) ? `; every Service uses waypoint ${this.#waypointName}` : ''}`,
+        ),
+      );
+    }
+    const optedOut = (labels: Record<string, string>, annotations: Record<string, string>) =>
+      (labels[InjectKey] ?? annotations[InjectKey]) === 'false';
+    for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet']) {
+      for (const object of this.#snapshot.list('apps', kind)) {
+        if (!migrated.has(object.metadata.namespace ?? 'default')) continue;
+        const spec = (object['spec'] ?? {}) as { template?: { metadata?: KubeObject['metadata'] } };
+        const meta = spec.template?.metadata ?? {};
+        let labels = { ...meta.labels };
+        let annotations = { ...meta.annotations };
+        if (optedOut(labels, annotations)) {
+          labels[DataplaneModeLabel] = 'none';
+          this.#note(
+            object,
+            changed(
+              'spec.template.metadata.labels',
+              `opted out of injection: stays out of the mesh (${DataplaneModeLabel}: none)`,
+            ),
+          );
+        } else if (labels[InjectKey] === 'true' || annotations[InjectKey] === 'true') {
+          // The injector honours a pod's own opt-in in any namespace without an injection label: left in
+          // place, it would give the pods a sidecar in an ambient namespace.
+          labels = without(labels, InjectKey);
+          annotations = without(annotations, InjectKey);
+          this.#note(
+            object,
+            changed(
+              `spec.template.metadata.labels.${InjectKey}`,
+              'removed: the injector would still give the pods a sidecar in an ambient namespace',
+            ),
+          );
+        } else continue;
+        const nextMeta: KubeObject['metadata'] = { ...meta, labels };
+        if (meta.annotations) nextMeta.annotations = annotations;
+        this.#change(object, {
+          ...object,
+          spec: { ...spec, template: { ...spec.template, metadata: nextMeta } },
+        });
+      }
+    }
+    let restarted = 0;
+    for (const pod of this.#snapshot.list('', 'Pod')) {
+      if (!migrated.has(pod.metadata.namespace ?? 'default')) continue;
+      const labels = { ...pod.metadata.labels };
+      const annotations = { ...pod.metadata.annotations };
+      const hadSidecar = annotations['sidecar.istio.io/status'] !== undefined;
+      if (optedOut(labels, annotations)) labels[DataplaneModeLabel] = 'none';
+      else if (!hadSidecar) continue;
+      delete labels['security.istio.io/tlsMode'];
+      delete annotations['sidecar.istio.io/status'];
+      const spec = (pod['spec'] ?? {}) as {
+        containers?: { name?: string }[];
+        initContainers?: { name?: string }[];
+      };
+      const strip = (list?: { name?: string }[]) =>
+        list?.filter((c) => c.name !== 'istio-proxy' && c.name !== 'istio-init');
+      const nextSpec: Json = { ...spec, containers: strip(spec.containers) ?? [] };
+      if (spec.initContainers) nextSpec['initContainers'] = strip(spec.initContainers);
+      this.#change(pod, { ...pod, metadata: { ...pod.metadata, labels, annotations }, spec: nextSpec });
+      if (hadSidecar) restarted++;
+    }
+    if (restarted > 0) {
+      const first = this.#snapshot.list('', 'Pod').find((p) => this.#entry(p).outcome === Outcome.Changed);
+      if (first)
+        this.#note(
+          first,
+          action(
+            'spec.containers',
+            `${restarted} running pod(s) carry sidecars: restart their workloads after relabelling so they run without (shown here as they will run)`,
+          ),
+        );
+    }
+  }
+
+  #otherIstioObjects(): void {
+    const keptSomewhere = this.#kept.size > 0;
+    const leave = (object: KubeObject): boolean => {
+      const ns = object.metadata.namespace ?? 'default';
+      if (this.#isKept(ns)) return true;
+      if (ns === this.#root && keptSomewhere) {
+        this.#note(
+          object,
+          changed(
+            '',
+            `kept: it applies mesh-wide, and namespaces ${[...this.#kept.keys()].sort().join(', ')} stay in sidecar mode`,
+          ),
+        );
+        return true;
+      }
+      return false;
+    };
+    for (const sidecar of this.#snapshot.list(istio, 'Sidecar')) {
+      if (leave(sidecar)) continue;
+      this.#replace(sidecar, []);
+      this.#note(
+        sidecar,
+        action(
+          '',
+          'ambient mode has no sidecars to scope: to limit what a workload reaches, use AuthorizationPolicies at the destination or egress through a waypoint',
+        ),
+      );
+    }
+    for (const filter of this.#snapshot.list(istio, 'EnvoyFilter')) {
+      if (leave(filter)) continue;
+      this.#replace(filter, []);
+      this.#note(
+        filter,
+        action(
+          '',
+          'EnvoyFilters patch sidecar configuration, which ambient mode does not have: re-create what it does on a waypoint or gateway (targetRefs), for example as a WasmPlugin or a Gateway API filter',
+        ),
+      );
+    }
+    for (const dr of this.#snapshot.list(istio, 'DestinationRule')) {
+      if (
+        this.#isKept(dr.metadata.namespace ?? 'default') ||
+        (dr.metadata.namespace === this.#root && keptSomewhere)
+      )
+        continue;
+      const spec = { ...((dr['spec'] ?? {}) as Json) };
+      const policy = spec['trafficPolicy'] as Json | undefined;
+      const mutual = (p?: Json) => ((p?.['tls'] ?? {}) as { mode?: string }).mode === 'ISTIO_MUTUAL';
+      if (!policy || !mutual(policy)) continue;
+      const nextPolicy = { ...policy };
+      delete nextPolicy['tls'];
+      if (Object.keys(nextPolicy).length > 0) spec['trafficPolicy'] = nextPolicy;
+      else delete spec['trafficPolicy'];
+      const rest = Object.keys(spec).filter(
+        (k) => k !== 'host' && k !== 'exportTo' && k !== 'workloadSelector',
+      );
+      if (rest.length === 0) {
+        this.#replace(dr, []);
+        this.#note(
+          dr,
+          changed(
+            'spec.trafficPolicy.tls',
+            'ISTIO_MUTUAL was all it set: ztunnel carries every connection over mTLS (HBONE)',
+          ),
+        );
+      } else {
+        this.#change(dr, { ...dr, spec });
+        this.#note(
+          dr,
+          changed(
+            'spec.trafficPolicy.tls',
+            'ISTIO_MUTUAL removed: ztunnel carries every connection over mTLS; the rest applies at waypoints and gateways',
+          ),
+        );
+      }
+    }
+    for (const isvc of this.#serverless) {
+      this.#note(
+        isvc,
+        action(
+          'metadata.annotations.serving.kserve.io/deploymentMode',
+          'Serverless (Knative) has no ambient support (KEP-2676), so its namespace stays in sidecar mode: set RawDeployment (with enableGatewayApi) to move it to ambient',
+        ),
+      );
+    }
+  }
+
+  /** Objects a controller writes: converting them is not enough, their controller must write the new form. */
+  #controllerOwned(): void {
+    for (const entry of this.#entries.values()) {
+      if (entry.outcome !== Outcome.Converted && entry.outcome !== Outcome.Removed) continue;
+      const object = this.#snapshot.get(
+        entry.object.group,
+        entry.object.kind,
+        entry.object.namespace,
+        entry.object.name,
+      );
+      const owner =
+        object?.metadata.ownerReferences?.find((o) => o.controller) ?? object?.metadata.ownerReferences?.[0];
+      const knative = object?.metadata.labels?.['networking.internal.knative.dev/ingress'];
+      if (!owner && !knative) continue;
+      const who = owner ? `${owner.kind} ${owner.name}` : `Knative ingress ${knative}`;
+      entry.notes.push({
+        kind: NoteKind.Action,
+        message: `written by the controller of ${who}, which will write the sidecar-mode form back: switch that controller to ambient mode (for kfmesh's own objects: kfmesh controller --mode ambient)`,
+      });
+    }
+  }
+}
+
+function without(record: Record<string, string>, key: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).filter(([k]) => k !== key));
+}
+
+function dedupe(notes: readonly Note[]): Note[] {
+  const seen = new Set<string>();
+  return notes.filter((n) => {
+    const key = `${n.kind}\n${n.field ?? ''}\n${n.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

@@ -1,0 +1,361 @@
+/**
+ * `kfmesh verify --equivalence BEFORE AFTER`: the same matrix of requests traced on two configurations,
+ * and every request whose outcome changed, grouped by cause. A request denied before and allowed after
+ * is an error (the change opened access); a request that reached an application before and does not
+ * after, or reaches another one, is a warning; other changes (a different refusal) are notes.
+ *
+ * The matrix: every client workload (one per namespace, service account, proxy and labels) plus an
+ * external client, × every Service port that speaks HTTP (ExternalName Services on port 80) and every
+ * host the ingress routes, × the paths the routes and policies mention, × the methods, headers and
+ * token the policies mention.
+ */
+import type { KubeObject } from '../model/object.ts';
+import { isPlainObject } from '../model/object.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+import { compileMesh, type Mesh } from '../mesh/mesh.ts';
+import { isHttpProtocol, Protocol } from '../mesh/services.ts';
+import { traceRequest, TraceInputError, type TraceResult } from '../mesh/trace.ts';
+import type { Workload } from '../mesh/workloads.ts';
+
+/** One request of the matrix. */
+export interface MatrixRequest {
+  from: string;
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+}
+
+/** What became of a request. */
+export interface RequestOutcome {
+  verdict: 'allowed' | 'denied' | 'failed';
+  code: number;
+  /** The application that answered (allowed). */
+  answeredBy?: string;
+  /** Where and by what the request was refused (denied), or what failed. */
+  where?: string;
+  summary: string;
+}
+
+export const Severity = { Error: 'error', Warning: 'warning', Note: 'note' } as const;
+export type Severity = (typeof Severity)[keyof typeof Severity];
+
+/** Requests whose outcome changed the same way. */
+export interface ChangeGroup {
+  severity: Severity;
+  /** `before → after`, in words. */
+  cause: string;
+  count: number;
+  /** Up to five of the requests, with both outcomes. */
+  examples: { request: MatrixRequest; before: RequestOutcome; after: RequestOutcome }[];
+}
+
+/** The result of an equivalence check. */
+export interface EquivalenceResult {
+  requests: number;
+  unchanged: number;
+  errors: number;
+  warnings: number;
+  notes: number;
+  /** Errors first, then warnings, then notes; by count within each. */
+  groups: ChangeGroup[];
+}
+
+export interface EquivalenceOptions {
+  clusterDomain?: string;
+  /** Called now and then with the requests traced so far and the total. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** The host an external client uses where the ingress routes every host (`*`). */
+export const AnyIngressHost = 'ingress.example.com';
+const maxPathsPerNamespace = 8;
+const maxHeaderValues = 3;
+
+/** Traces the request matrix on both configurations and reports what changed. */
+export function checkEquivalence(
+  before: Snapshot,
+  after: Snapshot,
+  options: EquivalenceOptions = {},
+): EquivalenceResult {
+  const compile = (s: Snapshot) =>
+    compileMesh(s, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {});
+  const meshes = [compile(before), compile(after)] as const;
+  const matrix = requestMatrix(meshes[0], meshes[1]);
+  const groups = new Map<string, ChangeGroup>();
+  let unchanged = 0;
+  matrix.forEach((request, index) => {
+    if (options.onProgress && index % 5000 === 0) options.onProgress(index, matrix.length);
+    const was = outcomeOf(meshes[0], request);
+    const now = outcomeOf(meshes[1], request);
+    const severity = compare(was, now);
+    if (severity === undefined) {
+      unchanged++;
+      return;
+    }
+    const cause = `${describe(was)} → ${describe(now)}`;
+    const group = groups.get(cause) ?? { severity, cause, count: 0, examples: [] };
+    group.count++;
+    if (group.examples.length < 5) group.examples.push({ request, before: was, after: now });
+    groups.set(cause, group);
+  });
+  options.onProgress?.(matrix.length, matrix.length);
+  const rank = { error: 0, warning: 1, note: 2 };
+  const sorted = [...groups.values()].sort(
+    (a, b) =>
+      rank[a.severity] - rank[b.severity] ||
+      b.count - a.count ||
+      (a.cause < b.cause ? -1 : a.cause > b.cause ? 1 : 0),
+  );
+  const count = (s: Severity) => sorted.filter((g) => g.severity === s).reduce((n, g) => n + g.count, 0);
+  return {
+    requests: matrix.length,
+    unchanged,
+    errors: count('error'),
+    warnings: count('warning'),
+    notes: count('note'),
+    groups: sorted,
+  };
+}
+
+/** How serious a change is; undefined when the outcome is the same. */
+function compare(was: RequestOutcome, now: RequestOutcome): Severity | undefined {
+  if (was.verdict === now.verdict && was.code === now.code && was.answeredBy === now.answeredBy)
+    return undefined;
+  if (now.verdict === 'allowed' && was.verdict === 'denied') return Severity.Error;
+  if (now.verdict === 'allowed' || was.verdict === 'allowed') return Severity.Warning;
+  return Severity.Note;
+}
+
+function describe(o: RequestOutcome): string {
+  if (o.verdict === 'allowed') return `answered by ${o.answeredBy}`;
+  if (o.verdict === 'denied') return `denied at ${o.where}`;
+  return `failed: ${o.where}`;
+}
+
+/** Traces one request and sums up its outcome. */
+export function outcomeOf(mesh: Mesh, request: MatrixRequest): RequestOutcome {
+  let result: TraceResult;
+  try {
+    result = traceRequest(mesh, request);
+  } catch (error) {
+    if (error instanceof TraceInputError)
+      return { verdict: 'failed', code: 0, where: error.message, summary: error.message };
+    throw error;
+  }
+  const denied = result.hops.find((h) => h.decision === 'deny');
+  if (denied)
+    return {
+      verdict: 'denied',
+      code: result.response.code,
+      where: `${denied.kind} ${denied.namespace}/${denied.workload}${denied.policy ? ` (${denied.policy})` : ''}`,
+      summary: result.summary,
+    };
+  if (result.answeredBy !== undefined)
+    return {
+      verdict: 'allowed',
+      code: result.response.code,
+      answeredBy: result.answeredBy,
+      summary: result.summary,
+    };
+  const last = [...result.hops].reverse().find((h) => h.code !== undefined) ?? result.hops.at(-1);
+  const flags = result.response.flags !== '-' ? ` ${result.response.flags}` : '';
+  return {
+    verdict: 'failed',
+    code: result.response.code,
+    where: `${result.response.code}${flags}${last ? ` at ${last.kind} ${last.namespace}/${last.workload}` : ''}`,
+    summary: result.summary,
+  };
+}
+
+// ---- the matrix ----
+
+/** Every request of the matrix, in a stable order. */
+export function requestMatrix(before: Mesh, after: Mesh): MatrixRequest[] {
+  const clients = clientsOf(before, after);
+  const pathsByNamespace = new Map<string, string[]>();
+  const allPaths = new Set<string>(['/']);
+  for (const mesh of [before, after])
+    for (const [ns, paths] of mentionedPaths(mesh.snapshot)) {
+      const set = new Set(pathsByNamespace.get(ns) ?? ['/']);
+      for (const p of paths) set.add(p);
+      pathsByNamespace.set(ns, [...set].sort().slice(0, maxPathsPerNamespace));
+      for (const p of paths) allPaths.add(p);
+    }
+  const variants = requestVariants([before.snapshot, after.snapshot]);
+  const root = before.config.rootNamespace;
+  const out: MatrixRequest[] = [];
+  const targets = serviceTargets(before, after);
+  for (const from of clients)
+    for (const target of targets) {
+      const paths = new Set([
+        ...(pathsByNamespace.get(target.namespace) ?? ['/']),
+        ...(pathsByNamespace.get(root) ?? []),
+      ]);
+      for (const path of [...paths].sort())
+        for (const v of variants)
+          out.push({ from, url: `http://${target.authority}${path}`, method: v.method, headers: v.headers });
+    }
+  const ingressPaths = [...allPaths].sort().slice(0, maxPathsPerNamespace * 4);
+  for (const host of ingressHosts([before, after]))
+    for (const path of ingressPaths)
+      for (const v of variants)
+        out.push({ from: 'external', url: `http://${host}${path}`, method: v.method, headers: v.headers });
+  return out;
+}
+
+/** One client per namespace, service account, proxy and labels, present in both configurations. */
+function clientsOf(before: Mesh, after: Mesh): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  const isClient = (w: Workload) => w.proxy !== 'gateway' && w.proxy !== 'waypoint' && w.proxy !== 'ztunnel';
+  for (const [name, w] of [...before.workloadByName].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (!isClient(w) || !after.workloadByName.has(name)) continue;
+    const key = `${w.namespace}|${w.serviceAccount}|${w.proxy}|${JSON.stringify(
+      Object.entries(w.labels)
+        .filter(([k]) => !k.includes('pod-template-hash'))
+        .sort(),
+    )}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(name);
+  }
+  return out;
+}
+
+/** `host:port` of every HTTP Service port of either configuration (ExternalName Services: port 80). */
+function serviceTargets(before: Mesh, after: Mesh): { namespace: string; authority: string }[] {
+  const out = new Map<string, { namespace: string; authority: string }>();
+  for (const mesh of [before, after])
+    for (const s of mesh.services) {
+      const ports =
+        s.type === 'ExternalName'
+          ? [80]
+          : s.ports
+              .filter((p) => isHttpProtocol(p.protocol) || p.protocol === Protocol.Unsupported)
+              .map((p) => p.port);
+      for (const port of ports) {
+        const authority = port === 80 ? s.hostname : `${s.hostname}:${port}`;
+        out.set(authority, { namespace: s.namespace, authority });
+      }
+    }
+  return [...out.values()].sort((a, b) => (a.authority < b.authority ? -1 : 1));
+}
+
+/** Hosts the ingress routes: route hosts bound to gateways, and a stand-in host where a route takes any host. */
+function ingressHosts(meshes: readonly Mesh[]): string[] {
+  const hosts = new Set<string>();
+  for (const mesh of meshes) {
+    for (const vs of mesh.virtualServices) {
+      if (vs.gateways.every((g) => g === 'mesh')) continue;
+      for (const h of vs.hosts) {
+        if (h === '*') hosts.add(AnyIngressHost);
+        else if (!h.includes('*') && !h.endsWith(`.svc.${mesh.clusterDomain}`)) hosts.add(h);
+      }
+    }
+    for (const route of mesh.snapshot.list('gateway.networking.k8s.io', 'HTTPRoute')) {
+      const spec = (route['spec'] ?? {}) as { hostnames?: string[]; parentRefs?: { kind?: string }[] };
+      if (!(spec.parentRefs ?? []).some((p) => (p.kind ?? 'Gateway') === 'Gateway')) continue;
+      const names = spec.hostnames ?? [];
+      if (names.length === 0) hosts.add(AnyIngressHost);
+      for (const h of names) if (!h.includes('*')) hosts.add(h);
+    }
+  }
+  return [...hosts].sort();
+}
+
+/** The paths routes and policies mention, made concrete (`/dex/*` → `/dex/x`), by namespace. */
+function mentionedPaths(snapshot: Snapshot): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  const add = (ns: string, path: unknown) => {
+    if (typeof path !== 'string' || (!path.startsWith('/') && !path.startsWith('*'))) return;
+    const concrete = path.replace(/^\*/, '/x').replace(/\*\*$/, 'x/y').replace(/\*$/, 'x');
+    if (concrete.includes('*')) return;
+    const set = out.get(ns) ?? new Set<string>();
+    set.add(concrete);
+    out.set(ns, set);
+  };
+  for (const vs of snapshot.list('networking.istio.io', 'VirtualService'))
+    for (const rule of arrayOf((vs['spec'] as KubeObject | undefined)?.['http']))
+      for (const m of arrayOf(rule['match'])) {
+        const uri = m['uri'];
+        if (isPlainObject(uri)) add(vs.metadata.namespace ?? 'default', uri['prefix'] ?? uri['exact']);
+      }
+  for (const route of snapshot.list('gateway.networking.k8s.io', 'HTTPRoute'))
+    for (const rule of arrayOf((route['spec'] as KubeObject | undefined)?.['rules']))
+      for (const m of arrayOf(rule['matches'])) {
+        const path = m['path'];
+        if (isPlainObject(path) && path['type'] !== 'RegularExpression')
+          add(route.metadata.namespace ?? 'default', path['value']);
+      }
+  for (const policy of snapshot.list('security.istio.io', 'AuthorizationPolicy'))
+    for (const rule of arrayOf((policy['spec'] as KubeObject | undefined)?.['rules']))
+      for (const to of arrayOf(rule['to'])) {
+        const op = isPlainObject(to['operation']) ? to['operation'] : {};
+        for (const field of ['paths', 'notPaths'])
+          for (const p of Array.isArray(op[field]) ? op[field] : [])
+            add(policy.metadata.namespace ?? 'default', p);
+      }
+  return out;
+}
+
+/** Methods and header sets the policies mention, and a bearer token from each JWT issuer. */
+function requestVariants(
+  snapshots: readonly Snapshot[],
+): { method: string; headers: Record<string, string> }[] {
+  const methods = new Set<string>(['GET']);
+  const headers = new Map<string, Set<string>>();
+  const issuers = new Set<string>();
+  for (const snapshot of snapshots) {
+    for (const policy of snapshot.list('security.istio.io', 'AuthorizationPolicy'))
+      for (const rule of arrayOf((policy['spec'] as KubeObject | undefined)?.['rules'])) {
+        for (const to of arrayOf(rule['to'])) {
+          const op = isPlainObject(to['operation']) ? to['operation'] : {};
+          for (const m of Array.isArray(op['methods']) ? op['methods'] : [])
+            if (typeof m === 'string' && !m.includes('*')) methods.add(m.toUpperCase());
+        }
+        for (const w of arrayOf(rule['when'])) {
+          const m = /^request\.headers\[(.+)\]$/.exec(String(w['key'] ?? ''));
+          if (!m || !m[1]) continue;
+          const name = m[1].toLowerCase();
+          if (name === 'authorization') continue;
+          const set = headers.get(name) ?? new Set<string>();
+          for (const v of [...arrayOfStrings(w['values']), ...arrayOfStrings(w['notValues'])])
+            set.add(v.includes('*') ? 'x' : v);
+          headers.set(name, set);
+        }
+      }
+    for (const ra of snapshot.list('security.istio.io', 'RequestAuthentication'))
+      for (const rule of arrayOf((ra['spec'] as KubeObject | undefined)?.['jwtRules']))
+        if (typeof rule['issuer'] === 'string') issuers.add(rule['issuer']);
+  }
+  const sets: Record<string, string>[] = [{}];
+  const names = [...headers.keys()].sort();
+  for (const name of names)
+    for (const value of [...(headers.get(name) ?? [])].sort().slice(0, maxHeaderValues))
+      sets.push({ [name]: value });
+  if (names.length > 1)
+    sets.push(Object.fromEntries(names.map((n) => [n, [...(headers.get(n) ?? ['x'])].sort()[0] ?? 'x'])));
+  for (const issuer of [...issuers].sort()) {
+    const token = bearer(issuer);
+    sets.push({ authorization: token });
+    for (const name of names) {
+      const value = [...(headers.get(name) ?? ['x'])].sort()[0] ?? 'x';
+      sets.push({ authorization: token, [name]: value });
+    }
+  }
+  return [...methods].sort().flatMap((method) => sets.map((h) => ({ method, headers: h })));
+}
+
+/** A bearer token the simulator reads as `iss/sub` (its signature is not checked offline). */
+function bearer(issuer: string): string {
+  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  return `Bearer ${part({ alg: 'none' })}.${part({ iss: issuer, sub: 'user' })}.c2ln`;
+}
+
+function arrayOf(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.filter(isPlainObject) : [];
+}
+
+function arrayOfStrings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
