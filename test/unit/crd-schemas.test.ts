@@ -16,6 +16,7 @@ import type { KubeObject } from '../../src/model/object.ts';
 import { examplePlatform } from '../../src/example/platform.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { desiredState } from '../../src/render/desired-state.ts';
+import { exampleAmbientPlatform } from '../../src/example/platform.ts';
 import { projectRoot } from '../conformance/cases.ts';
 
 type Crd = {
@@ -85,6 +86,29 @@ describe('generated objects against the real CRD schemas', () => {
       }) ?? '',
       /maximum|port/,
     );
+  });
+
+  test('migrate --to ambient of the example platform: every mesh object, Namespace and Service', () => {
+    const meshGroups = ['networking.istio.io', 'security.istio.io', 'gateway.networking.k8s.io'];
+    const checked = exampleAmbientPlatform().filter(
+      (o) =>
+        meshGroups.some((g) => o.apiVersion.startsWith(`${g}/`)) ||
+        core[`${o.apiVersion}/${o.kind}`] !== undefined,
+    );
+    assert.ok(checked.some((o) => o.kind === 'HTTPRoute'));
+    assert.ok(
+      checked.some((o) => o.kind === 'Gateway' && o.apiVersion.startsWith('gateway.networking.k8s.io')),
+    );
+    const failures = checked
+      .map(
+        (o) =>
+          [
+            `${o.apiVersion} ${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`,
+            validate(o),
+          ] as const,
+      )
+      .filter(([, e]) => e !== undefined);
+    assert.deepEqual(failures, []);
   });
 
   for (const mode of ['sidecar', 'ambient'] as const) {

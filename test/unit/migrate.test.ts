@@ -1,0 +1,583 @@
+/** The conversion rules of `kfmesh migrate --to ambient`, one small configuration each. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { KubeObject } from '../../src/model/object.ts';
+import { Snapshot } from '../../src/load/snapshot.ts';
+import { migrateToAmbient, type MigrationResult } from '../../src/migrate/migrate.ts';
+import { l7AttributesOf, ztunnelPart } from '../../src/migrate/policies.ts';
+import { gatewayDuration } from '../../src/migrate/routes.ts';
+import { reportToJson, reportToMarkdown } from '../../src/migrate/report.ts';
+
+type Json = Record<string, unknown>;
+
+const ns = (name: string, labels: Record<string, string> = { 'istio-injection': 'enabled' }): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name, labels },
+});
+
+const deployment = (
+  namespace: string,
+  name: string,
+  labels: Record<string, string>,
+  sa = name,
+  podLabels: Record<string, string> = {},
+): KubeObject => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace },
+  spec: {
+    selector: { matchLabels: labels },
+    template: {
+      metadata: { labels: { ...labels, ...podLabels } },
+      spec: { serviceAccountName: sa, containers: [{ name }] },
+    },
+  },
+});
+
+const service = (
+  namespace: string,
+  name: string,
+  selector: Record<string, string>,
+  port = 80,
+): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace },
+  spec: { selector, ports: [{ name: 'http', port, targetPort: 8080 }] },
+});
+
+const policy = (namespace: string, name: string, spec: Json): KubeObject => ({
+  apiVersion: 'security.istio.io/v1',
+  kind: 'AuthorizationPolicy',
+  metadata: { name, namespace },
+  spec,
+});
+
+const gatewayLabels = { app: 'istio-ingressgateway', istio: 'ingressgateway' };
+const oldGatewayPrincipal = 'cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account';
+
+/** Istio's ingress gateway pods and an Istio Gateway in `apps` that selects them. */
+const ingress: KubeObject[] = [
+  ns('istio-system', {}),
+  deployment('istio-system', 'istio-ingressgateway', gatewayLabels, 'istio-ingressgateway-service-account', {
+    'sidecar.istio.io/inject': 'false',
+  }),
+  {
+    apiVersion: 'networking.istio.io/v1beta1',
+    kind: 'Gateway',
+    metadata: { name: 'web', namespace: 'apps' },
+    spec: {
+      selector: { istio: 'ingressgateway' },
+      servers: [{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }],
+    },
+  },
+];
+
+const app = (name: string, labels = { app: name }): KubeObject[] => [
+  deployment('apps', name, labels),
+  service('apps', name, labels),
+];
+
+function migrate(objects: readonly KubeObject[]): MigrationResult {
+  return migrateToAmbient(Snapshot.of(objects, 'test.yaml'));
+}
+
+function find(
+  result: MigrationResult,
+  kind: string,
+  namespace: string,
+  name: string,
+  group?: string,
+): KubeObject {
+  const found = result.objects.find(
+    (o) =>
+      o.kind === kind &&
+      (o.metadata.namespace ?? '') === namespace &&
+      o.metadata.name === name &&
+      (group === undefined || o.apiVersion.startsWith(group)),
+  );
+  assert.ok(found, `${kind} ${namespace}/${name} in the output`);
+  return found;
+}
+
+function has(result: MigrationResult, kind: string, namespace: string, name: string): boolean {
+  return result.objects.some(
+    (o) => o.kind === kind && o.metadata.namespace === namespace && o.metadata.name === name,
+  );
+}
+
+function notesOf(result: MigrationResult, kind: string, name: string): string[] {
+  return result.report.entries
+    .filter((e) => e.object.kind === kind && e.object.name === name)
+    .flatMap((e) => e.notes.map((n) => `${n.kind} ${n.field ?? ''}: ${n.message}`));
+}
+
+const spec = (o: KubeObject) => o['spec'] as Json;
+
+describe('migrate: ingress', () => {
+  const vs = (http: Json[], extra: Json = {}): KubeObject => ({
+    apiVersion: 'networking.istio.io/v1beta1',
+    kind: 'VirtualService',
+    metadata: { name: 'ui', namespace: 'apps' },
+    spec: { gateways: ['web'], hosts: ['*'], http, ...extra },
+  });
+  const base = [...ingress, ns('apps'), ...app('ui'), ...app('api')];
+
+  test('an Istio Gateway becomes a Gateway API Gateway of class istio; its route an HTTPRoute', () => {
+    const result = migrate([
+      ...base,
+      vs([
+        {
+          match: [{ uri: { prefix: '/ui/' } }],
+          rewrite: { uri: '/' },
+          headers: { request: { add: { 'x-forwarded-prefix': '/ui' } } },
+          route: [{ destination: { host: 'ui.apps.svc.cluster.local', port: { number: 80 } } }],
+          timeout: '300s',
+        },
+      ]),
+    ]);
+    const gateway = find(result, 'Gateway', 'apps', 'web', 'gateway.networking.k8s.io');
+    assert.deepEqual(spec(gateway), {
+      gatewayClassName: 'istio',
+      listeners: [
+        { name: 'http-80', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } },
+      ],
+    });
+    assert.ok(
+      !result.objects.some((o) => o.kind === 'Gateway' && o.apiVersion.startsWith('networking.istio.io')),
+    );
+    const route = find(result, 'HTTPRoute', 'apps', 'ui');
+    assert.deepEqual(spec(route), {
+      parentRefs: [{ name: 'web' }],
+      rules: [
+        {
+          matches: [{ path: { type: 'PathPrefix', value: '/ui/' } }],
+          filters: [
+            {
+              type: 'RequestHeaderModifier',
+              requestHeaderModifier: { add: [{ name: 'x-forwarded-prefix', value: '/ui' }] },
+            },
+            {
+              type: 'URLRewrite',
+              urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/' } },
+            },
+          ],
+          timeouts: { request: '300s' },
+          backendRefs: [{ name: 'ui', port: 80 }],
+        },
+      ],
+    });
+    assert.ok(notesOf(result, 'VirtualService', 'ui').some((n) => n.includes('now also matches "/ui"')));
+  });
+
+  test('exact and regex matches rewrite the full path; hosts become hostnames; weights carry over', () => {
+    const result = migrate([
+      ...base,
+      vs(
+        [
+          {
+            match: [{ uri: { exact: '/old' } }, { uri: { regex: '/v[0-9]+/.*' }, method: { exact: 'post' } }],
+            rewrite: { uri: '/new', authority: 'ui.internal' },
+            route: [
+              { destination: { host: 'ui', port: { number: 80 } }, weight: 90 },
+              { destination: { host: 'api', port: { number: 80 } }, weight: 10 },
+            ],
+          },
+        ],
+        { hosts: ['ui.example.com'] },
+      ),
+    ]);
+    const route = spec(find(result, 'HTTPRoute', 'apps', 'ui'));
+    assert.deepEqual(route['hostnames'], ['ui.example.com']);
+    const rules = route['rules'] as Json[];
+    assert.equal(rules.length, 2);
+    assert.deepEqual(rules[0]?.['matches'], [{ path: { type: 'Exact', value: '/old' } }]);
+    assert.deepEqual(rules[1]?.['matches'], [
+      { path: { type: 'RegularExpression', value: '/v[0-9]+/.*' }, method: 'POST' },
+    ]);
+    for (const rule of rules) {
+      assert.deepEqual(rule['filters'], [
+        {
+          type: 'URLRewrite',
+          urlRewrite: { hostname: 'ui.internal', path: { type: 'ReplaceFullPath', replaceFullPath: '/new' } },
+        },
+      ]);
+      assert.deepEqual(rule['backendRefs'], [
+        { name: 'ui', port: 80, weight: 90 },
+        { name: 'api', port: 80, weight: 10 },
+      ]);
+    }
+  });
+
+  test('what Gateway API cannot say is dropped and reported, never widened', () => {
+    const result = migrate([
+      ...base,
+      vs([
+        {
+          match: [{ authority: { regex: 'ui\\..*' }, uri: { prefix: '/a' } }, { uri: { prefix: '/b' } }],
+          retries: { attempts: 3 },
+          fault: { abort: { httpStatus: 500, percentage: { value: 1 } } },
+          corsPolicy: { allowOrigins: [{ exact: 'https://x' }] },
+          route: [{ destination: { host: 'ui', subset: 'v2', port: { number: 80 } } }],
+        },
+        { match: [{ sourceLabels: { app: 'x' } }], route: [{ destination: { host: 'api' } }] },
+      ]),
+    ]);
+    const rules = spec(find(result, 'HTTPRoute', 'apps', 'ui'))['rules'] as Json[];
+    // The authority match entry is left out (not loosened), the route without an expressible match too.
+    assert.equal(rules.length, 1);
+    assert.deepEqual(rules[0]?.['matches'], [{ path: { type: 'PathPrefix', value: '/b' } }]);
+    const notes = notesOf(result, 'VirtualService', 'ui');
+    for (const expected of [
+      /^dropped spec\.http\[0\]\.match\[0\]\.authority: .*left out/,
+      /^dropped spec\.http\[0\]\.retries:/,
+      /^dropped spec\.http\[0\]\.fault:/,
+      /^dropped spec\.http\[0\]\.corsPolicy:/,
+      /^action spec\.http\[0\]\.route\[0\]\.destination\.subset:/,
+      /^dropped spec\.http\[1\]: none of its matches/,
+    ])
+      assert.ok(
+        notes.some((n) => expected.test(n)),
+        `${expected} in ${notes.join('\n')}`,
+      );
+  });
+
+  test('an Istio Gateway nothing binds is left out', () => {
+    const result = migrate([...ingress, ns('apps'), ...app('ui')]);
+    assert.ok(!result.objects.some((o) => o.kind === 'Gateway'));
+    assert.equal(result.report.entries.find((e) => e.object.kind === 'Gateway')?.outcome, 'removed');
+  });
+
+  test('gateway policies move onto the Gateway with targetRefs; the old identity becomes <gateway>-istio', () => {
+    const result = migrate([
+      ...base,
+      vs([{ route: [{ destination: { host: 'ui' } }] }]),
+      policy('istio-system', 'require-jwt', {
+        action: 'DENY',
+        selector: { matchLabels: { app: 'istio-ingressgateway' } },
+        rules: [{ from: [{ source: { notRequestPrincipals: ['*'] } }] }],
+      }),
+      policy('apps', 'ui', {
+        selector: { matchLabels: { app: 'ui' } },
+        rules: [{ from: [{ source: { principals: [oldGatewayPrincipal] } }] }],
+      }),
+    ]);
+    assert.ok(!has(result, 'AuthorizationPolicy', 'istio-system', 'require-jwt'));
+    const moved = spec(find(result, 'AuthorizationPolicy', 'apps', 'require-jwt'));
+    assert.deepEqual(moved['targetRefs'], [
+      { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'web' },
+    ]);
+    assert.equal(moved['selector'], undefined);
+    assert.equal(moved['action'], 'DENY');
+    assert.deepEqual(spec(find(result, 'AuthorizationPolicy', 'apps', 'ui'))['rules'], [
+      { from: [{ source: { principals: ['cluster.local/ns/apps/sa/web-istio'] } }] },
+    ]);
+  });
+});
+
+describe('migrate: authorization', () => {
+  const base = [ns('apps'), ...app('ui'), ...app('api')];
+
+  test('classification: principals, namespaces, ports and source/destination conditions are L4', () => {
+    assert.deepEqual(
+      l7AttributesOf({
+        from: [{ source: { principals: ['a'], namespaces: ['b'], ipBlocks: ['10.0.0.0/8'] } }],
+        to: [{ operation: { ports: ['80'] } }],
+        when: [{ key: 'source.namespace', values: ['x'] }],
+      }),
+      [],
+    );
+    assert.deepEqual(
+      l7AttributesOf({
+        from: [{ source: { requestPrincipals: ['*'] } }],
+        to: [{ operation: { methods: ['GET'], paths: ['/x'] } }],
+        when: [{ key: 'request.headers[x]', values: ['y'] }],
+      }),
+      ['operation.methods', 'operation.paths', 'request.headers[x]', 'source.requestPrincipals'],
+    );
+  });
+
+  test('an L4 policy stays at ztunnel as it is; no waypoint', () => {
+    const l4 = policy('apps', 'ui', {
+      selector: { matchLabels: { app: 'ui' } },
+      rules: [{ from: [{ source: { principals: ['cluster.local/ns/apps/sa/api'] } }] }],
+    });
+    const result = migrate([...base, l4]);
+    assert.deepEqual(find(result, 'AuthorizationPolicy', 'apps', 'ui'), l4);
+    assert.ok(!result.objects.some((o) => o.kind === 'Gateway'));
+    assert.equal(find(result, 'Service', 'apps', 'ui').metadata.labels?.['istio.io/use-waypoint'], undefined);
+  });
+
+  test('a mixed policy: the waypoint enforces it whole; ztunnel keeps the whole-L4 rules and admits the waypoint', () => {
+    const result = migrate([
+      ...base,
+      policy('apps', 'api', {
+        action: 'ALLOW',
+        selector: { matchLabels: { app: 'api' } },
+        rules: [
+          { from: [{ source: { principals: ['cluster.local/ns/apps/sa/ui'] } }] },
+          {
+            from: [{ source: { principals: ['cluster.local/ns/apps/sa/batch'] } }],
+            to: [{ operation: { methods: ['GET'] } }],
+          },
+        ],
+      }),
+    ]);
+    const atWaypoint = spec(find(result, 'AuthorizationPolicy', 'apps', 'api'));
+    assert.deepEqual(atWaypoint['targetRefs'], [{ group: '', kind: 'Service', name: 'api' }]);
+    assert.equal((atWaypoint['rules'] as unknown[]).length, 2);
+    const atZtunnel = spec(find(result, 'AuthorizationPolicy', 'apps', 'api-l4'));
+    assert.deepEqual(atZtunnel['selector'], { matchLabels: { app: 'api' } });
+    // batch's rule is not kept at ztunnel on its principal alone: that would let batch in without the GET check.
+    assert.deepEqual(atZtunnel['rules'], [
+      { from: [{ source: { principals: ['cluster.local/ns/apps/sa/ui'] } }] },
+      { from: [{ source: { principals: ['cluster.local/ns/apps/sa/waypoint'] } }] },
+    ]);
+    const wp = find(result, 'Gateway', 'apps', 'waypoint');
+    assert.equal(spec(wp)['gatewayClassName'], 'istio-waypoint');
+    const api = find(result, 'Service', 'apps', 'api');
+    assert.equal(api.metadata.labels?.['istio.io/use-waypoint'], 'waypoint');
+    assert.equal(api.metadata.labels?.['istio.io/ingress-use-waypoint'], 'true');
+    assert.equal(find(result, 'Service', 'apps', 'ui').metadata.labels?.['istio.io/use-waypoint'], undefined);
+  });
+
+  test('a DENY with HTTP conditions goes to the waypoint; ztunnel keeps only whole-L4 DENY rules', () => {
+    const deny = {
+      action: 'DENY',
+      rules: [
+        { from: [{ source: { namespaces: ['untrusted'] } }] },
+        { to: [{ operation: { paths: ['/admin*'] } }] },
+      ],
+    };
+    assert.deepEqual(ztunnelPart(deny, ['w']), { action: 'DENY', rules: [deny.rules[0]] });
+    assert.equal(ztunnelPart({ action: 'DENY', rules: [deny.rules[1]] }, ['w']), undefined);
+  });
+
+  test('a namespace-wide L7 policy (the Profile owner policy) targets the namespace waypoint', () => {
+    const result = migrate([
+      ...base,
+      policy('apps', 'ns-owner-access-istio', {
+        rules: [
+          { when: [{ key: 'request.headers[kubeflow-userid]', values: ['user@example.com'] }] },
+          { when: [{ key: 'source.namespace', values: ['apps'] }] },
+        ],
+      }),
+    ]);
+    const owner = spec(find(result, 'AuthorizationPolicy', 'apps', 'ns-owner-access-istio'));
+    assert.deepEqual(owner['targetRefs'], [
+      { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'waypoint' },
+    ]);
+    const l4 = spec(find(result, 'AuthorizationPolicy', 'apps', 'ns-owner-access-istio-l4'));
+    assert.equal(l4['selector'], undefined);
+    assert.deepEqual(l4['rules'], [
+      { when: [{ key: 'source.namespace', values: ['apps'] }] },
+      { from: [{ source: { principals: ['cluster.local/ns/apps/sa/waypoint'] } }] },
+    ]);
+    const labels = find(result, 'Namespace', '', 'apps').metadata.labels ?? {};
+    assert.equal(labels['istio.io/use-waypoint'], 'waypoint');
+    assert.equal(labels['istio.io/dataplane-mode'], 'ambient');
+    assert.equal(labels['istio-injection'], undefined);
+  });
+
+  test('a mesh-wide policy stays, and a copy applies it at every waypoint (the waypoint class)', () => {
+    const result = migrate([
+      ...base,
+      ns('istio-system', {}),
+      policy('istio-system', 'global-deny-all', {}),
+      policy('apps', 'api', {
+        selector: { matchLabels: { app: 'api' } },
+        rules: [{ to: [{ operation: { methods: ['GET'] } }] }],
+      }),
+    ]);
+    assert.deepEqual(spec(find(result, 'AuthorizationPolicy', 'istio-system', 'global-deny-all')), {});
+    assert.deepEqual(spec(find(result, 'AuthorizationPolicy', 'istio-system', 'global-deny-all-waypoints')), {
+      targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'GatewayClass', name: 'istio-waypoint' }],
+    });
+  });
+});
+
+describe('migrate: namespaces, workloads and sidecar-only objects', () => {
+  test('labels: ambient instead of injection; opted-out pods stay out; pod opt-ins are removed', () => {
+    const result = migrate([
+      ns('apps'),
+      deployment('apps', 'job', { app: 'job' }, 'job', { 'sidecar.istio.io/inject': 'false' }),
+      deployment('apps', 'web', { app: 'web' }, 'web', { 'sidecar.istio.io/inject': 'true' }),
+    ]);
+    const template = (name: string) =>
+      (
+        (spec(find(result, 'Deployment', 'apps', name))['template'] as Json)[
+          'metadata'
+        ] as KubeObject['metadata']
+      ).labels;
+    assert.equal(template('job')?.['istio.io/dataplane-mode'], 'none');
+    assert.equal(template('web')?.['sidecar.istio.io/inject'], undefined);
+    assert.deepEqual(find(result, 'Namespace', '', 'apps').metadata.labels, {
+      'istio.io/dataplane-mode': 'ambient',
+    });
+  });
+
+  test('running pods lose their sidecar; Sidecars and EnvoyFilters are left out with what to do', () => {
+    const result = migrate([
+      ns('apps'),
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: 'web-0',
+          namespace: 'apps',
+          labels: { app: 'web', 'security.istio.io/tlsMode': 'istio' },
+          annotations: { 'sidecar.istio.io/status': '{}' },
+        },
+        spec: { containers: [{ name: 'web' }, { name: 'istio-proxy' }] },
+      },
+      {
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'Sidecar',
+        metadata: { name: 'default', namespace: 'apps' },
+        spec: {},
+      },
+      {
+        apiVersion: 'networking.istio.io/v1alpha3',
+        kind: 'EnvoyFilter',
+        metadata: { name: 'xff', namespace: 'apps' },
+        spec: {},
+      },
+      {
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'DestinationRule',
+        metadata: { name: 'web', namespace: 'apps' },
+        spec: { host: 'web', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } },
+      },
+    ]);
+    const pod = find(result, 'Pod', 'apps', 'web-0');
+    assert.deepEqual(spec(pod)['containers'], [{ name: 'web' }]);
+    assert.deepEqual(pod.metadata.labels, { app: 'web' });
+    for (const kind of ['Sidecar', 'EnvoyFilter', 'DestinationRule'])
+      assert.ok(!result.objects.some((o) => o.kind === kind), kind);
+    assert.ok(notesOf(result, 'EnvoyFilter', 'xff').some((n) => n.startsWith('action')));
+    assert.ok(notesOf(result, 'Sidecar', 'default').some((n) => n.startsWith('action')));
+  });
+
+  test('a namespace running Knative stays in sidecar mode, and the gateway its routes use stays too', () => {
+    const knativeRoute: KubeObject = {
+      apiVersion: 'networking.istio.io/v1beta1',
+      kind: 'VirtualService',
+      metadata: { name: 'model', namespace: 'models' },
+      spec: {
+        gateways: ['apps/web'],
+        hosts: ['model.example.com'],
+        http: [{ route: [{ destination: { host: 'model' } }] }],
+      },
+    };
+    const isvc: KubeObject = {
+      apiVersion: 'serving.kserve.io/v1beta1',
+      kind: 'InferenceService',
+      metadata: { name: 'model', namespace: 'models' },
+      spec: { predictor: {} },
+    };
+    const result = migrate([
+      ...ingress,
+      ns('apps'),
+      ns('models'),
+      ...app('ui'),
+      knativeRoute,
+      isvc,
+      {
+        apiVersion: 'networking.istio.io/v1beta1',
+        kind: 'VirtualService',
+        metadata: { name: 'ui', namespace: 'apps' },
+        spec: { gateways: ['web'], hosts: ['*'], http: [{ route: [{ destination: { host: 'ui' } }] }] },
+      },
+    ]);
+    assert.deepEqual(find(result, 'VirtualService', 'models', 'model'), knativeRoute);
+    assert.equal(find(result, 'Namespace', '', 'models').metadata.labels?.['kfmesh.io/mode'], 'sidecar');
+    assert.ok(find(result, 'Gateway', 'apps', 'web', 'networking.istio.io'));
+    assert.ok(find(result, 'Gateway', 'apps', 'web', 'gateway.networking.k8s.io'));
+    assert.ok(notesOf(result, 'InferenceService', 'model').some((n) => /RawDeployment/.test(n)));
+  });
+
+  test('mesh routes attach to their Services, which then use a waypoint', () => {
+    const result = migrate([
+      ns('apps'),
+      ...app('ui'),
+      ...app('api'),
+      {
+        apiVersion: 'networking.istio.io/v1beta1',
+        kind: 'VirtualService',
+        metadata: { name: 'api', namespace: 'apps' },
+        spec: {
+          hosts: ['api'],
+          http: [
+            {
+              match: [{ headers: { 'x-canary': { prefix: 'y' } } }],
+              route: [{ destination: { host: 'ui' } }],
+            },
+            { route: [{ destination: { host: 'api' } }] },
+          ],
+        },
+      },
+    ]);
+    const route = spec(find(result, 'HTTPRoute', 'apps', 'api'));
+    assert.deepEqual(route['parentRefs'], [{ group: '', kind: 'Service', name: 'api' }]);
+    assert.deepEqual((route['rules'] as Json[])[0]?.['matches'], [
+      { headers: [{ name: 'x-canary', type: 'RegularExpression', value: 'y.*' }] },
+    ]);
+    assert.equal(
+      find(result, 'Service', 'apps', 'api').metadata.labels?.['istio.io/use-waypoint'],
+      'waypoint',
+    );
+    assert.ok(find(result, 'Gateway', 'apps', 'waypoint'));
+  });
+});
+
+describe('migrate: output and report', () => {
+  const input = [
+    ...ingress,
+    ns('apps'),
+    ...app('ui'),
+    policy('apps', 'ui', {
+      selector: { matchLabels: { app: 'ui' } },
+      rules: [{ to: [{ operation: { paths: ['/x'] } }] }],
+    }),
+    {
+      apiVersion: 'networking.istio.io/v1beta1',
+      kind: 'VirtualService',
+      metadata: { name: 'ui', namespace: 'apps' },
+      spec: {
+        gateways: ['web'],
+        hosts: ['*'],
+        http: [{ match: [{ uri: { prefix: '/ui' } }], route: [{ destination: { host: 'ui' } }] }],
+      },
+    },
+  ];
+
+  test('same input in any order: the same output and report', () => {
+    const a = migrate(input);
+    const b = migrate([...input].reverse());
+    assert.deepEqual(a.objects, b.objects);
+    assert.equal(reportToJson(a.report), reportToJson(b.report));
+    assert.equal(reportToMarkdown(a.report), reportToMarkdown(b.report));
+  });
+
+  test('every input object has an entry; the Markdown names each outcome', () => {
+    const result = migrate(input);
+    assert.equal(result.report.entries.length, input.length);
+    const md = reportToMarkdown(result.report);
+    assert.match(md, /^# Migration to ambient mode/);
+    assert.match(md, /\| `VirtualService apps\/ui` \(test\.yaml\) \| converted \| `HTTPRoute apps\/ui` \|/);
+    assert.match(
+      md,
+      /\| `Gateway \(gateway\.networking\.k8s\.io\) apps\/waypoint` \| the waypoint of namespace apps/,
+    );
+    const json = JSON.parse(reportToJson(result.report)) as { summary: Record<string, number> };
+    assert.equal(json.summary['objects'], input.length);
+  });
+
+  test('durations as Gateway API writes them', () => {
+    assert.equal(gatewayDuration('300s'), '300s');
+    assert.equal(gatewayDuration('0.5s'), '500ms');
+    assert.equal(gatewayDuration('2m'), '120s');
+    assert.equal(gatewayDuration('soon'), undefined);
+  });
+});
