@@ -970,6 +970,10 @@ function deliver(t: Tracer, conn: Connection): Outcome {
   if (w.proxy === 'gateway') {
     const proxy = t.mesh.gateways.get(w);
     if (proxy) return gateway(t, proxy, conn);
+    // A gateway proxy no Gateway configures has no listeners: the connection is refused.
+    const reason = `gateway ${w.namespace}/${w.name} has no Gateway configuration: nothing listens on port ${conn.port}`;
+    if (sentByHttpProxy(t, conn)) return t.localReply(conn.senderHop, 503, 'UF', reason);
+    return t.localReply(conn.senderHop, 0, '-', `connection refused: ${reason}`);
   }
   if (conn.mtls)
     return t.localReply(conn.senderHop, 503, 'UF', `${w.namespace}/${w.name} has no proxy to terminate mTLS`);

@@ -242,7 +242,7 @@ class Migration {
       const pods = this.#mesh.workloads.filter(
         (w) => Object.keys(selector).length > 0 && labelsMatch(w.labels, selector),
       );
-      const stays = boundByKept.has(`${ns}/${name}`);
+      const stays = boundByKept.has(`${ns}/${name}`) || this.#isKept(ns);
       if (stays) for (const pod of pods) this.#oldGatewaysInUse.add(pod);
       if (!bound.has(`${ns}/${name}`)) {
         if (stays) {

@@ -162,7 +162,9 @@ export function outcomeOf(mesh: Mesh, request: MatrixRequest): RequestOutcome {
   return {
     verdict: 'failed',
     code: result.response.code,
-    where: `${result.response.code}${flags}${last ? ` at ${last.kind} ${last.namespace}/${last.workload}` : ''}`,
+    where: last
+      ? `${result.response.code}${flags} at ${last.kind} ${last.namespace}/${last.workload}`
+      : `${result.response.code}${flags} (${result.summary})`,
     summary: result.summary,
   };
 }
