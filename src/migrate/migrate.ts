@@ -91,6 +91,9 @@ class Migration {
   readonly #waypointServices = new Map<string, { service: MeshService; reasons: Set<string> }>();
   /** Namespaces whose every Service goes through the namespace's waypoint (a namespace-wide L7 policy). */
   readonly #waypointNamespaces = new Map<string, Set<string>>();
+  readonly #waypointServicesByNamespace = new Map<string, MeshService[]>();
+  #podsByNamespace: Map<string, Workload[]> | undefined;
+  #servicesByNamespace: Map<string, MeshService[]> | undefined;
   /** Namespaces that stay in sidecar mode, and why. */
   readonly #kept = new Map<string, string>();
   /** The Serverless InferenceServices (their namespaces stay in sidecar mode). */
@@ -450,57 +453,73 @@ class Migration {
 
   #needsWaypoint(service: MeshService, reason: string): void {
     const key = `${service.namespace}/${service.name}`;
-    const known = this.#waypointServices.get(key) ?? { service, reasons: new Set<string>() };
-    known.reasons.add(reason);
-    this.#waypointServices.set(key, known);
+    const known = this.#waypointServices.get(key);
+    if (known) {
+      known.reasons.add(reason);
+      return;
+    }
+    this.#waypointServices.set(key, { service, reasons: new Set([reason]) });
+    pushTo(this.#waypointServicesByNamespace, service.namespace, service);
   }
 
-  /** Pods in the mesh in sidecar mode (the ones policies applied to). */
-  #sidecarPods(): Workload[] {
-    return this.#mesh.workloads.filter((w) => w.proxy === 'sidecar' && !this.#isKept(w.namespace));
+  /** Pods in the mesh in sidecar mode (the ones policies applied to), by namespace. */
+  #sidecarPods(): Map<string, Workload[]> {
+    if (this.#podsByNamespace) return this.#podsByNamespace;
+    const index = new Map<string, Workload[]>();
+    for (const w of this.#mesh.workloads)
+      if (w.proxy === 'sidecar' && !this.#isKept(w.namespace)) pushTo(index, w.namespace, w);
+    this.#podsByNamespace = index;
+    return index;
+  }
+
+  /** Services that select pods, by namespace. */
+  #selectingServices(namespace: string): readonly MeshService[] {
+    if (!this.#servicesByNamespace) {
+      const index = new Map<string, MeshService[]>();
+      for (const s of this.#mesh.services)
+        if (s.selector !== undefined && Object.keys(s.selector).length > 0) pushTo(index, s.namespace, s);
+      this.#servicesByNamespace = index;
+    }
+    return this.#servicesByNamespace.get(namespace) ?? [];
   }
 
   /** The sidecar pods a selector-based or namespace-wide policy applies to. */
   #selected(policy: KubeObject): Workload[] {
     const ns = policy.metadata.namespace ?? 'default';
-    const selector = ((policy['spec'] ?? {}) as { selector?: { matchLabels?: Record<string, string> } })
-      .selector?.matchLabels;
-    return this.#sidecarPods().filter(
-      (w) =>
-        (ns === this.#root && selector !== undefined ? true : w.namespace === ns) &&
-        labelsMatch(w.labels, selector ?? {}),
-    );
+    const selector = selectorOf(policy);
+    const pods =
+      ns === this.#root && selector !== undefined
+        ? [...this.#sidecarPods().values()].flat()
+        : (this.#sidecarPods().get(ns) ?? []);
+    return pods.filter((w) => labelsMatch(w.labels, selector ?? {}));
+  }
+
+  /** Whether a selector-based policy selects one of these gateway pods. */
+  #selectsPod(policy: KubeObject, pods: Iterable<Workload>): boolean {
+    const ns = policy.metadata.namespace ?? 'default';
+    const selector = selectorOf(policy);
+    if (selector === undefined) return false;
+    for (const p of pods)
+      if ((ns === this.#root || p.namespace === ns) && labelsMatch(p.labels, selector)) return true;
+    return false;
   }
 
   /** The old gateway pods a policy applies to, and the new gateways that replace them. */
   #selectedGateways(policy: KubeObject): NewGateway[] {
-    const ns = policy.metadata.namespace ?? 'default';
-    const selector = ((policy['spec'] ?? {}) as { selector?: { matchLabels?: Record<string, string> } })
-      .selector?.matchLabels;
-    if (selector === undefined) return [];
-    return [...this.#newGateways.values()].filter((g) =>
-      g.pods.some((p) => (ns === this.#root || p.namespace === ns) && labelsMatch(p.labels, selector)),
-    );
+    return [...this.#newGateways.values()].filter((g) => this.#selectsPod(policy, g.pods));
   }
 
   #selectsOldGatewayInUse(policy: KubeObject): boolean {
-    const ns = policy.metadata.namespace ?? 'default';
-    const selector = ((policy['spec'] ?? {}) as { selector?: { matchLabels?: Record<string, string> } })
-      .selector?.matchLabels;
-    return [...this.#oldGatewaysInUse].some(
-      (p) =>
-        selector !== undefined &&
-        (ns === this.#root || p.namespace === ns) &&
-        labelsMatch(p.labels, selector),
-    );
+    return this.#selectsPod(policy, this.#oldGatewaysInUse);
   }
 
+  /** The Services that select some of these pods. */
   #servicesOf(pods: readonly Workload[]): MeshService[] {
-    return this.#mesh.services.filter(
-      (s) =>
-        s.selector !== undefined &&
-        Object.keys(s.selector).length > 0 &&
-        pods.some((p) => p.namespace === s.namespace && labelsMatch(p.labels, s.selector ?? {})),
+    const namespaces = [...new Set(pods.map((p) => p.namespace))].sort();
+    return namespaces.flatMap((ns) =>
+      this.#selectingServices(ns).filter((s) =>
+        pods.some((p) => p.namespace === ns && labelsMatch(p.labels, s.selector ?? {})),
+      ),
     );
   }
 
@@ -531,17 +550,16 @@ class Migration {
         this.#waypointNamespaces.set(ns, reasons);
       } else for (const s of this.#servicesOf(pods)) this.#needsWaypoint(s, what);
     }
-    for (const ns of this.#waypointNamespaces.keys())
-      for (const s of this.#mesh.services)
-        if (s.namespace === ns && s.type !== 'ExternalName')
-          this.#needsWaypoint(s, `namespace ${ns} uses a waypoint`);
+    if (this.#waypointNamespaces.size === 0) return;
+    for (const s of this.#mesh.services)
+      if (this.#waypointNamespaces.has(s.namespace) && s.type !== 'ExternalName')
+        this.#needsWaypoint(s, `namespace ${s.namespace} uses a waypoint`);
   }
 
   #behindWaypoint(pod: Workload): boolean {
     if (this.#waypointNamespaces.has(pod.namespace)) return true;
-    return [...this.#waypointServices.values()].some(
-      ({ service }) =>
-        service.namespace === pod.namespace &&
+    return (this.#waypointServicesByNamespace.get(pod.namespace) ?? []).some(
+      (service) =>
         service.selector !== undefined &&
         Object.keys(service.selector).length > 0 &&
         labelsMatch(pod.labels, service.selector),
@@ -1073,6 +1091,18 @@ class Migration {
       });
     }
   }
+}
+
+function pushTo<T>(index: Map<string, T[]>, key: string, value: T): void {
+  const list = index.get(key);
+  if (list) list.push(value);
+  else index.set(key, [value]);
+}
+
+/** A policy's `selector.matchLabels` (undefined: no selector). */
+function selectorOf(policy: KubeObject): Record<string, string> | undefined {
+  return ((policy['spec'] ?? {}) as { selector?: { matchLabels?: Record<string, string> } }).selector
+    ?.matchLabels;
 }
 
 function without(record: Record<string, string>, key: string): Record<string, string> {
