@@ -7,6 +7,7 @@ const pureCore = [
   'src/kubeflow/**',
   'src/ambient/**',
   'src/mesh/**',
+  'src/migrate/**',
   'src/analyze/**',
   'src/verify/**',
   'src/render/**',

@@ -95,7 +95,7 @@ class Migration {
   #podsByNamespace: Map<string, Workload[]> | undefined;
   #servicesByNamespace: Map<string, MeshService[]> | undefined;
   /** Namespaces that stay in sidecar mode, and why. */
-  readonly #kept = new Map<string, string>();
+  readonly #kept = new Map<string, { why: string; fix?: string }>();
   /** The Serverless InferenceServices (their namespaces stay in sidecar mode). */
   readonly #serverless: KubeObject[] = [];
   /** Old gateway pods that still serve Istio Gateways (routes of namespaces that stay in sidecar mode). */
@@ -191,9 +191,10 @@ class Migration {
    * ambient support (KEP-2676). Their objects are left as they are.
    */
   #keptNamespaces(): void {
-    const keep = (ns: string, why: string) => {
-      if (!this.#kept.has(ns)) this.#kept.set(ns, why);
+    const keep = (ns: string, why: string, fix?: string) => {
+      if (!this.#kept.has(ns)) this.#kept.set(ns, { why, ...(fix ? { fix } : {}) });
     };
+    const moveModels = 'move its models to RawDeployment, then migrate it';
     for (const ns of this.#snapshot.list('', 'Namespace'))
       if (ns.metadata.labels?.[ModeLabel] === 'sidecar')
         keep(ns.metadata.name ?? '', `labelled ${ModeLabel}: sidecar`);
@@ -211,16 +212,22 @@ class Migration {
       keep(
         isvc.metadata.namespace ?? 'default',
         `runs the Serverless InferenceService ${isvc.metadata.name}, and Knative has no ambient support`,
+        moveModels,
       );
     }
     for (const ksvc of this.#snapshot.list('serving.knative.dev', 'Service'))
       keep(
         ksvc.metadata.namespace ?? 'default',
         `runs the Knative Service ${ksvc.metadata.name}, and Knative has no ambient support`,
+        'move its services off Knative, then migrate it',
       );
     for (const cm of this.#snapshot.list('', 'ConfigMap'))
       if (cm.metadata.name === 'config-domain' || cm.metadata.name === 'config-network')
-        keep(cm.metadata.namespace ?? 'default', 'runs Knative Serving, which has no ambient support');
+        keep(
+          cm.metadata.namespace ?? 'default',
+          'runs Knative Serving, which has no ambient support',
+          'it can go once no Serverless model is left',
+        );
   }
 
   #isKept(namespace: string): boolean {
@@ -874,20 +881,25 @@ class Migration {
       const name = ns.metadata.name ?? '';
       const labels = { ...ns.metadata.labels };
       const injected = labels['istio-injection'] === 'enabled' || labels['istio.io/rev'] !== undefined;
-      const why = this.#kept.get(name);
-      if (why !== undefined) {
+      const kept = this.#kept.get(name);
+      if (kept !== undefined) {
         if (!injected) continue;
-        if (labels[ModeLabel] !== 'sidecar')
+        if (labels[ModeLabel] !== 'sidecar') {
           this.#change(ns, {
             ...ns,
             metadata: { ...ns.metadata, labels: { ...labels, [ModeLabel]: 'sidecar' } },
           });
+          this.#note(
+            ns,
+            changed(`metadata.labels.${ModeLabel}`, 'sidecar: rendered in sidecar mode from now on'),
+          );
+        }
+        const message = `stays in sidecar mode: it ${kept.why}`;
         this.#note(
           ns,
-          action(
-            'metadata.labels',
-            `stays in sidecar mode: it ${why}; move its models to RawDeployment to migrate it`,
-          ),
+          kept.fix
+            ? action('metadata.labels', `${message}; ${kept.fix}`)
+            : changed('metadata.labels', message),
         );
         continue;
       }

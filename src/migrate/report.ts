@@ -103,7 +103,7 @@ export function reportToMarkdown(report: MigrationReport): string {
   const lines: string[] = ['# Migration to ambient mode', ''];
   lines.push(
     `${counts['objects']} input objects: ${counts['converted']} converted, ${counts['changed']} changed, ` +
-      `${counts['kept']} kept as they were, ${counts['removed']} removed; ${counts['added']} objects added. ` +
+      `${counts['kept']} kept as they were, ${counts['removed']} removed; ${counts['added']} added. ` +
       `${counts['dropped']} fields or rules dropped, ${counts['actions']} things need a person.`,
     '',
   );

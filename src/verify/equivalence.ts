@@ -350,7 +350,8 @@ function requestVariants(
 
 /** A bearer token the simulator reads as `iss/sub` (its signature is not checked offline). */
 function bearer(issuer: string): string {
-  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const part = (o: object) =>
+    btoa(JSON.stringify(o)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
   return `Bearer ${part({ alg: 'none' })}.${part({ iss: issuer, sub: 'user' })}.c2ln`;
 }
 

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { runKfmesh, writeManifest, writeText } from '../cli-process.ts';
+import { projectRoot } from '../conformance/cases.ts';
 
 const example = writeText(runKfmesh(['example']).stdout, 'platform.yaml');
 
@@ -44,6 +45,15 @@ describe('kfmesh migrate --to ambient', () => {
     const second = runKfmesh(args);
     assert.equal(second.stdout, first.stdout);
     assert.equal(readFileSync(report, 'utf8'), reportText);
+  });
+
+  test('the report in docs/example-migration.md is the one migrate writes for the example, and the README quotes it', () => {
+    const report = join(dirname(example), 'example-report.md');
+    assert.equal(runKfmesh(['migrate', '--to', 'ambient', '--report', report]).code, 0);
+    const written = readFileSync(report, 'utf8');
+    assert.equal(readFileSync(join(projectRoot, 'docs/example-migration.md'), 'utf8'), written);
+    const summary = written.split('\n')[2] ?? '';
+    assert.ok(readFileSync(join(projectRoot, 'README.md'), 'utf8').includes(`> ${summary}`));
   });
 
   test('kfmesh example --mode ambient is the migration of the example', () => {
