@@ -46,7 +46,7 @@ export function verifyCommand(paths: string[], flags: VerifyFlags, streams: Stre
 export function equivalenceText(result: EquivalenceResult): string {
   const lines = [
     `${result.requests} requests traced on both configurations: ${result.unchanged} unchanged; ` +
-      `${result.errors} denied before and allowed after (errors), ${result.warnings} warnings, ${result.notes} notes.`,
+      `${result.errors} errors (denied before, answered after), ${result.warnings} warnings, ${result.notes} notes.`,
   ];
   for (const g of result.groups) {
     lines.push('', `${g.severity}: ${g.count} request(s): ${g.cause}`);

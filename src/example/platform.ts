@@ -17,7 +17,7 @@ import { clusterLocalGatewayLabels, kubeflowSidecarObjects } from './kubeflow.ts
 const domain = 'example.com';
 const userNs = 'kubeflow-user-example-com';
 const teamNs = 'ml-team';
-const ambientNs = 'ml-research';
+const researchNs = 'ml-research';
 const ingressGateway = 'kubeflow/kubeflow-gateway';
 const localGateway = 'knative-serving/knative-local-gateway';
 const localGatewayHost = 'knative-local-gateway.istio-system.svc.cluster.local';
@@ -480,7 +480,77 @@ function installation(): KubeObject[] {
   ];
 }
 
-/** Two Kubeflow Profiles, one per mode (the label kfmesh.io/mode moves one namespace to ambient), with a notebook each. */
+/** A Deployment (and a Service when it serves a port) of a workload in a user namespace. */
+function workload(
+  ns: string,
+  name: string,
+  labels: Record<string, string>,
+  serviceAccount: string,
+  port?: { name: string; port: number; targetPort: number },
+): KubeObject[] {
+  const deployment: KubeObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: ns, labels },
+    spec: {
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: serviceAccount,
+          containers: [{ name: 'main', ...(port ? { ports: [{ containerPort: port.targetPort }] } : {}) }],
+        },
+      },
+    },
+  };
+  if (!port) return [deployment];
+  return [
+    deployment,
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace: ns, labels },
+      spec: { selector: labels, ports: [{ ...port, protocol: 'TCP' }] },
+    },
+  ];
+}
+
+/** What the notebook controller runs for a notebook: a StatefulSet and a Service on port 80. */
+function notebookServer(ns: string, name: string): KubeObject[] {
+  const labels = { statefulset: name, 'notebook-name': name };
+  return [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name, namespace: ns },
+      spec: {
+        selector: { matchLabels: { statefulset: name } },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: 'default-editor',
+            containers: [{ name, ports: [{ name: 'notebook-port', containerPort: 8888 }] }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace: ns },
+      spec: {
+        selector: { statefulset: name },
+        ports: [{ name: `http-${name}`, port: 80, targetPort: 8888, protocol: 'TCP' }],
+      },
+    },
+  ];
+}
+
+/**
+ * Two Kubeflow Profiles with a notebook each, running (the notebook controller's StatefulSet and Service);
+ * in `ml-research` also a pipeline step and a RawDeployment InferenceService with the predictor KServe
+ * runs for it, so the namespace can move to ambient mode (Serverless models keep the other in sidecar mode).
+ */
 function profiles(): KubeObject[] {
   const profile = (name: string, owner: string): KubeObject => ({
     apiVersion: 'kubeflow.org/v1',
@@ -501,20 +571,34 @@ function profiles(): KubeObject[] {
     },
   });
   return [
-    namespace(ambientNs, { 'kfmesh.io/mode': 'ambient', 'app.kubernetes.io/part-of': 'kubeflow-profile' }),
+    namespace(researchNs, { 'istio-injection': 'enabled', 'app.kubernetes.io/part-of': 'kubeflow-profile' }),
+    ...notebookServer(userNs, 'my-notebook'),
+    ...notebookServer(researchNs, 'lab'),
+    ...workload(researchNs, 'pipeline-step', { app: 'pipeline-step' }, 'default-editor'),
+    ...workload(
+      researchNs,
+      'iris-raw-predictor',
+      {
+        app: 'isvc.iris-raw-predictor',
+        'serving.kserve.io/inferenceservice': 'iris-raw',
+        component: 'predictor',
+      },
+      'default',
+      { name: 'http', port: 80, targetPort: 8080 },
+    ),
     profile(userNs, 'user@example.com'),
-    profile(ambientNs, 'researcher@example.com'),
+    profile(researchNs, 'researcher@example.com'),
     notebook(userNs, 'my-notebook'),
-    notebook(ambientNs, 'lab', {
+    notebook(researchNs, 'lab', {
       'notebooks.kubeflow.org/http-rewrite-uri': '/',
-      'notebooks.kubeflow.org/http-headers-request-set': `{"X-RStudio-Root-Path":"/notebook/${ambientNs}/lab/"}`,
+      'notebooks.kubeflow.org/http-headers-request-set': `{"X-RStudio-Root-Path":"/notebook/${researchNs}/lab/"}`,
     }),
     {
       apiVersion: 'serving.kserve.io/v1beta1',
       kind: 'InferenceService',
       metadata: {
         name: 'iris-raw',
-        namespace: ambientNs,
+        namespace: researchNs,
         annotations: { 'serving.kserve.io/deploymentMode': 'RawDeployment' },
       },
       spec: {
@@ -530,7 +614,7 @@ function profiles(): KubeObject[] {
           { type: 'PredictorReady', status: 'True' },
           { type: 'Ready', status: 'True' },
         ],
-        components: { predictor: { url: `http://iris-raw-predictor-${ambientNs}.${domain}` } },
+        components: { predictor: { url: `http://iris-raw-predictor-${researchNs}.${domain}` } },
       },
     },
   ];
@@ -568,7 +652,10 @@ export function examplePlatform(): KubeObject[] {
   const kserveObjects = [
     ...[...rendered.inferenceServices.values()].flatMap((r) => r.objects),
     ...rendered.objects.filter(
-      (o) => o.kind === 'AuthorizationPolicy' && rendered.modes.get(o.metadata.namespace ?? '') === 'sidecar',
+      (o) =>
+        (o.kind === 'AuthorizationPolicy' ||
+          (o.kind === 'VirtualService' && o.metadata.name?.startsWith('notebook-'))) &&
+        rendered.modes.get(o.metadata.namespace ?? '') === 'sidecar',
     ),
   ];
   let index = 0;

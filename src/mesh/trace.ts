@@ -398,8 +398,9 @@ export function findWorkload(mesh: Mesh, from: string): Workload {
     mesh.workloads.find((w) => w.namespace === namespace && w.podName === name);
   if (found) return found;
   const names = [...mesh.workloadByName.keys()];
+  // Names that contain what was asked come first (a workload named by its beginning), then by edit distance.
   const closest = names
-    .map((n) => ({ n, d: editDistance(n, from) }))
+    .map((n) => ({ n, d: editDistance(n, from) - (n.includes(from) ? 1000 : 0) }))
     .sort((a, b) => a.d - b.d || (a.n < b.n ? -1 : 1))
     .slice(0, 3)
     .map((x) => x.n);

@@ -280,7 +280,7 @@ class Migration {
         gateway,
         action(
           '',
-          `Istio deploys the gateway as Deployment and Service ${ns}/${name}-istio: point DNS or the load balancer at that Service, then remove the old gateway pods (${[...new Set(pods.map((p) => `${p.namespace}/${p.name}`))].join(', ') || 'none found'})`,
+          `Istio deploys the gateway as Deployment and Service ${ns}/${name}-istio: point DNS or the load balancer at that Service for the converted routes, then ${stays ? 'keep' : 'remove'} the old gateway pods (${[...new Set(pods.map((p) => `${p.namespace}/${p.name}`))].join(', ') || 'none found'})${stays ? ', which go on serving the namespaces that stay in sidecar mode' : ''}`,
         ),
       );
       for (const pod of pods) {
@@ -1070,6 +1070,21 @@ class Migration {
           ),
         );
       }
+    }
+    for (const ingress of this.#snapshot.list('networking.k8s.io', 'Ingress')) {
+      if (this.#isKept(ingress.metadata.namespace ?? 'default')) continue;
+      const spec = (ingress['spec'] ?? {}) as { ingressClassName?: string };
+      const istioClass =
+        spec.ingressClassName === 'istio' ||
+        ingress.metadata.annotations?.['kubernetes.io/ingress.class'] === 'istio';
+      if (!istioClass) continue;
+      this.#note(
+        ingress,
+        action(
+          'spec.ingressClassName',
+          'served by the Istio ingress gateway pods, not by a Gateway API gateway: write it as an HTTPRoute (for KServe: enableGatewayApi in inferenceservice-config), or keep those pods running',
+        ),
+      );
     }
     for (const isvc of this.#serverless) {
       this.#note(

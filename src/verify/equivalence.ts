@@ -4,6 +4,10 @@
  * is an error (the change opened access); a request that reached an application before and does not
  * after, or reaches another one, is a warning; other changes (a different refusal) are notes.
  *
+ * A request that one workload's own sidecar refused and that another workload now answers is a warning
+ * (it is routed elsewhere); refused anywhere else (a gateway, a waypoint, ztunnel), its destination is not
+ * known, so being answered after is an error.
+ *
  * The matrix: every client workload (one per namespace, service account, proxy and labels) plus an
  * external client, × every Service port that speaks HTTP (ExternalName Services on port 80) and every
  * host the ingress routes, × the paths the routes and policies mention, × the methods, headers and
@@ -33,6 +37,8 @@ export interface RequestOutcome {
   answeredBy?: string;
   /** Where and by what the request was refused (denied), or what failed. */
   where?: string;
+  /** The workload whose own sidecar refused the request (denied at the destination). */
+  refusedBy?: string;
   summary: string;
 }
 
@@ -121,7 +127,12 @@ export function checkEquivalence(
 function compare(was: RequestOutcome, now: RequestOutcome): Severity | undefined {
   if (was.verdict === now.verdict && was.code === now.code && was.answeredBy === now.answeredBy)
     return undefined;
-  if (now.verdict === 'allowed' && was.verdict === 'denied') return Severity.Error;
+  // Denied before and answered after opens access, unless the request was refused by one workload's own
+  // sidecar and is now routed to another workload (a routing change, not a wider policy).
+  if (now.verdict === 'allowed' && was.verdict === 'denied')
+    return was.refusedBy !== undefined && was.refusedBy !== now.answeredBy
+      ? Severity.Warning
+      : Severity.Error;
   if (now.verdict === 'allowed' || was.verdict === 'allowed') return Severity.Warning;
   return Severity.Note;
 }
@@ -132,8 +143,28 @@ function describe(o: RequestOutcome): string {
   return `failed: ${o.where}`;
 }
 
-/** Traces one request and sums up its outcome. */
+/**
+ * Traces one request and sums up its outcome. A request from outside is traced through every ingress
+ * gateway that serves its host, since a client can reach any of them: it is answered if some gateway lets
+ * it through (the first that does, in the mesh's gateway order), denied if none does and some refuses it.
+ */
 export function outcomeOf(mesh: Mesh, request: MatrixRequest): RequestOutcome {
+  if (request.from !== 'external') return traceOutcome(mesh, request);
+  const outcomes = [...mesh.gateways.values()].map((proxy) =>
+    traceOutcome(mesh, { ...request, via: `${proxy.workload.namespace}/${proxy.workload.name}` }),
+  );
+  const served = outcomes.filter(
+    (o) => o.code !== 0 || o.verdict !== 'failed' || !o.where?.includes('does not serve'),
+  );
+  return (
+    served.find((o) => o.verdict === 'allowed') ??
+    served.find((o) => o.verdict === 'denied') ??
+    served[0] ??
+    traceOutcome(mesh, request)
+  );
+}
+
+function traceOutcome(mesh: Mesh, request: MatrixRequest & { via?: string }): RequestOutcome {
   let result: TraceResult;
   try {
     result = traceRequest(mesh, request);
@@ -148,6 +179,9 @@ export function outcomeOf(mesh: Mesh, request: MatrixRequest): RequestOutcome {
       verdict: 'denied',
       code: result.response.code,
       where: `${denied.kind} ${denied.namespace}/${denied.workload}${denied.policy ? ` (${denied.policy})` : ''}`,
+      ...(denied.kind === 'sidecar' && denied.direction === 'inbound'
+        ? { refusedBy: `${denied.namespace}/${denied.workload}` }
+        : {}),
       summary: result.summary,
     };
   if (result.answeredBy !== undefined)

@@ -1,9 +1,10 @@
 /**
- * The ambient Profile of the example platform, rendered by `kfmesh render` and traced by `kfmesh trace`:
- * the owner through the ingress and the waypoint, another user denied at the waypoint, the pipelines UI
- * (a sidecar) refused by ztunnel as finding KFM303 says, a pipeline step of the namespace allowed, and an
- * in-mesh call to the namespace's InferenceService routed by the waypoint, and a call to the pipelines API
- * (a sidecar) that goes in plaintext and that STRICT mTLS refuses, as finding KFM302 says.
+ * One Profile of the example platform moved to ambient mode by itself (the namespace label
+ * `kfmesh.io/mode: ambient`, test/data/kubeflow-ambient/mixed.yaml), rendered by `kfmesh render` and traced
+ * by `kfmesh trace`: the owner through the ingress and the waypoint, another user denied at the waypoint,
+ * the pipelines UI (still a sidecar) refused by ztunnel as finding KFM303 says, a pipeline step of the
+ * namespace allowed, an in-mesh call to the namespace's InferenceService routed by the waypoint, and a call
+ * to the pipelines API (a sidecar) that goes in plaintext and that STRICT mTLS refuses, as KFM302 says.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -24,13 +25,13 @@ type Trace = {
 };
 
 const example = writeText(runKfmesh(['example']).stdout, 'platform.yaml');
-const rendered = runKfmesh(['render', example]);
+const mixed = fileURLToPath(new URL('../../../test/data/kubeflow-ambient/mixed.yaml', import.meta.url));
+const rendered = runKfmesh(['render', example, mixed]);
 const desired = writeText(rendered.stdout, 'desired.yaml');
-const running = fileURLToPath(new URL('../../../test/data/kubeflow-ambient/running.yaml', import.meta.url));
 const notebook = 'http://kubeflow.example.com/notebook/ml-research/lab/';
 
 function trace(args: string[]): Trace {
-  const run = runKfmesh(['trace', example, desired, running, ...args, '-o', 'json']);
+  const run = runKfmesh(['trace', example, mixed, desired, ...args, '-o', 'json']);
   assert.equal(run.code, 0, run.stderr);
   return JSON.parse(run.stdout) as Trace;
 }
@@ -47,7 +48,7 @@ const viaIngress = (user: string) =>
     notebook,
   ]);
 
-describe('the ambient Profile ml-research, traced', () => {
+describe('the Profile ml-research alone in ambient mode, traced', () => {
   test('render warns that the pipelines UI will be refused (KFM303)', () => {
     assert.match(rendered.stderr, /ml-pipeline-ui.*\[KFM303\]/);
   });
@@ -63,7 +64,7 @@ describe('the ambient Profile ml-research, traced', () => {
     assert.equal(r.hops[2]?.policy, 'ml-research/ns-l4-waypoint');
     const record = r.telemetry.find((t) => t.reporter === 'waypoint');
     assert.equal(record?.labels['response_code'], '200');
-    assert.equal(record?.labels['destination_workload'], 'lab-0');
+    assert.equal(record?.labels['destination_workload'], 'lab');
   });
 
   test('another user is denied at the waypoint with 403', () => {
@@ -78,7 +79,7 @@ describe('the ambient Profile ml-research, traced', () => {
   });
 
   test('the pipelines UI, with a sidecar, skips the waypoint and ztunnel refuses it (DENY)', () => {
-    const r = trace(['--from', 'kubeflow/ml-pipeline-ui-0', '--url', 'http://lab.ml-research/']);
+    const r = trace(['--from', 'kubeflow/ml-pipeline-ui', '--url', 'http://lab.ml-research/']);
     assert.equal(r.response.code, 503);
     assert.deepEqual(
       r.hops.map((h) => h.kind),
@@ -89,7 +90,7 @@ describe('the ambient Profile ml-research, traced', () => {
   });
 
   test('a pipeline step of the namespace reaches the notebook through the waypoint', () => {
-    const r = trace(['--from', 'ml-research/pipeline-step-0', '--url', 'http://lab.ml-research/']);
+    const r = trace(['--from', 'ml-research/pipeline-step', '--url', 'http://lab.ml-research/']);
     assert.equal(r.response.code, 200);
     assert.deepEqual(
       r.hops.map((h) => h.kind),
@@ -100,7 +101,7 @@ describe('the ambient Profile ml-research, traced', () => {
   test('an in-mesh client calls the InferenceService: the waypoint routes by its mesh HTTPRoute to the predictor', () => {
     const r = trace([
       '--from',
-      'ml-research/pipeline-step-0',
+      'ml-research/pipeline-step',
       '--url',
       'http://iris-raw.ml-research/v1/models/iris-raw:predict',
       '--method',
@@ -114,13 +115,13 @@ describe('the ambient Profile ml-research, traced', () => {
     assert.equal(r.hops[1]?.virtualService, 'ml-research/iris-raw-mesh');
     const record = r.telemetry.find((t) => t.reporter === 'waypoint');
     assert.equal(record?.labels['destination_service_name'], 'iris-raw-predictor');
-    assert.equal(record?.labels['source_workload'], 'pipeline-step-0');
+    assert.equal(record?.labels['source_workload'], 'pipeline-step');
   });
 
   test('a pipeline step calls the pipelines API (a sidecar): plaintext, no identity; STRICT resets it (KFM302)', () => {
     const args = [
       '--from',
-      'ml-research/pipeline-step-0',
+      'ml-research/pipeline-step',
       '--url',
       'http://ml-pipeline.kubeflow:8888/apis/v2beta1/runs',
     ];
@@ -132,7 +133,7 @@ describe('the ambient Profile ml-research, traced', () => {
     );
     assert.equal(r.hops[0]?.mtls, false);
     const server = r.telemetry.find(
-      (t) => t.reporter === 'destination' && t.proxy === 'kubeflow/ml-pipeline-0',
+      (t) => t.reporter === 'destination' && t.proxy === 'kubeflow/ml-pipeline',
     );
     assert.equal(server?.labels['source_principal'], 'unknown');
     assert.match(rendered.stderr, /sidecars do not accept HBONE.*\[KFM302\]/);

@@ -1,0 +1,162 @@
+/**
+ * The example platform in ambient mode (`kfmesh example --mode ambient`, the migration of the sidecar
+ * example), traced end to end: a user reaching their notebook through the Gateway API ingress and the
+ * namespace's waypoint, another user denied at the waypoint, a pipeline run calling the pipelines API, an
+ * in-mesh client calling an InferenceService, and an L7-only ALLOW policy without a waypoint, which
+ * ztunnel turns into deny-all.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { runKfmesh, writeText } from '../cli-process.ts';
+
+type Trace = {
+  response: { code: number; flags: string };
+  hops: { kind: string; namespace: string; workload: string; decision?: string; policy?: string }[];
+  telemetry: { metric: string; reporter: string; proxy: string; labels: Record<string, string> }[];
+};
+
+const ambient = writeText(runKfmesh(['example', '--mode', 'ambient']).stdout, 'ambient.yaml');
+const claims = { iss: 'http://dex.auth.svc.cluster.local:5556/dex', sub: 'researcher' };
+const token = `e30.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`;
+const notebook = 'http://kubeflow.example.com/notebook/ml-research/lab/';
+
+function trace(args: string[], extra: string[] = []): Trace {
+  const run = runKfmesh(['trace', ambient, ...extra, ...args, '-o', 'json']);
+  assert.equal(run.code, 0, run.stderr);
+  return JSON.parse(run.stdout) as Trace;
+}
+
+const hops = (r: Trace) => r.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`);
+
+const asUser = (user: string) =>
+  trace([
+    '--from',
+    'external',
+    '--via',
+    'kubeflow/kubeflow-gateway',
+    '-H',
+    `Authorization: Bearer ${token}`,
+    '-H',
+    `kubeflow-userid: ${user}`,
+    '--url',
+    notebook,
+  ]);
+
+describe('the example platform in ambient mode, traced', () => {
+  test('the owner reaches the notebook: Gateway API ingress, the waypoint (owner policy), ztunnel', () => {
+    const r = asUser('researcher@example.com');
+    assert.equal(r.response.code, 200);
+    assert.deepEqual(hops(r), [
+      'gateway kubeflow/kubeflow-gateway-istio',
+      'waypoint ml-research/waypoint',
+      'ztunnel istio-system/ztunnel',
+    ]);
+    assert.equal(r.hops[1]?.policy, 'ml-research/ns-owner-access-istio');
+    assert.equal(r.hops[2]?.policy, 'ml-research/ns-owner-access-istio-l4');
+    const record = r.telemetry.find((t) => t.reporter === 'waypoint');
+    assert.equal(record?.labels['response_code'], '200');
+    assert.equal(record?.labels['destination_workload'], 'lab');
+    assert.equal(
+      record?.labels['source_principal'],
+      'spiffe://cluster.local/ns/kubeflow/sa/kubeflow-gateway-istio',
+    );
+  });
+
+  test('another user is denied at the waypoint with 403', () => {
+    const r = asUser('user@example.com');
+    assert.equal(r.response.code, 403);
+    assert.deepEqual(hops(r), ['gateway kubeflow/kubeflow-gateway-istio', 'waypoint ml-research/waypoint']);
+    assert.equal(r.hops[1]?.decision, 'deny');
+    assert.equal(r.telemetry.find((t) => t.reporter === 'waypoint')?.labels['response_code'], '403');
+  });
+
+  test('without a token the new ingress gateway refuses, as the old one did (require-JWT DENY moved onto it)', () => {
+    const r = trace(['--from', 'external', '--via', 'kubeflow/kubeflow-gateway', '--url', notebook]);
+    assert.equal(r.response.code, 403);
+    assert.equal(r.hops[0]?.policy, 'kubeflow/istio-ingressgateway-require-jwt');
+  });
+
+  test('a pipeline run calls the pipelines API: through the kubeflow waypoint, which enforces its policy', () => {
+    const r = trace([
+      '--from',
+      'ml-research/pipeline-step',
+      '--url',
+      'http://ml-pipeline.kubeflow:8888/apis/v2beta1/runs',
+    ]);
+    assert.equal(r.response.code, 200);
+    assert.deepEqual(hops(r), [
+      'ztunnel istio-system/ztunnel',
+      'waypoint kubeflow/waypoint',
+      'ztunnel istio-system/ztunnel',
+    ]);
+    assert.equal(r.hops[1]?.policy, 'kubeflow/ml-pipeline');
+    assert.equal(r.hops[2]?.policy, 'kubeflow/ml-pipeline-l4');
+    // With a user header the pipelines API policy's second rule no longer matches, and the step's identity is
+    // not one of the pipelines' own: the waypoint refuses.
+    const withUser = trace([
+      '--from',
+      'ml-research/pipeline-step',
+      '--url',
+      'http://ml-pipeline.kubeflow:8888/apis/v2beta1/runs',
+      '-H',
+      'kubeflow-userid: researcher@example.com',
+    ]);
+    assert.equal(withUser.response.code, 403);
+    assert.equal(withUser.hops.at(-1)?.kind, 'waypoint');
+  });
+
+  test('an in-mesh client calls an InferenceService: ztunnel, the namespace waypoint, the predictor', () => {
+    const r = trace([
+      '--from',
+      'ml-research/pipeline-step',
+      '--url',
+      'http://iris-raw-predictor.ml-research/v1/models/iris-raw:predict',
+      '--method',
+      'POST',
+    ]);
+    assert.equal(r.response.code, 200);
+    assert.deepEqual(hops(r), [
+      'ztunnel istio-system/ztunnel',
+      'waypoint ml-research/waypoint',
+      'ztunnel istio-system/ztunnel',
+    ]);
+    const record = r.telemetry.find((t) => t.reporter === 'waypoint');
+    assert.equal(record?.labels['destination_workload'], 'iris-raw-predictor');
+    assert.equal(record?.labels['source_workload'], 'pipeline-step');
+  });
+
+  test('an L7-only ALLOW on a component without a waypoint: ztunnel drops its rules and denies every connection', () => {
+    const misconfigured = writeText(
+      [
+        'apiVersion: security.istio.io/v1',
+        'kind: AuthorizationPolicy',
+        'metadata:',
+        '  name: katib-ui-get-only',
+        '  namespace: kubeflow',
+        'spec:',
+        '  selector:',
+        '    matchLabels:',
+        '      katib.kubeflow.org/component: ui',
+        '  action: ALLOW',
+        '  rules:',
+        '  - to:',
+        '    - operation:',
+        '        methods: [GET]',
+        '',
+      ].join('\n'),
+      'l7-only.yaml',
+    );
+    const r = trace(
+      ['--from', 'kubeflow/centraldashboard', '--url', 'http://katib-ui.kubeflow/katib/'],
+      [misconfigured],
+    );
+    assert.equal(r.response.code, 0);
+    assert.equal(r.response.flags, 'DENY');
+    assert.deepEqual(hops(r), ['ztunnel istio-system/ztunnel', 'ztunnel istio-system/ztunnel']);
+    assert.equal(r.hops[1]?.decision, 'deny');
+    const closed = r.telemetry.find(
+      (t) => t.metric === 'istio_tcp_connections_closed_total' && t.reporter === 'destination',
+    );
+    assert.equal(closed?.labels['response_flags'], 'DENY');
+  });
+});
