@@ -401,6 +401,30 @@ function edge(): KubeObject[] {
   ];
 }
 
+/** An Istio gateway Deployment in istio-system: the proxy as a router, never injected. */
+export function gatewayDeployment(
+  name: string,
+  labels: Record<string, string>,
+  serviceAccount: string,
+  image = 'docker.io/istio/proxyv2:1.29.1',
+): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: 'istio-system', labels },
+    spec: {
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels: { ...labels, 'sidecar.istio.io/inject': 'false' } },
+        spec: {
+          serviceAccountName: serviceAccount,
+          containers: [{ name: 'istio-proxy', image, args: ['proxy', 'router'] }],
+        },
+      },
+    },
+  };
+}
+
 /** The cluster-local gateway Kubeflow runs for in-cluster calls through Knative (its own pods and identity). */
 function clusterLocalGateway(): KubeObject[] {
   return [
@@ -416,23 +440,7 @@ function clusterLocalGateway(): KubeObject[] {
         ],
       },
     },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'cluster-local-gateway', namespace: 'istio-system', labels: localLabels },
-      spec: {
-        selector: { matchLabels: localLabels },
-        template: {
-          metadata: { labels: { ...localLabels, 'sidecar.istio.io/inject': 'false' } },
-          spec: {
-            serviceAccountName: 'cluster-local-gateway-service-account',
-            containers: [
-              { name: 'istio-proxy', image: 'docker.io/istio/proxyv2:1.29.1', args: ['proxy', 'router'] },
-            ],
-          },
-        },
-      },
-    },
+    gatewayDeployment('cluster-local-gateway', localLabels, 'cluster-local-gateway-service-account'),
   ];
 }
 

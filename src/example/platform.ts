@@ -12,7 +12,7 @@ import { toYaml } from '../model/serialize.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { desiredState } from '../render/desired-state.ts';
 import { migrateToAmbient } from '../migrate/migrate.ts';
-import { clusterLocalGatewayLabels, kubeflowSidecarObjects } from './kubeflow.ts';
+import { clusterLocalGatewayLabels, gatewayDeployment, kubeflowSidecarObjects } from './kubeflow.ts';
 
 const domain = 'example.com';
 const userNs = 'kubeflow-user-example-com';
@@ -427,23 +427,12 @@ function installation(): KubeObject[] {
         ports: [{ name: 'http2', port: 80, targetPort: 8081 }],
       },
     },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'istio-ingressgateway', namespace: 'istio-system', labels: gatewayLabels },
-      spec: {
-        selector: { matchLabels: gatewayLabels },
-        template: {
-          metadata: { labels: { ...gatewayLabels, 'sidecar.istio.io/inject': 'false' } },
-          spec: {
-            serviceAccountName: 'istio-ingressgateway-service-account',
-            containers: [
-              { name: 'istio-proxy', image: 'docker.io/istio/proxyv2:1.24.0', args: ['proxy', 'router'] },
-            ],
-          },
-        },
-      },
-    },
+    gatewayDeployment(
+      'istio-ingressgateway',
+      gatewayLabels,
+      'istio-ingressgateway-service-account',
+      'docker.io/istio/proxyv2:1.24.0',
+    ),
     runningPod(
       'istio-system',
       'istio-ingressgateway',

@@ -653,28 +653,9 @@ class Migration {
       const outputs: KubeObject[] = [];
       const notes: Note[] = [...renameNotes];
       // Policies of ingress gateway pods move onto the Gateway API gateways, in each gateway's namespace.
-      const gateways = this.#selectedGateways(policy);
-      const byNamespace = new Map<string, NewGateway[]>();
-      for (const g of gateways) byNamespace.set(g.namespace, [...(byNamespace.get(g.namespace) ?? []), g]);
-      for (const [gns, list] of [...byNamespace].sort(([a], [b]) => (a < b ? -1 : 1))) {
-        const n = gns === ns ? name : this.#freeName(security, 'AuthorizationPolicy', gns, name);
-        outputs.push(
-          make(
-            n,
-            gns,
-            withTargetRefs(
-              spec,
-              list.map((g) => ({ group: gatewayApi, kind: 'Gateway', name: g.name })),
-            ),
-          ),
-        );
-        notes.push(
-          changed(
-            'spec.selector',
-            `gateway policy: targets Gateway ${list.map((g) => `${g.namespace}/${g.name}`).join(', ')}${gns !== ns ? ` (moved from namespace ${ns} to ${gns}, where the Gateway is)` : ''}`,
-          ),
-        );
-      }
+      const moved = this.#ontoNewGateways(policy, spec, make);
+      outputs.push(...moved.outputs);
+      notes.push(...moved.notes);
       const pods = this.#selected(policy);
       const behind = pods.filter((p) => this.#behindWaypoint(p));
       if (pods.length > 0 && (l7 || behind.length > 0)) {
@@ -702,10 +683,10 @@ class Migration {
             ),
           );
         }
-      } else if (pods.length > 0 || gateways.length === 0) {
+      } else if (pods.length > 0 || moved.outputs.length === 0) {
         outputs.push({ ...policy, spec });
       }
-      if (gateways.length > 0 && this.#selectsOldGatewayInUse(policy)) {
+      if (moved.outputs.length > 0 && this.#selectsOldGatewayInUse(policy)) {
         outputs.push(policy);
         notes.push(
           changed(
@@ -726,6 +707,32 @@ class Migration {
         unchanged ? (renamed.length > 0 ? Outcome.Changed : Outcome.Kept) : Outcome.Converted,
       );
     }
+  }
+
+  /**
+   * A policy of ingress gateway pods, moved onto the Gateway API gateways that replace those pods with
+   * `targetRefs`: one copy per gateway namespace (a policy can only target objects of its own namespace).
+   */
+  #ontoNewGateways(
+    policy: KubeObject,
+    spec: Json,
+    make: (name: string, namespace: string, spec: Json) => KubeObject,
+  ): { outputs: KubeObject[]; notes: Note[] } {
+    const ns = policy.metadata.namespace ?? 'default';
+    const name = policy.metadata.name ?? '';
+    const byNamespace = new Map<string, NewGateway[]>();
+    for (const g of this.#selectedGateways(policy)) pushTo(byNamespace, g.namespace, g);
+    const outputs: KubeObject[] = [];
+    const notes: Note[] = [];
+    for (const [gns, list] of [...byNamespace].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const n = gns === ns ? name : this.#freeName(security, policy.kind, gns, name);
+      const targetRefs = list.map((g) => ({ group: gatewayApi, kind: 'Gateway', name: g.name }));
+      outputs.push(make(n, gns, withTargetRefs(spec, targetRefs)));
+      const where = list.map((g) => `${g.namespace}/${g.name}`).join(', ');
+      const move = gns !== ns ? ` (moved from namespace ${ns} to ${gns}, where the Gateway is)` : '';
+      notes.push(changed('spec.selector', `gateway policy: targets Gateway ${where}${move}`));
+    }
+    return { outputs, notes };
   }
 
   /** RequestAuthentications follow the policies that read their tokens: onto gateways or waypoints. */
@@ -757,30 +764,10 @@ class Migration {
         continue;
       }
       const outputs: KubeObject[] = [];
-      const byNamespace = new Map<string, NewGateway[]>();
-      for (const g of this.#selectedGateways(ra))
-        byNamespace.set(g.namespace, [...(byNamespace.get(g.namespace) ?? []), g]);
-      for (const [gns, list] of [...byNamespace].sort(([a], [b]) => (a < b ? -1 : 1))) {
-        const n = gns === ns ? name : this.#freeName(security, 'RequestAuthentication', gns, name);
-        outputs.push(
-          make(
-            n,
-            gns,
-            withTargetRefs(
-              spec,
-              list.map((g) => ({ group: gatewayApi, kind: 'Gateway', name: g.name })),
-            ),
-          ),
-        );
-        this.#note(
-          ra,
-          changed(
-            'spec.selector',
-            `targets Gateway ${list.map((g) => `${g.namespace}/${g.name}`).join(', ')}${gns !== ns ? ` (moved from namespace ${ns} to ${gns})` : ''}`,
-          ),
-        );
-      }
-      if (byNamespace.size > 0 && this.#selectsOldGatewayInUse(ra)) {
+      const moved = this.#ontoNewGateways(ra, spec, make);
+      outputs.push(...moved.outputs);
+      this.#entry(ra).notes.push(...moved.notes);
+      if (moved.outputs.length > 0 && this.#selectsOldGatewayInUse(ra)) {
         outputs.push(ra);
         this.#note(
           ra,

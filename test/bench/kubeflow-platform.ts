@@ -5,7 +5,7 @@
  * owner policy and a notebook, each model with its predictor, Service, ALLOW policy and ingress route.
  */
 import type { KubeObject } from '../../src/model/object.ts';
-import { kubeflowSidecarObjects } from '../../src/example/kubeflow.ts';
+import { gatewayDeployment, kubeflowSidecarObjects } from '../../src/example/kubeflow.ts';
 import { defaultKubeflowConfig } from '../../src/kubeflow/config.ts';
 import { profileObjects } from '../../src/kubeflow/profile.ts';
 
@@ -70,21 +70,11 @@ export function kubeflowBenchPlatform(profiles: number, models: number): KubeObj
     namespace('auth', {}),
     namespace('oauth2-proxy', {}),
     ...kubeflowSidecarObjects(),
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'istio-ingressgateway', namespace: 'istio-system' },
-      spec: {
-        selector: { matchLabels: { app: 'istio-ingressgateway', istio: 'ingressgateway' } },
-        template: {
-          metadata: { labels: { app: 'istio-ingressgateway', istio: 'ingressgateway' } },
-          spec: {
-            serviceAccountName: 'istio-ingressgateway-service-account',
-            containers: [{ name: 'istio-proxy', args: ['proxy', 'router'] }],
-          },
-        },
-      },
-    },
+    gatewayDeployment(
+      'istio-ingressgateway',
+      { app: 'istio-ingressgateway', istio: 'ingressgateway' },
+      'istio-ingressgateway-service-account',
+    ),
   ];
   for (let p = 0; p < profiles; p++) {
     const ns = `user-${p}`;
