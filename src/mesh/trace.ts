@@ -1193,7 +1193,7 @@ function firstRoute(
 
 /** The ztunnel every ambient pod's traffic passes: one per node, reported as `istio-system/ztunnel`. */
 function ztunnelOf(mesh: Mesh): Workload {
-  return memo(mesh, 'ztunnel', '', () => findZtunnel(mesh));
+  return memo(mesh, 'ztunnel', mesh, () => findZtunnel(mesh));
 }
 
 function findZtunnel(mesh: Mesh): Workload {
@@ -1367,26 +1367,34 @@ function waypointHop(
 }
 
 /** A mesh-scoped memo: the value for `key` in table `table`, computed once per compiled mesh. */
-function memo<T>(mesh: Mesh, table: string, key: string, compute: () => T): T {
-  let values = mesh.cache.get(table) as Map<string, T> | undefined;
-  if (!values) mesh.cache.set(table, (values = new Map()));
-  if (values.has(key)) return values.get(key) as T;
+function memo<T>(mesh: Mesh, table: string, key: object, compute: () => T, second: object = mesh): T {
+  // Keyed by the objects themselves (identity), in two levels: no key strings to build on the hot path.
+  let outer = mesh.cache.get(table) as Map<object, Map<object, T>> | undefined;
+  if (!outer) mesh.cache.set(table, (outer = new Map()));
+  let inner = outer.get(key);
+  if (!inner) outer.set(key, (inner = new Map()));
+  if (inner.has(second)) return inner.get(second) as T;
   const value = compute();
-  values.set(key, value);
+  inner.set(second, value);
   return value;
 }
 
 /** The waypoint of a service (or none), fixed for a compiled mesh. */
 function serviceWaypoint(mesh: Mesh, service: MeshService): Waypoint | undefined {
-  return memo(mesh, 'service-waypoint', `${service.namespace}/${service.name}`, () =>
+  return memo(mesh, 'service-waypoint', service, () =>
     waypointForService(mesh.snapshot, mesh.waypoints, service),
   );
 }
 
 /** Policies a waypoint enforces for a service: targetRefs to the waypoint, to the Service, or (root namespace) to the waypoint class. */
 function waypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshService): readonly KubeObject[] {
-  const key = `${waypoint.namespace}/${waypoint.name} ${service.namespace}/${service.name}`;
-  return memo(mesh, 'waypoint-policies', key, () => findWaypointPolicies(mesh, waypoint, service));
+  return memo(
+    mesh,
+    'waypoint-policies',
+    waypoint,
+    () => findWaypointPolicies(mesh, waypoint, service),
+    service,
+  );
 }
 
 function findWaypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshService): KubeObject[] {
@@ -1412,8 +1420,7 @@ function waypointRoutes(
   waypoint: Waypoint,
   service: MeshService,
 ): readonly { rule: HttpRule; vs: ResolvedVirtualService }[] {
-  const key = `${waypoint.namespace}/${waypoint.name} ${service.namespace}/${service.name}`;
-  return memo(mesh, 'waypoint-routes', key, () => findWaypointRoutes(mesh, waypoint, service));
+  return memo(mesh, 'waypoint-routes', waypoint, () => findWaypointRoutes(mesh, waypoint, service), service);
 }
 
 function findWaypointRoutes(
@@ -1421,7 +1428,7 @@ function findWaypointRoutes(
   waypoint: Waypoint,
   service: MeshService,
 ): { rule: HttpRule; vs: ResolvedVirtualService }[] {
-  const index = memo(mesh, 'mesh-routes-by-host', '', () => meshRoutesByHost(mesh));
+  const index = memo(mesh, 'mesh-routes-by-host', mesh, () => meshRoutesByHost(mesh));
   const wildcard = index.wildcard.filter(([suffix]) => service.hostname.endsWith(suffix)).map(([, vs]) => vs);
   return [...(index.exact.get(service.hostname) ?? []), ...wildcard]
     .filter((vs) => vs.namespace === service.namespace || vs.namespace === waypoint.namespace)
