@@ -86,14 +86,14 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
   root
     .command('verify')
     .description(
-      'with --equivalence BEFORE AFTER: trace the same requests on both and list every changed outcome (exit 1 when one opens access)',
+      'check request expectations (--cases FILE), or list every outcome a change of configuration changes (--equivalence BEFORE AFTER); exit 1 when a case fails or a change opens access',
     )
     .argument(
       '[paths...]',
-      'with --equivalence: the configuration before and the one after (files or folders)',
+      'with --cases: the configuration (the built-in example when none); with --equivalence: the one before and the one after',
     )
     .option('--equivalence', 'compare two configurations request by request')
-    .option('--cases <file>', 'request expectations to check')
+    .option('--cases <file>', 'request expectations to check (YAML; the format is in the README)')
     .option('-o, --output <format>', 'text or json', 'text')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: VerifyFlags) => {

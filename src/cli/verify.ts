@@ -1,7 +1,21 @@
-/** `kfmesh verify --equivalence BEFORE AFTER`: what a change of configuration does to every request. */
+/**
+ * `kfmesh verify --cases FILE`: request expectations checked against a configuration; and
+ * `kfmesh verify --equivalence BEFORE AFTER`: what a change of configuration does to every request.
+ */
+import { readFile } from 'node:fs/promises';
 import { OutputFormat } from '../model/serialize.ts';
+import { compileMesh } from '../mesh/mesh.ts';
+import { parseCases, runCases, type CaseResult } from '../verify/cases.ts';
 import { checkEquivalence, type EquivalenceResult, type MatrixRequest } from '../verify/equivalence.ts';
-import { ExitCode, oneOf, runCommand, snapshotFromPath, UsageError, type Streams } from './io.ts';
+import {
+  ExitCode,
+  oneOf,
+  runCommand,
+  snapshotFrom,
+  snapshotFromPath,
+  UsageError,
+  type Streams,
+} from './io.ts';
 
 /** Options of `kfmesh verify` as parsed from the command line. */
 export interface VerifyFlags {
@@ -11,16 +25,16 @@ export interface VerifyFlags {
   clusterDomain: string;
 }
 
-/** Runs `kfmesh verify`. Exit 1 when a request denied before is allowed after. */
+/** Runs `kfmesh verify`. Exit 1 when a case fails, or a request denied before is answered after. */
 export function verifyCommand(paths: string[], flags: VerifyFlags, streams: Streams): Promise<ExitCode> {
   return runCommand(streams, async () => {
     const format = oneOf('-o', flags.output, ['text', 'json'] as const);
+    if (flags.equivalence && flags.cases !== undefined)
+      throw new UsageError('--cases and --equivalence are two different checks: give one');
     if (!flags.equivalence) {
-      if (flags.cases !== undefined)
-        throw new UsageError(
-          '--cases: request expectations are not supported by this version; use --equivalence',
-        );
-      throw new UsageError('say what to verify: --equivalence BEFORE AFTER');
+      if (flags.cases === undefined)
+        throw new UsageError('say what to verify: --cases FILE, or --equivalence BEFORE AFTER');
+      return verifyCases(paths, flags.cases, format, flags.clusterDomain, streams);
     }
     if (paths.length !== 2)
       throw new UsageError(`--equivalence takes two paths, BEFORE and AFTER; got ${paths.length}`);
@@ -40,6 +54,46 @@ export function verifyCommand(paths: string[], flags: VerifyFlags, streams: Stre
     );
     return result.errors > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
   });
+}
+
+async function verifyCases(
+  paths: string[],
+  file: string,
+  format: 'text' | 'json',
+  clusterDomain: string,
+  streams: Streams,
+): Promise<ExitCode> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new UsageError(`--cases ${file}: ${missing ? 'no such file' : (error as Error).message}`);
+  }
+  const cases = parseCases(text, file);
+  const snapshot = await snapshotFrom(paths, streams);
+  const results = runCases(compileMesh(snapshot, { clusterDomain }), cases);
+  const failed = results.filter((r) => !r.passed).length;
+  streams.stdout(
+    format === OutputFormat.Json
+      ? `${JSON.stringify({ passed: results.length - failed, failed, cases: results }, null, 2)}\n`
+      : casesText(results),
+  );
+  return failed > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
+}
+
+/** One line per case (PASS/FAIL), the expectations that failed under each failure, then the counts. */
+export function casesText(results: readonly CaseResult[]): string {
+  const lines: string[] = [];
+  for (const r of results) {
+    const where = !r.passed && r.location ? `  (${r.location})` : '';
+    lines.push(`${r.passed ? 'PASS' : 'FAIL'} ${r.name}${where}`);
+    for (const f of r.failures) lines.push(`     ${f}`);
+    if (!r.passed) lines.push(`     outcome: ${r.actual.summary}`);
+  }
+  const failed = results.filter((r) => !r.passed).length;
+  lines.push('', `${results.length - failed} passed, ${failed} failed`);
+  return `${lines.join('\n')}\n`;
 }
 
 /** The text report: the verdict, then each group of changed requests with examples. */
