@@ -29,7 +29,7 @@ import {
   WaypointForLabel,
 } from '../ambient/waypoint.ts';
 import { convertGateway, gatewayApiPrincipal } from './gateways.ts';
-import { renamePrincipals, usesL7, withTargetRefs, ztunnelPart } from './policies.ts';
+import { renamePrincipals, usesL7, withServicePorts, withTargetRefs, ztunnelPart } from './policies.ts';
 import { NoteKind, Outcome, type MigrationReport, type Note, type ReportEntry } from './report.ts';
 import {
   action,
@@ -94,6 +94,11 @@ class Migration {
   readonly #waypointServicesByNamespace = new Map<string, MeshService[]>();
   #podsByNamespace: Map<string, Workload[]> | undefined;
   #servicesByNamespace: Map<string, MeshService[]> | undefined;
+  /** Service `ns/name` → the Services (`ns/name`) whose mesh routes send to it, and the reverse. */
+  readonly #routedFrom = new Map<string, Set<string>>();
+  readonly #routesTo = new Map<string, Set<string>>();
+  /** The waypoint Services each selector-based policy is enforced for. */
+  readonly #attachments = new Map<KubeObject, MeshService[]>();
   /** Namespaces that stay in sidecar mode, and why. */
   readonly #kept = new Map<string, { why: string; fix?: string }>();
   /** The Serverless InferenceServices (their namespaces stay in sidecar mode). */
@@ -126,6 +131,7 @@ class Migration {
     this.#gateways();
     this.#virtualServices();
     this.#classifyPolicies();
+    this.#attachPolicies();
     this.#authorizationPolicies();
     this.#requestAuthentications();
     this.#waypoints();
@@ -368,6 +374,7 @@ class Migration {
         if (same) same.parents.push(...parentRefs);
         else groups.push({ parents: parentRefs, rules, hostnames, mesh: parent === MeshGateway, label });
       }
+      for (const g of groups) if (g.mesh) this.#recordMeshBackends(ns, g.parents, g.rules);
       const routes = groups.map((g, i) => {
         const name = groups.length === 1 ? (vs.metadata.name ?? '') : `${vs.metadata.name}-${g.label}`;
         if (g.rules.length > 16)
@@ -530,6 +537,42 @@ class Migration {
     );
   }
 
+  /** Remembers which Services a mesh route's waypoint sends each parent Service's requests to. */
+  #recordMeshBackends(namespace: string, parents: readonly Json[], rules: readonly Json[]): void {
+    const parentKeys = parents.map(
+      (p) => `${(p['namespace'] as string | undefined) ?? namespace}/${String(p['name'])}`,
+    );
+    for (const rule of rules)
+      for (const b of (rule['backendRefs'] as Json[] | undefined) ?? []) {
+        if (b['kind'] !== undefined && b['kind'] !== 'Service') continue;
+        const key = `${(b['namespace'] as string | undefined) ?? namespace}/${String(b['name'])}`;
+        const set = this.#routedFrom.get(key) ?? new Set<string>();
+        for (const parent of parentKeys) {
+          if (parent === key) continue;
+          set.add(parent);
+          const to = this.#routesTo.get(parent) ?? new Set<string>();
+          this.#routesTo.set(parent, to.add(key));
+        }
+        this.#routedFrom.set(key, set);
+      }
+  }
+
+  /**
+   * The Services whose waypoints can send requests to these pods: the ones that select them, and those
+   * whose mesh routes send to one of those. A policy of the pods must be enforced for all of them: at a
+   * waypoint a policy applies to the Service addressed, not to the pods the request ends at.
+   */
+  #servicesReaching(pods: readonly Workload[]): MeshService[] {
+    const direct = this.#servicesOf(pods);
+    const out = new Map<string, MeshService>(direct.map((s) => [`${s.namespace}/${s.name}`, s]));
+    for (const s of direct)
+      for (const parent of this.#routedFrom.get(`${s.namespace}/${s.name}`) ?? []) {
+        const known = this.#waypointServices.get(parent);
+        if (known && !out.has(parent)) out.set(parent, known.service);
+      }
+    return [...out.values()];
+  }
+
   #isMeshWide(policy: KubeObject): boolean {
     const spec = (policy['spec'] ?? {}) as Json;
     return (policy.metadata.namespace ?? 'default') === this.#root && spec['selector'] === undefined;
@@ -565,12 +608,85 @@ class Migration {
 
   #behindWaypoint(pod: Workload): boolean {
     if (this.#waypointNamespaces.has(pod.namespace)) return true;
-    return (this.#waypointServicesByNamespace.get(pod.namespace) ?? []).some(
+    // Behind a waypoint: selected by a Service that uses one, or by one a mesh route sends requests to.
+    return this.#selectingServices(pod.namespace).some(
       (service) =>
-        service.selector !== undefined &&
-        Object.keys(service.selector).length > 0 &&
-        labelsMatch(pod.labels, service.selector),
+        labelsMatch(pod.labels, service.selector ?? {}) &&
+        (this.#waypointServices.has(`${service.namespace}/${service.name}`) ||
+          this.#routedFrom.has(`${service.namespace}/${service.name}`)),
     );
+  }
+
+  /**
+   * Which waypoint Services each policy must be enforced for. A waypoint judges a request by the Service
+   * addressed, before routing, while a sidecar judged it by the pod it reached; so a Service takes the
+   * policies of every pod it can send requests to (its own, and its mesh routes' backends'). Its DENY and
+   * CUSTOM policies are all of them (more refusals, never fewer). Its ALLOW policies are those pods' when
+   * every such pod has the same ones; when they differ no union of them is safe, so the Service takes none
+   * and an ALLOW with no rules refuses what no other policy allows (fail closed, reported).
+   */
+  #attachPolicies(): void {
+    const podPolicies = new Map<Workload, KubeObject[]>();
+    for (const policy of this.#snapshot.list(security, 'AuthorizationPolicy')) {
+      const spec = (policy['spec'] ?? {}) as Json;
+      if (this.#isKept(policy.metadata.namespace ?? 'default') || this.#isMeshWide(policy)) continue;
+      if (spec['targetRefs'] !== undefined || spec['targetRef'] !== undefined) continue;
+      if (
+        spec['selector'] === undefined &&
+        this.#waypointNamespaces.has(policy.metadata.namespace ?? 'default')
+      )
+        continue; // the namespace's waypoint takes it whole (targetRefs to the waypoint)
+      for (const pod of this.#selected(policy)) pushTo(podPolicies, pod, policy);
+    }
+    const keyOfPolicy = (p: KubeObject) => `${p.metadata.namespace}/${p.metadata.name}`;
+    for (const [key, { service }] of [...this.#waypointServices].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const reached = this.#podsOfServices([key, ...(this.#routesTo.get(key) ?? [])]);
+      const allowSets = new Set<string>();
+      for (const pod of reached) {
+        const policies = (podPolicies.get(pod) ?? []).filter((p) => actionOf(p) === 'ALLOW');
+        allowSets.add(policies.map(keyOfPolicy).sort().join('\n'));
+        for (const p of podPolicies.get(pod) ?? []) if (actionOf(p) !== 'ALLOW') this.#attach(p, service);
+      }
+      if (allowSets.size <= 1) {
+        for (const pod of reached)
+          for (const p of podPolicies.get(pod) ?? []) if (actionOf(p) === 'ALLOW') this.#attach(p, service);
+        continue;
+      }
+      const name = this.#freeName(
+        security,
+        'AuthorizationPolicy',
+        service.namespace,
+        `${service.name}-waypoint-allow-nothing`,
+      );
+      this.#add(
+        {
+          apiVersion: `${security}/v1`,
+          kind: 'AuthorizationPolicy',
+          metadata: { name, namespace: service.namespace },
+          spec: { targetRefs: [{ group: '', kind: 'Service', name: service.name }], action: 'ALLOW' },
+        },
+        `needs a person: mesh routes send Service ${key}'s requests to pods whose ALLOW policies differ, and a waypoint judges by the Service addressed; this refuses what no other policy of the Service allows until the policies are written for ${key}`,
+      );
+    }
+  }
+
+  #attach(policy: KubeObject, service: MeshService): void {
+    const list = this.#attachments.get(policy) ?? [];
+    if (!list.includes(service)) list.push(service);
+    this.#attachments.set(policy, list);
+  }
+
+  /** The sidecar pods the Services (`ns/name`) select. */
+  #podsOfServices(keys: Iterable<string>): Workload[] {
+    const out = new Set<Workload>();
+    for (const key of keys) {
+      const [ns = '', name = ''] = key.split('/');
+      const service = this.#selectingServices(ns).find((s) => s.name === name);
+      if (!service) continue;
+      for (const pod of this.#sidecarPods().get(ns) ?? [])
+        if (labelsMatch(pod.labels, service.selector ?? {})) out.add(pod);
+    }
+    return [...out];
   }
 
   #waypointPrincipal(namespace: string): string {
@@ -578,14 +694,73 @@ class Migration {
   }
 
   /** The targetRefs that make a waypoint enforce a policy for these pods. */
-  #waypointTargets(policy: KubeObject, pods: readonly Workload[]): Json[] {
+  /**
+   * The targetRefs that make waypoints enforce a policy for these pods, by the namespace they must be
+   * written in (a policy can only target objects of its own namespace; a root-namespace policy with a
+   * selector reaches pods everywhere, so it needs a copy in each of their namespaces).
+   */
+  #waypointTargets(policy: KubeObject, pods: readonly Workload[]): Map<string, Json[]> {
     const ns = policy.metadata.namespace ?? 'default';
     const spec = (policy['spec'] ?? {}) as Json;
     if (spec['selector'] === undefined && this.#waypointNamespaces.has(ns))
-      return [{ group: gatewayApi, kind: 'Gateway', name: this.#waypointName }];
-    return this.#servicesOf(pods)
-      .filter((s) => this.#waypointServices.has(`${s.namespace}/${s.name}`) && s.namespace === ns)
-      .map((s) => ({ group: '', kind: 'Service', name: s.name }));
+      return new Map([[ns, [{ group: gatewayApi, kind: 'Gateway', name: this.#waypointName }]]]);
+    const out = new Map<string, Json[]>();
+    const services =
+      policy.kind === 'AuthorizationPolicy'
+        ? (this.#attachments.get(policy) ?? [])
+        : this.#servicesReaching(pods).filter((s) => this.#waypointServices.has(`${s.namespace}/${s.name}`));
+    for (const s of [...services].sort((a, b) =>
+      `${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1,
+    ))
+      pushTo(out, s.namespace, { group: '', kind: 'Service', name: s.name });
+    return out;
+  }
+
+  /** One copy of a policy per namespace of its targets, each with its targetRefs. */
+  #targeted(
+    policy: KubeObject,
+    spec: Json,
+    targets: Map<string, Json[]>,
+    make: (name: string, namespace: string, spec: Json) => KubeObject,
+  ): { outputs: KubeObject[]; text: string } {
+    const ns = policy.metadata.namespace ?? 'default';
+    const name = policy.metadata.name ?? '';
+    const outputs: KubeObject[] = [];
+    const parts: string[] = [];
+    for (const [tns, refs] of [...targets].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const n = tns === ns ? name : this.#freeName(security, policy.kind, tns, name);
+      const ported = withServicePorts(spec, this.#servicePortsOf(tns, refs));
+      outputs.push(make(n, tns, withTargetRefs(ported.spec, refs)));
+      const what = refs.map((t) => `${t['kind']} ${t['name']}`).join(', ');
+      const ports =
+        ported.changed.length > 0
+          ? `, pod ports as the Service ports the waypoint sees: ${ported.changed.join('; ')}`
+          : '';
+      parts.push(`${tns === ns ? what : `${what} in ${tns} (copy ${tns}/${n})`}${ports}`);
+    }
+    return { outputs, text: parts.join('; ') };
+  }
+
+  /** Pod port → the ports of the targeted Services (a namespace's waypoint: all its Services) that send to it. */
+  #servicePortsOf(namespace: string, refs: readonly Json[]): Map<string, string[]> {
+    const names = new Set(refs.filter((r) => r['kind'] === 'Service').map((r) => r['name']));
+    const wholeNamespace = refs.some((r) => r['kind'] === 'Gateway');
+    const out = new Map<string, string[]>();
+    for (const s of this.#selectingServices(namespace)) {
+      if (!wholeNamespace && !names.has(s.name)) continue;
+      for (const port of s.ports) {
+        const endpoint = s.endpoints[0];
+        const target = endpoint
+          ? endpoint.portFor(port)
+          : typeof port.targetPort === 'number'
+            ? port.targetPort
+            : port.port;
+        const list = out.get(String(target)) ?? [];
+        if (!list.includes(String(port.port))) list.push(String(port.port));
+        out.set(String(target), list.sort());
+      }
+    }
+    return out;
   }
 
   #authorizationPolicies(): void {
@@ -660,26 +835,29 @@ class Migration {
       const behind = pods.filter((p) => this.#behindWaypoint(p));
       if (pods.length > 0 && (l7 || behind.length > 0)) {
         const targets = this.#waypointTargets(policy, behind.length > 0 ? behind : pods);
-        if (targets.length === 0) {
-          outputs.push({ ...policy, spec });
+        if (targets.size === 0) {
+          // No waypoint can serve these pods: ztunnel alone enforces what it can. An ALLOW's HTTP rules
+          // match nothing there (narrower); a DENY keeps each rule's L4 part (broader), never less.
+          const l4 = (spec['action'] ?? 'ALLOW') === 'DENY' ? ztunnelPart(spec, []) : undefined;
+          outputs.push(l4 ? make(name, ns, l4) : { ...policy, spec });
           notes.push(
             action(
               'spec.rules',
-              'HTTP conditions need a waypoint, and no Service selects these pods for one to serve: ztunnel enforces the policy, where ALLOW rules with HTTP conditions match nothing',
+              'HTTP conditions need a waypoint, and no Service selects these pods for one to serve: ztunnel enforces the policy, where ALLOW rules with HTTP conditions match nothing and DENY rules apply on their L4 part alone',
             ),
           );
         } else {
-          outputs.push(make(name, ns, withTargetRefs(spec, targets)));
+          const targeted = this.#targeted(policy, spec, targets, make);
+          outputs.push(...targeted.outputs);
           const waypoints = [...new Set(behind.map((p) => this.#waypointPrincipal(p.namespace)))];
           const l4 = ztunnelPart(spec, waypoints);
-          if (l4) {
-            const n = this.#freeName(security, 'AuthorizationPolicy', ns, `${name}-l4`);
-            outputs.push(make(n, ns, l4));
-          }
+          const l4Name = this.#freeName(security, 'AuthorizationPolicy', ns, `${name}-l4`);
+          if (l4) outputs.push(make(l4Name, ns, l4));
+          const allow = (spec['action'] ?? 'ALLOW') === 'ALLOW';
           notes.push(
             changed(
               'spec.selector',
-              `enforced at the waypoint (targets ${targets.map((t) => `${t['kind']} ${t['name']}`).join(', ')})${l4 ? `; ztunnel keeps ${((l4['rules'] as unknown[]) ?? []).length} rule(s) it can enforce whole${waypoints.length > 0 && (l4['action'] ?? 'ALLOW') === 'ALLOW' ? ', including one admitting the waypoint' : ''} (${name}-l4)` : ''}`,
+              `enforced at the waypoint (targets ${targeted.text})${l4 ? `; ztunnel keeps ${allow ? `the rules it can enforce whole${waypoints.length > 0 ? ' and one admitting the waypoint' : ''}` : 'the L4 part of each rule, except for the waypoint'} (${l4Name})` : ''}`,
             ),
           );
         }
@@ -739,7 +917,6 @@ class Migration {
   #requestAuthentications(): void {
     for (const ra of this.#snapshot.list(security, 'RequestAuthentication')) {
       const ns = ra.metadata.namespace ?? 'default';
-      const name = ra.metadata.name ?? '';
       if (this.#isKept(ns)) continue;
       const spec = (ra['spec'] ?? {}) as Json;
       if (spec['targetRefs'] !== undefined || spec['targetRef'] !== undefined) continue;
@@ -780,15 +957,10 @@ class Migration {
       const pods = this.#selected(ra);
       if (pods.length > 0) {
         const targets = this.#waypointTargets(ra, pods);
-        if (targets.length > 0) {
-          outputs.push(make(name, ns, withTargetRefs(spec, targets)));
-          this.#note(
-            ra,
-            changed(
-              'spec.selector',
-              `read by the waypoint (targets ${targets.map((t) => `${t['kind']} ${t['name']}`).join(', ')})`,
-            ),
-          );
+        if (targets.size > 0) {
+          const targeted = this.#targeted(ra, spec, targets, make);
+          outputs.push(...targeted.outputs);
+          this.#note(ra, changed('spec.selector', `read by the waypoint (targets ${targeted.text})`));
         } else {
           outputs.push(ra);
           this.#note(
@@ -1107,10 +1279,15 @@ class Migration {
   }
 }
 
-function pushTo<T>(index: Map<string, T[]>, key: string, value: T): void {
+function pushTo<K, T>(index: Map<K, T[]>, key: K, value: T): void {
   const list = index.get(key);
   if (list) list.push(value);
   else index.set(key, [value]);
+}
+
+/** A policy's action (ALLOW when unset). */
+function actionOf(policy: KubeObject): string {
+  return (((policy['spec'] ?? {}) as Json)['action'] as string | undefined) ?? 'ALLOW';
 }
 
 /** A policy's `selector.matchLabels` (undefined: no selector). */

@@ -342,16 +342,59 @@ describe('migrate: authorization', () => {
     assert.equal(find(result, 'Service', 'apps', 'ui').metadata.labels?.['istio.io/use-waypoint'], undefined);
   });
 
-  test('a DENY with HTTP conditions goes to the waypoint; ztunnel keeps only whole-L4 DENY rules', () => {
+  test('a DENY with HTTP conditions: ztunnel denies on the L4 part of each rule, except the waypoint (fail closed)', () => {
     const deny = {
       action: 'DENY',
       rules: [
         { from: [{ source: { namespaces: ['untrusted'] } }] },
         { to: [{ operation: { paths: ['/admin*'] } }] },
+        {
+          from: [{ source: { principals: ['p'], requestPrincipals: ['*'] } }],
+          to: [{ operation: { methods: ['GET'] } }],
+        },
       ],
     };
-    assert.deepEqual(ztunnelPart(deny, ['w']), { action: 'DENY', rules: [deny.rules[0]] });
-    assert.equal(ztunnelPart({ action: 'DENY', rules: [deny.rules[1]] }, ['w']), undefined);
+    assert.deepEqual(ztunnelPart(deny, ['w']), {
+      action: 'DENY',
+      rules: [
+        deny.rules[0],
+        // Paths only: everything that skips the waypoint is denied.
+        { from: [{ source: { notPrincipals: ['w'] } }] },
+        { from: [{ source: { principals: ['p'], notPrincipals: ['w'] } }] },
+      ],
+    });
+    assert.equal(ztunnelPart({ action: 'CUSTOM', rules: deny.rules }, ['w']), undefined);
+  });
+
+  test('a root-namespace policy with a selector reaches every namespace: a copy per namespace targets its Services', () => {
+    const result = migrate([
+      ...base,
+      ns('other'),
+      deployment('other', 'api', { app: 'api' }),
+      service('other', 'api', { app: 'api' }),
+      ns('istio-system', {}),
+      policy('istio-system', 'no-admin', {
+        action: 'DENY',
+        selector: { matchLabels: { app: 'api' } },
+        rules: [{ to: [{ operation: { paths: ['/admin'] } }] }],
+      }),
+    ]);
+    for (const namespace of ['apps', 'other'])
+      assert.deepEqual(spec(find(result, 'AuthorizationPolicy', namespace, 'no-admin'))['targetRefs'], [
+        { group: '', kind: 'Service', name: 'api' },
+      ]);
+    const l4 = spec(find(result, 'AuthorizationPolicy', 'istio-system', 'no-admin-l4'));
+    assert.deepEqual(l4['rules'], [
+      {
+        from: [
+          {
+            source: {
+              notPrincipals: ['cluster.local/ns/apps/sa/waypoint', 'cluster.local/ns/other/sa/waypoint'],
+            },
+          },
+        ],
+      },
+    ]);
   });
 
   test('a namespace-wide L7 policy (the Profile owner policy) targets the namespace waypoint', () => {
