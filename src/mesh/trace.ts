@@ -251,6 +251,14 @@ const MaxHops = 12;
 
 /** Traces one request through the mesh. */
 export function traceRequest(mesh: Mesh, input: TraceInput): TraceResult {
+  return trace(mesh, input).result;
+}
+
+/** A trace and the weighted splits it met (for `traceAllPaths`). */
+function trace(
+  mesh: Mesh,
+  input: TraceInput,
+): { result: TraceResult; splits: { options: number; taken: number }[] } {
   const method = (input.method ?? 'GET').toUpperCase();
   const url = parseUrl(input.url);
   const headers: Record<string, string> = {};
@@ -293,11 +301,8 @@ export function traceRequest(mesh: Mesh, input: TraceInput): TraceResult {
   if (outcome.answeredBy !== undefined && outcome.hop === -1) result.answeredBy = outcome.answeredBy;
   if (tracer.unsupported) result.unsupported = tracer.unsupported;
   if (tracer.splits.length > 0) result.share = tracer.splits.reduce((p, s) => p * (s.weight / s.total), 1);
-  traceSplits.set(result, tracer.splits);
-  return result;
+  return { result, splits: tracer.splits };
 }
-
-const traceSplits = new WeakMap<TraceResult, { options: number; taken: number }[]>();
 
 /**
  * Every path a request can take through weighted splits (`--all-paths`): one trace per combination of
@@ -307,8 +312,7 @@ export function traceAllPaths(mesh: Mesh, input: TraceInput, limit = 64): TraceR
   const out: TraceResult[] = [];
   const explore = (prefix: number[]): void => {
     if (out.length >= limit) return;
-    const result = traceRequest(mesh, { ...input, choices: prefix });
-    const splits = traceSplits.get(result) ?? [];
+    const { result, splits } = trace(mesh, { ...input, choices: prefix });
     const next = splits[prefix.length];
     if (!next) {
       out.push(result);
@@ -1171,7 +1175,8 @@ function firstRoute(
   context: MatchContext,
   admits: (match: HttpMatch) => boolean = () => true,
 ): Outcome | undefined {
-  for (const [index, { rule, vs }] of routes.entries()) {
+  for (let index = 0; index < routes.length; index++) {
+    const { rule, vs } = routes[index] as { rule: HttpRule; vs: ResolvedVirtualService };
     const match = rule.match?.find(
       (m) => admits(m) && matchApplies(m, context) && requestMatches(m, t.request),
     );
