@@ -5,6 +5,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { examplePlatformYaml } from '../example/platform.ts';
 import { ExitCode, oneOf, runCommand, type Streams } from './io.ts';
+import { analyzeCommand, type AnalyzeFlags } from './analyze.ts';
 import { migrateCommand, type MigrateFlags } from './migrate.ts';
 import { renderCommand, type RenderFlags } from './render.ts';
 import { traceCommand, type TraceFlags } from './trace.ts';
@@ -50,6 +51,17 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: MigrateFlags) => {
       result.code = await migrateCommand(paths, flags, streams);
+    });
+
+  root
+    .command('analyze')
+    .description('find what is wrong: rules with stable codes, each finding located and with a fix')
+    .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
+    .option('-o, --output <format>', 'text or json', 'text')
+    .option('--fail-on <severity>', 'exit 1 when a finding is at or above: error, warning or never', 'error')
+    .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
+    .action(async (paths: string[], flags: AnalyzeFlags) => {
+      result.code = await analyzeCommand(paths, flags, streams);
     });
 
   root

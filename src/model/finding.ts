@@ -15,4 +15,6 @@ export interface Finding {
   location?: SourceLocation;
   message: string;
   fix?: string;
+  /** What proves it (for example the hops of a trace), one line each. */
+  evidence?: string[];
 }

@@ -1,0 +1,60 @@
+/**
+ * `kfmesh analyze`: every rule over a snapshot, findings sorted by file position (then code and object),
+ * the same for the same input. Rules share one compiled mesh.
+ */
+import type { Finding, Severity } from '../model/finding.ts';
+import { compareRefs } from '../model/object.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+import { compileMesh, type Mesh } from '../mesh/mesh.ts';
+import type { AnalyzeContext, Rule } from './rule.ts';
+import { passthroughForMeshClients } from './rules/KFM101-passthrough-for-mesh-clients.ts';
+import { l7PolicyWithoutWaypoint } from './rules/KFM201-l7-policy-without-waypoint.ts';
+import { missingWaypoint } from './rules/KFM202-missing-waypoint.ts';
+import { unusedWaypoint } from './rules/KFM203-unused-waypoint.ts';
+import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
+
+/** Every rule, by code. */
+export const rules: readonly Rule[] = [
+  passthroughForMeshClients,
+  l7PolicyWithoutWaypoint,
+  missingWaypoint,
+  unusedWaypoint,
+  routeToMissingTarget,
+];
+
+export interface AnalyzeOptions {
+  clusterDomain?: string;
+}
+
+/** Runs every rule. */
+export function analyze(snapshot: Snapshot, options: AnalyzeOptions = {}): Finding[] {
+  let mesh: Mesh | undefined;
+  const context: AnalyzeContext = {
+    snapshot,
+    mesh: () =>
+      (mesh ??= compileMesh(snapshot, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {})),
+  };
+  const findings = rules.flatMap((rule) => rule.check(context));
+  return findings.sort(compareFindings);
+}
+
+const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
+
+/** At or above a severity (`never`: none counts). */
+export function atOrAbove(finding: Finding, threshold: Severity | 'never'): boolean {
+  return threshold !== 'never' && rank[finding.severity] <= rank[threshold];
+}
+
+function compareFindings(a: Finding, b: Finding): number {
+  const fa = a.location?.file ?? '';
+  const fb = b.location?.file ?? '';
+  if (fa !== fb) return fa < fb ? -1 : 1;
+  const la = a.location?.line ?? 0;
+  const lb = b.location?.line ?? 0;
+  if (la !== lb) return la - lb;
+  if (a.code !== b.code) return a.code < b.code ? -1 : 1;
+  return (
+    compareRefs(a.object, b.object) ||
+    ((a.field ?? '') < (b.field ?? '') ? -1 : (a.field ?? '') > (b.field ?? '') ? 1 : 0)
+  );
+}

@@ -1,0 +1,60 @@
+/**
+ * KFM201: an AuthorizationPolicy with HTTP conditions that selects pods in ambient mode. ztunnel, which
+ * enforces selector-based policies there, can't read HTTP: it drops an ALLOW rule with HTTP conditions
+ * (an ALLOW with only such rules refuses every connection) and a DENY rule's HTTP conditions never match.
+ */
+import { Severity } from '../../model/finding.ts';
+import type { Finding } from '../../model/finding.ts';
+import { l7AttributesOf, rulesOf } from '../../migrate/policies.ts';
+import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+
+export const l7PolicyWithoutWaypoint: Rule = {
+  code: 'KFM201',
+  name: 'l7-policy-without-waypoint',
+  severity: Severity.Error,
+  description:
+    'an AuthorizationPolicy with HTTP conditions selects ambient pods: ztunnel cannot enforce them (an L7-only ALLOW denies everything, L7 DENY rules never match)',
+  check(context: AnalyzeContext): Finding[] {
+    const mesh = context.mesh();
+    const root = mesh.config.rootNamespace;
+    const findings: Finding[] = [];
+    for (const policy of context.snapshot.list('security.istio.io', 'AuthorizationPolicy')) {
+      const spec = (policy['spec'] ?? {}) as Record<string, unknown>;
+      if (spec['targetRefs'] !== undefined || spec['targetRef'] !== undefined) continue;
+      const ns = policy.metadata.namespace ?? 'default';
+      const selector = (spec['selector'] as { matchLabels?: Record<string, string> } | undefined)
+        ?.matchLabels;
+      const pods = mesh.workloads.filter(
+        (w) =>
+          w.proxy === 'ambient' &&
+          (ns === root ? true : w.namespace === ns) &&
+          Object.entries(selector ?? {}).every(([k, v]) => w.labels[k] === v),
+      );
+      if (pods.length === 0) continue;
+      const rules = rulesOf(spec);
+      const l7 = rules.map((r, i) => [i, l7AttributesOf(r)] as const).filter(([, a]) => a.length > 0);
+      if (l7.length === 0) continue;
+      const action = (spec['action'] as string | undefined) ?? 'ALLOW';
+      const names = [...new Set(pods.map((p) => `${p.namespace}/${p.name}`))].slice(0, 5).join(', ');
+      const effect =
+        action === 'ALLOW'
+          ? l7.length === rules.length
+            ? 'every rule uses HTTP attributes, so ztunnel drops them all and the policy refuses every connection'
+            : `ztunnel drops ${l7.length} of its ${rules.length} rules, so what only they allowed is refused`
+          : 'ztunnel never matches the HTTP conditions of its rules, so what they deny gets through';
+      findings.push(
+        findingOf(
+          l7PolicyWithoutWaypoint,
+          context,
+          policy,
+          ['spec', 'rules', l7[0]?.[0] ?? 0],
+          `${action} policy with HTTP conditions (${[...new Set(l7.flatMap(([, a]) => a))].join(', ')}) on ambient pods (${names}): ${effect}`,
+          {
+            fix: 'give the Services of these pods a waypoint (istio.io/use-waypoint) and attach the policy to it with targetRefs; keep an L4 policy at ztunnel that admits the waypoint (kfmesh migrate writes both)',
+          },
+        ),
+      );
+    }
+    return findings;
+  },
+};

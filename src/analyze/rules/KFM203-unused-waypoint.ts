@@ -1,0 +1,44 @@
+/** KFM203: a waypoint no Service or namespace uses: it runs, costs, and enforces nothing. */
+import { Severity } from '../../model/finding.ts';
+import type { Finding } from '../../model/finding.ts';
+import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+
+export const unusedWaypoint: Rule = {
+  code: 'KFM203',
+  name: 'unused-waypoint',
+  severity: Severity.Warning,
+  description: 'a waypoint no Service or namespace uses (istio.io/use-waypoint): it enforces nothing',
+  check(context: AnalyzeContext): Finding[] {
+    const { snapshot } = context;
+    const used = new Set<string>();
+    const note = (labels: Record<string, string> | undefined, ownNamespace: string) => {
+      const name = labels?.['istio.io/use-waypoint'];
+      if (name && name !== 'none')
+        used.add(`${labels?.['istio.io/use-waypoint-namespace'] ?? ownNamespace}/${name}`);
+    };
+    for (const ns of snapshot.list('', 'Namespace')) note(ns.metadata.labels, ns.metadata.name ?? '');
+    for (const s of snapshot.list('', 'Service')) note(s.metadata.labels, s.metadata.namespace ?? 'default');
+    const findings: Finding[] = [];
+    for (const gateway of snapshot.list('gateway.networking.k8s.io', 'Gateway')) {
+      if (
+        (gateway['spec'] as { gatewayClassName?: string } | undefined)?.gatewayClassName !== 'istio-waypoint'
+      )
+        continue;
+      const key = `${gateway.metadata.namespace ?? 'default'}/${gateway.metadata.name}`;
+      if (used.has(key)) continue;
+      findings.push(
+        findingOf(
+          unusedWaypoint,
+          context,
+          gateway,
+          ['metadata', 'name'],
+          `waypoint ${key} is used by no Service or namespace`,
+          {
+            fix: `label the Services (or the namespace) that need L7 with istio.io/use-waypoint: ${gateway.metadata.name}, or delete the waypoint`,
+          },
+        ),
+      );
+    }
+    return findings;
+  },
+};

@@ -1,0 +1,101 @@
+/**
+ * KFM401: a VirtualService route to a destination that doesn't exist (no Service or ServiceEntry host, or a
+ * port the Service doesn't have), or bound to a gateway that doesn't exist. Requests on that route get
+ * 503 NC (no cluster) or are never routed at all.
+ */
+import { Severity } from '../../model/finding.ts';
+import type { Finding } from '../../model/finding.ts';
+import { isPlainObject } from '../../model/object.ts';
+import { resolveGatewayName, resolveShortName } from '../../mesh/virtual-services.ts';
+import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+
+export const routeToMissingTarget: Rule = {
+  code: 'KFM401',
+  name: 'route-to-missing-target',
+  severity: Severity.Error,
+  description: 'a route to a Service, port or gateway that does not exist',
+  check(context: AnalyzeContext): Finding[] {
+    const { snapshot } = context;
+    const mesh = context.mesh();
+    const entryHosts = new Set(
+      snapshot
+        .list('networking.istio.io', 'ServiceEntry')
+        .flatMap((e) => ((e['spec'] ?? {}) as { hosts?: string[] }).hosts ?? []),
+    );
+    const gateways = new Set(
+      snapshot
+        .list('networking.istio.io', 'Gateway')
+        .map((g) => `${g.metadata.namespace ?? 'default'}/${g.metadata.name}`),
+    );
+    const findings: Finding[] = [];
+    for (const vs of snapshot.list('networking.istio.io', 'VirtualService')) {
+      const ns = vs.metadata.namespace ?? 'default';
+      const spec = (vs['spec'] ?? {}) as { gateways?: string[]; http?: unknown[] };
+      (spec.gateways ?? []).forEach((g, i) => {
+        const resolved = resolveGatewayName(g, ns);
+        if (resolved === 'mesh' || gateways.has(resolved)) return;
+        findings.push(
+          findingOf(
+            routeToMissingTarget,
+            context,
+            vs,
+            ['spec', 'gateways', i],
+            `bound to gateway ${resolved}, which does not exist: nothing serves these routes there`,
+            {
+              fix: `create Gateway ${resolved} or correct the name (short names are taken from the VirtualService's namespace)`,
+            },
+          ),
+        );
+      });
+      (spec.http ?? []).forEach((route, r) => {
+        if (!isPlainObject(route) || !Array.isArray(route['route'])) return;
+        (route['route'] as unknown[]).forEach((d, i) => {
+          const destination =
+            isPlainObject(d) && isPlainObject(d['destination']) ? d['destination'] : undefined;
+          if (!destination || typeof destination['host'] !== 'string') return;
+          const host = destination['host'].includes('*')
+            ? destination['host']
+            : resolveShortName(destination['host'], ns, mesh.clusterDomain);
+          const service = mesh.serviceByHostname.get(host);
+          const field = ['spec', 'http', r, 'route', i, 'destination'];
+          if (!service) {
+            if (entryHosts.has(host) || host.includes('*') || !host.endsWith(`.svc.${mesh.clusterDomain}`))
+              return;
+            findings.push(
+              findingOf(
+                routeToMissingTarget,
+                context,
+                vs,
+                [...field, 'host'],
+                `routes to ${host}, which no Service has: requests on this route get 503 NC`,
+                {
+                  fix: "create the Service, or correct the host (short names are taken from the VirtualService's namespace)",
+                },
+              ),
+            );
+            return;
+          }
+          const port = isPlainObject(destination['port']) ? destination['port']['number'] : undefined;
+          if (
+            typeof port === 'number' &&
+            service.type !== 'ExternalName' &&
+            !service.ports.some((p) => p.port === port)
+          )
+            findings.push(
+              findingOf(
+                routeToMissingTarget,
+                context,
+                vs,
+                [...field, 'port', 'number'],
+                `routes to port ${port} of ${host}, which has ports ${service.ports.map((p) => p.port).join(', ') || 'none'}: requests on this route get 503 NC`,
+                {
+                  fix: `use one of the Service's ports (${service.ports.map((p) => p.port).join(', ')})`,
+                },
+              ),
+            );
+        });
+      });
+    }
+    return findings;
+  },
+};

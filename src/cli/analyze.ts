@@ -1,0 +1,56 @@
+/** `kfmesh analyze`: the findings of every rule, as text or JSON; exit 1 at or above `--fail-on`. */
+import { formatLocation } from '../model/errors.ts';
+import { describeRef } from '../model/object.ts';
+import type { Finding } from '../model/finding.ts';
+import { analyze, atOrAbove, rules } from '../analyze/analyze.ts';
+import { ExitCode, oneOf, runCommand, snapshotFrom, UsageError, type Streams } from './io.ts';
+
+/** Options of `kfmesh analyze` as parsed from the command line. */
+export interface AnalyzeFlags {
+  output: string;
+  failOn: string;
+  clusterDomain: string;
+}
+
+/** Runs `kfmesh analyze`. */
+export function analyzeCommand(paths: string[], flags: AnalyzeFlags, streams: Streams): Promise<ExitCode> {
+  return runCommand(streams, async () => {
+    const format = oneOf('-o', flags.output, ['text', 'json', 'sarif'] as const);
+    const failOn = oneOf('--fail-on', flags.failOn, ['error', 'warning', 'never'] as const);
+    if (format === 'sarif')
+      throw new UsageError('-o sarif is not available in this version yet; use text or json');
+    const snapshot = await snapshotFrom(paths, streams);
+    const findings = analyze(snapshot, { clusterDomain: flags.clusterDomain });
+    streams.stdout(format === 'json' ? findingsJson(findings) : findingsText(findings));
+    return findings.some((f) => atOrAbove(f, failOn)) ? ExitCode.CheckFailed : ExitCode.Ok;
+  });
+}
+
+function findingsJson(findings: readonly Finding[]): string {
+  const counts = { error: 0, warning: 0, info: 0 };
+  for (const f of findings) counts[f.severity]++;
+  const summary = { findings: findings.length, ...counts };
+  const withText = findings.map((f) => ({
+    ...f,
+    ...(f.location ? { location: formatLocation(f.location) } : {}),
+  }));
+  return `${JSON.stringify({ summary, rules: rules.map(({ code, name, severity, description }) => ({ code, name, severity, description })), findings: withText }, null, 2)}\n`;
+}
+
+/** One block per finding: where, severity and code, the message, the fix, the evidence. */
+export function findingsText(findings: readonly Finding[]): string {
+  const lines: string[] = [];
+  for (const f of findings) {
+    const where = f.location ? `${formatLocation(f.location)}: ` : '';
+    lines.push(`${where}${f.severity} ${f.code}: ${describeRef(f.object)}${f.field ? ` ${f.field}` : ''}`);
+    lines.push(`  ${f.message}`);
+    if (f.fix) lines.push(`  fix: ${f.fix}`);
+    for (const e of f.evidence ?? []) lines.push(`  trace: ${e}`);
+    lines.push('');
+  }
+  const count = (s: string) => findings.filter((f) => f.severity === s).length;
+  lines.push(
+    `${findings.length} findings: ${count('error')} errors, ${count('warning')} warnings, ${count('info')} infos`,
+  );
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,207 @@
+/** Each analyzer rule on a configuration that breaks it and one that does not. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { KubeObject } from '../../src/model/object.ts';
+import type { Finding } from '../../src/model/finding.ts';
+import { Snapshot } from '../../src/load/snapshot.ts';
+import { analyze, atOrAbove } from '../../src/analyze/analyze.ts';
+
+const ns = (name: string, labels: Record<string, string>): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name, labels },
+});
+const app = (namespace: string, name: string): KubeObject[] => [
+  {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace },
+    spec: {
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { serviceAccountName: name, containers: [{ name }] },
+      },
+    },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace },
+    spec: { selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+  },
+];
+const policy = (namespace: string, name: string, spec: Record<string, unknown>): KubeObject => ({
+  apiVersion: 'security.istio.io/v1',
+  kind: 'AuthorizationPolicy',
+  metadata: { name, namespace },
+  spec,
+});
+const waypoint = (namespace: string, name = 'waypoint'): KubeObject => ({
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'Gateway',
+  metadata: { name, namespace },
+  spec: { gatewayClassName: 'istio-waypoint', listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }] },
+});
+
+function codes(objects: KubeObject[]): string[] {
+  return analyze(Snapshot.of(objects, 'test.yaml')).map(
+    (f) => `${f.code} ${f.object.kind} ${f.object.namespace}/${f.object.name}`,
+  );
+}
+
+function only(objects: KubeObject[], code: string): Finding[] {
+  return analyze(Snapshot.of(objects, 'test.yaml')).filter((f) => f.code === code);
+}
+
+describe('KFM101 passthrough-for-mesh-clients', () => {
+  const base = [
+    ns('models', { 'istio-injection': 'enabled' }),
+    ns('istio-system', {}),
+    ...app('models', 'client'),
+    ...app('istio-system', 'local-gateway'),
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'iris', namespace: 'models' },
+      spec: { type: 'ExternalName', externalName: 'local-gateway.istio-system.svc.cluster.local' },
+    },
+  ];
+  const vs = (gateways: string[]): KubeObject => ({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'VirtualService',
+    metadata: { name: 'iris', namespace: 'models' },
+    spec: {
+      gateways,
+      hosts: ['iris.models.svc.cluster.local'],
+      http: [{ route: [{ destination: { host: 'local-gateway.istio-system.svc.cluster.local' } }] }],
+    },
+  });
+  const gateway: KubeObject = {
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'local', namespace: 'istio-system' },
+    spec: {
+      selector: { app: 'local-gateway' },
+      servers: [{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }],
+    },
+  };
+
+  test('a host routed only at gateways: found by tracing, with the trace at 1.20 through PassthroughCluster', () => {
+    const found = only([...base, gateway, vs(['istio-system/local'])], 'KFM101');
+    assert.equal(found.length, 1);
+    assert.equal(found[0]?.field, 'spec.gateways');
+    assert.match(found[0]?.message ?? '', /routes iris\.models\.svc\.cluster\.local only at gateways/);
+    assert.ok(
+      found[0]?.evidence?.some((e) => /Istio 1\.20: sidecar models\/client \[PassthroughCluster\]/.test(e)),
+    );
+    assert.ok(found[0]?.fix?.includes('mesh'));
+  });
+
+  test('bound to mesh too: nothing found', () => {
+    assert.deepEqual(only([...base, gateway, vs(['istio-system/local', 'mesh'])], 'KFM101'), []);
+  });
+});
+
+describe('KFM201 l7-policy-without-waypoint', () => {
+  const base = [ns('apps', { 'istio.io/dataplane-mode': 'ambient' }), ...app('apps', 'api')];
+  const l7 = policy('apps', 'get-only', {
+    selector: { matchLabels: { app: 'api' } },
+    rules: [{ to: [{ operation: { methods: ['GET'] } }] }],
+  });
+
+  test('an L7-only ALLOW selecting ambient pods: ztunnel denies everything', () => {
+    const found = only([...base, l7], 'KFM201');
+    assert.equal(found.length, 1);
+    assert.equal(found[0]?.severity, 'error');
+    assert.equal(found[0]?.field, 'spec.rules[0]');
+    assert.match(found[0]?.message ?? '', /refuses every connection/);
+  });
+
+  test('the same policy with targetRefs to a waypoint, or on sidecar pods: nothing found', () => {
+    const targeted = policy('apps', 'get-only', {
+      targetRefs: [{ group: '', kind: 'Service', name: 'api' }],
+      rules: [{ to: [{ operation: { methods: ['GET'] } }] }],
+    });
+    assert.deepEqual(only([...base, targeted], 'KFM201'), []);
+    assert.deepEqual(
+      only([ns('apps', { 'istio-injection': 'enabled' }), ...app('apps', 'api'), l7], 'KFM201'),
+      [],
+    );
+  });
+});
+
+describe('KFM202 missing-waypoint and KFM203 unused-waypoint', () => {
+  test('use-waypoint naming no waypoint, and a targetRef to a missing Service', () => {
+    const objects = [
+      ns('apps', { 'istio.io/dataplane-mode': 'ambient', 'istio.io/use-waypoint': 'waypoint' }),
+      ...app('apps', 'api'),
+      policy('apps', 'p', { targetRefs: [{ group: '', kind: 'Service', name: 'gone' }], rules: [{}] }),
+    ];
+    assert.deepEqual(codes(objects), ['KFM202 Namespace /apps', 'KFM202 AuthorizationPolicy apps/p']);
+  });
+
+  test('the waypoint there and used: nothing; there and unused: KFM203', () => {
+    const used = [
+      ns('apps', { 'istio.io/dataplane-mode': 'ambient', 'istio.io/use-waypoint': 'waypoint' }),
+      ...app('apps', 'api'),
+      waypoint('apps'),
+    ];
+    assert.deepEqual(codes(used), []);
+    const unused = [
+      ns('apps', { 'istio.io/dataplane-mode': 'ambient' }),
+      ...app('apps', 'api'),
+      waypoint('apps'),
+    ];
+    assert.deepEqual(codes(unused), ['KFM203 Gateway apps/waypoint']);
+  });
+});
+
+describe('KFM401 route-to-missing-target', () => {
+  const route = (host: string, port: number, gateways?: string[]): KubeObject => ({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'VirtualService',
+    metadata: { name: 'r', namespace: 'apps' },
+    spec: {
+      hosts: ['api'],
+      ...(gateways ? { gateways } : {}),
+      http: [{ route: [{ destination: { host, port: { number: port } } }] }],
+    },
+  });
+  const base = [ns('apps', { 'istio-injection': 'enabled' }), ...app('apps', 'api')];
+
+  test('a missing Service, a missing port, a missing gateway', () => {
+    assert.match(
+      only([...base, route('gone', 80)], 'KFM401')[0]?.message ?? '',
+      /gone\.apps\.svc\.cluster\.local, which no Service has/,
+    );
+    assert.match(
+      only([...base, route('api', 9090)], 'KFM401')[0]?.message ?? '',
+      /port 9090 .* has ports 80/,
+    );
+    const gw = only([...base, route('api', 80, ['nowhere'])], 'KFM401');
+    assert.equal(gw[0]?.field, 'spec.gateways[0]');
+    assert.match(gw[0]?.message ?? '', /gateway apps\/nowhere, which does not exist/);
+  });
+
+  test('a route to an existing Service port: nothing', () => {
+    assert.deepEqual(only([...base, route('api', 80)], 'KFM401'), []);
+  });
+});
+
+describe('analyze', () => {
+  test('findings in file order; --fail-on thresholds', () => {
+    const found = analyze(
+      Snapshot.of([
+        ns('apps', { 'istio.io/dataplane-mode': 'ambient' }),
+        ...app('apps', 'api'),
+        waypoint('apps'),
+      ]),
+    );
+    assert.equal(found.length, 1);
+    const [warning] = found as [Finding];
+    assert.equal(atOrAbove(warning, 'error'), false);
+    assert.equal(atOrAbove(warning, 'warning'), true);
+    assert.equal(atOrAbove(warning, 'never'), false);
+  });
+});
