@@ -1,9 +1,11 @@
-/** `kfmesh analyze`: the findings of every rule, as text or JSON; exit 1 at or above `--fail-on`. */
+/** `kfmesh analyze`: the findings of every rule, as text, JSON or SARIF; exit 1 at or above `--fail-on`. */
 import { formatLocation } from '../model/errors.ts';
 import { describeRef } from '../model/object.ts';
 import type { Finding } from '../model/finding.ts';
 import { analyze, atOrAbove, rules } from '../analyze/analyze.ts';
-import { ExitCode, oneOf, runCommand, snapshotFrom, UsageError, type Streams } from './io.ts';
+import { toSarif } from '../analyze/sarif.ts';
+import { ExitCode, oneOf, runCommand, snapshotFrom, type Streams } from './io.ts';
+import { version } from './version.ts';
 
 /** Options of `kfmesh analyze` as parsed from the command line. */
 export interface AnalyzeFlags {
@@ -17,11 +19,15 @@ export function analyzeCommand(paths: string[], flags: AnalyzeFlags, streams: St
   return runCommand(streams, async () => {
     const format = oneOf('-o', flags.output, ['text', 'json', 'sarif'] as const);
     const failOn = oneOf('--fail-on', flags.failOn, ['error', 'warning', 'never'] as const);
-    if (format === 'sarif')
-      throw new UsageError('-o sarif is not available in this version yet; use text or json');
     const snapshot = await snapshotFrom(paths, streams);
     const findings = analyze(snapshot, { clusterDomain: flags.clusterDomain });
-    streams.stdout(format === 'json' ? findingsJson(findings) : findingsText(findings));
+    streams.stdout(
+      format === 'json'
+        ? findingsJson(findings)
+        : format === 'sarif'
+          ? `${JSON.stringify(toSarif(findings, rules, version), null, 2)}\n`
+          : findingsText(findings),
+    );
     return findings.some((f) => atOrAbove(f, failOn)) ? ExitCode.CheckFailed : ExitCode.Ok;
   });
 }

@@ -10,8 +10,7 @@ import { migrateCommand, type MigrateFlags } from './migrate.ts';
 import { renderCommand, type RenderFlags } from './render.ts';
 import { traceCommand, type TraceFlags } from './trace.ts';
 import { verifyCommand, type VerifyFlags } from './verify.ts';
-
-const version = '0.1.0';
+import { version } from './version.ts';
 
 /** Builds the program; every action stores its exit code in `result`. */
 function program(streams: Streams, result: { code: ExitCode }): Command {
@@ -57,7 +56,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .command('analyze')
     .description('find what is wrong: rules with stable codes, each finding located and with a fix')
     .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
-    .option('-o, --output <format>', 'text or json', 'text')
+    .option('-o, --output <format>', 'text, json or sarif', 'text')
     .option('--fail-on <severity>', 'exit 1 when a finding is at or above: error, warning or never', 'error')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: AnalyzeFlags) => {

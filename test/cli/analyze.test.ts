@@ -1,7 +1,22 @@
 /** `kfmesh analyze` through the real program: the seed misconfiguration found by tracing, exit codes, JSON. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Ajv } from 'ajv';
+import AjvDraft04 from 'ajv-draft-04';
 import { runKfmesh, writeText } from '../cli-process.ts';
+
+// A CommonJS module whose default export is the class: under Node's ESM interop it arrives as `default`.
+const Ajv04 = (AjvDraft04 as unknown as { default: typeof Ajv }).default;
+
+// The SARIF 2.1.0 JSON schema as published (draft-04), from the package that ships it.
+const sarifSchema = JSON.parse(
+  readFileSync(
+    createRequire(import.meta.url).resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json'),
+    'utf8',
+  ),
+) as object;
 
 const example = writeText(runKfmesh(['example']).stdout, 'platform.yaml');
 const before = writeText(runKfmesh(['render', example, '--no-mesh-gateway']).stdout, 'before.yaml');
@@ -53,12 +68,34 @@ describe('kfmesh analyze', () => {
     assert.equal(result.findings[0]?.evidence.length, 2);
   });
 
-  test('usage: bad --fail-on, and SARIF not yet: exit 2', () => {
+  test('usage: a bad --fail-on exits 2', () => {
     const bad = runKfmesh(['analyze', example, '--fail-on', 'sometimes']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--fail-on must be one of error, warning, never/);
-    const sarif = runKfmesh(['analyze', example, '-o', 'sarif']);
-    assert.equal(sarif.code, 2);
-    assert.match(sarif.stderr, /-o sarif is not available in this version yet/);
+  });
+
+  test('-o sarif: a SARIF 2.1.0 log that passes the published schema, one result per finding', () => {
+    const run = runKfmesh(['analyze', example, before, '-o', 'sarif']);
+    assert.equal(run.code, 0, run.stderr);
+    const log = JSON.parse(run.stdout) as {
+      runs: { tool: { driver: { rules: { id: string }[] } }; results: SarifResult[] }[];
+    };
+    const validate = new Ajv04({ strict: false, allErrors: true, unicodeRegExp: false }).compile(sarifSchema);
+    assert.ok(validate(log), JSON.stringify(validate.errors?.slice(0, 3)));
+    const results = log.runs[0]?.results ?? [];
+    assert.equal(results.length, 4);
+    const first = results[0];
+    assert.equal(first?.ruleId, 'KFM101');
+    assert.equal(first?.level, 'warning');
+    assert.match(first?.locations[0]?.physicalLocation?.artifactLocation.uri ?? '', /before\.yaml$/);
+    assert.ok((first?.locations[0]?.physicalLocation?.region?.startLine ?? 0) > 0);
+    // A schema violation is caught by the same validator.
+    assert.equal(validate({ version: '2.1.0', runs: [{ results: [] }] }), false);
   });
 });
+
+type SarifResult = {
+  ruleId: string;
+  level: string;
+  locations: { physicalLocation?: { artifactLocation: { uri: string }; region?: { startLine: number } } }[];
+};

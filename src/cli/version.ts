@@ -1,0 +1,2 @@
+/** The version kfmesh reports (--version, SARIF logs). */
+export const version = '0.1.0';
