@@ -8,18 +8,26 @@ import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh, type Mesh } from '../mesh/mesh.ts';
 import type { AnalyzeContext, Rule } from './rule.ts';
 import { passthroughForMeshClients } from './rules/KFM101-passthrough-for-mesh-clients.ts';
+import { internalHostNotBoundToMesh } from './rules/KFM102-internal-host-not-bound-to-mesh.ts';
 import { l7PolicyWithoutWaypoint } from './rules/KFM201-l7-policy-without-waypoint.ts';
 import { missingWaypoint } from './rules/KFM202-missing-waypoint.ts';
 import { unusedWaypoint } from './rules/KFM203-unused-waypoint.ts';
+import { sidecarClientSkipsWaypoint } from './rules/KFM204-sidecar-client-skips-waypoint.ts';
 import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
+import { conflictingVirtualServices } from './rules/KFM402-conflicting-virtual-services.ts';
+import { exportHidesRoute } from './rules/KFM403-export-hides-route.ts';
 
 /** Every rule, by code. */
 export const rules: readonly Rule[] = [
   passthroughForMeshClients,
+  internalHostNotBoundToMesh,
   l7PolicyWithoutWaypoint,
   missingWaypoint,
   unusedWaypoint,
+  sidecarClientSkipsWaypoint,
   routeToMissingTarget,
+  conflictingVirtualServices,
+  exportHidesRoute,
 ];
 
 export interface AnalyzeOptions {

@@ -62,7 +62,7 @@ describe('kfmesh analyze', () => {
     assert.equal(result.summary.warning, 4);
     assert.deepEqual(
       result.rules.map((r) => r.code),
-      ['KFM101', 'KFM201', 'KFM202', 'KFM203', 'KFM401'],
+      ['KFM101', 'KFM102', 'KFM201', 'KFM202', 'KFM203', 'KFM204', 'KFM401', 'KFM402', 'KFM403'],
     );
     assert.match(result.findings[0]?.location ?? '', /before\.yaml:\d+:3$/);
     assert.equal(result.findings[0]?.evidence.length, 2);

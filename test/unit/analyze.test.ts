@@ -189,6 +189,142 @@ describe('KFM401 route-to-missing-target', () => {
   });
 });
 
+describe('KFM102 internal-host-not-bound-to-mesh', () => {
+  const base = [ns('apps', { 'istio-injection': 'enabled' }), ...app('apps', 'api')];
+  const vs = (gateways: string[]): KubeObject => ({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'VirtualService',
+    metadata: { name: 'api', namespace: 'apps' },
+    spec: {
+      gateways,
+      hosts: ['api.apps.svc.cluster.local'],
+      http: [{ timeout: '5s', route: [{ destination: { host: 'api' } }] }],
+    },
+  });
+  const gateway: KubeObject = {
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'web', namespace: 'apps' },
+    spec: {
+      selector: { app: 'api' },
+      servers: [{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }],
+    },
+  };
+
+  test('a cluster Service routed only at a gateway', () => {
+    const found = only([...base, gateway, vs(['web'])], 'KFM102');
+    assert.equal(found.length, 1);
+    assert.match(
+      found[0]?.message ?? '',
+      /api\.apps\.svc\.cluster\.local \(Service apps\/api\) only at gateways \(apps\/web\)/,
+    );
+  });
+
+  test('bound to mesh as well: nothing', () => {
+    assert.deepEqual(only([...base, gateway, vs(['web', 'mesh'])], 'KFM102'), []);
+  });
+});
+
+describe('KFM204 sidecar-client-skips-waypoint', () => {
+  const objects = (clientMode: Record<string, string>): KubeObject[] => [
+    ns('apps', { 'istio.io/dataplane-mode': 'ambient', 'istio.io/use-waypoint': 'waypoint' }),
+    ns('clients', clientMode),
+    ...app('apps', 'api'),
+    ...app('clients', 'caller'),
+    waypoint('apps'),
+    policy('apps', 'api-get', {
+      targetRefs: [{ group: '', kind: 'Service', name: 'api' }],
+      rules: [{ to: [{ operation: { methods: ['GET'] } }] }],
+    }),
+  ];
+
+  test('a sidecar client reaches the Service without the waypoint: found, with its trace', () => {
+    const found = only(objects({ 'istio-injection': 'enabled' }), 'KFM204');
+    assert.equal(found.length, 1);
+    assert.match(found[0]?.message ?? '', /clients with sidecars \(such as clients\/caller\)/);
+    assert.match(found[0]?.evidence?.[0] ?? '', /sidecar clients\/caller → ztunnel/);
+  });
+
+  test('no sidecar clients: nothing', () => {
+    assert.deepEqual(only(objects({ 'istio.io/dataplane-mode': 'ambient' }), 'KFM204'), []);
+  });
+});
+
+describe('KFM402 conflicting-virtual-services', () => {
+  const vs = (name: string, created: string): KubeObject => ({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'VirtualService',
+    metadata: { name, namespace: 'apps', creationTimestamp: created },
+    spec: { hosts: ['api'], http: [{ route: [{ destination: { host: 'api' } }] }] },
+  });
+  const base = [ns('apps', { 'istio-injection': 'enabled' }), ...app('apps', 'api')];
+
+  test('two mesh VirtualServices for one host: the younger is reported, naming the older', () => {
+    const found = only(
+      [...base, vs('new', '2026-02-01T00:00:00Z'), vs('old', '2026-01-01T00:00:00Z')],
+      'KFM402',
+    );
+    assert.equal(found.length, 1);
+    assert.equal(found[0]?.object.name, 'new');
+    assert.match(found[0]?.message ?? '', /claimed by VirtualService apps\/old, which is older/);
+  });
+
+  test('one VirtualService: nothing', () => {
+    assert.deepEqual(only([...base, vs('old', '2026-01-01T00:00:00Z')], 'KFM402'), []);
+  });
+});
+
+describe('KFM403 export-hides-route', () => {
+  const base: KubeObject[] = [
+    ns('apps', { 'istio-injection': 'enabled' }),
+    ns('istio-system', {}),
+    ...app('apps', 'api'),
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'ingress', namespace: 'istio-system' },
+      spec: {
+        selector: { matchLabels: { istio: 'ingressgateway' } },
+        template: {
+          metadata: { labels: { istio: 'ingressgateway' } },
+          spec: { containers: [{ name: 'istio-proxy', args: ['proxy', 'router'] }] },
+        },
+      },
+    },
+    {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'web', namespace: 'apps' },
+      spec: {
+        selector: { istio: 'ingressgateway' },
+        servers: [{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }],
+      },
+    },
+  ];
+  const vs = (exportTo: string[]): KubeObject => ({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'VirtualService',
+    metadata: { name: 'api', namespace: 'apps' },
+    spec: {
+      gateways: ['web'],
+      exportTo,
+      hosts: ['*'],
+      http: [{ route: [{ destination: { host: 'api' } }] }],
+    },
+  });
+
+  test("exported only to its own namespace while the gateway's pods run in istio-system", () => {
+    const found = only([...base, vs(['.'])], 'KFM403');
+    assert.equal(found.length, 1);
+    assert.equal(found[0]?.field, 'spec.exportTo');
+    assert.match(found[0]?.message ?? '', /pods run in istio-system/);
+  });
+
+  test('exported everywhere: nothing', () => {
+    assert.deepEqual(only([...base, vs(['*'])], 'KFM403'), []);
+  });
+});
+
 describe('analyze', () => {
   test('findings in file order; --fail-on thresholds', () => {
     const found = analyze(

@@ -1,0 +1,42 @@
+/**
+ * KFM102: a VirtualService for a Service of the cluster that is bound only to gateways, with no mesh-bound
+ * route for that host. Sidecar clients calling the Service get its default route: the VirtualService's
+ * rewrites, headers, timeouts and splits apply only to traffic through the gateways.
+ */
+import { Severity } from '../../model/finding.ts';
+import type { Finding } from '../../model/finding.ts';
+import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+
+export const internalHostNotBoundToMesh: Rule = {
+  code: 'KFM102',
+  name: 'internal-host-not-bound-to-mesh',
+  severity: Severity.Warning,
+  description:
+    'a VirtualService for a cluster Service is bound only to gateways: in-mesh callers get the default route, without its rules',
+  check(context: AnalyzeContext): Finding[] {
+    const mesh = context.mesh();
+    const meshHosts = new Set(
+      mesh.virtualServices.filter((v) => v.gateways.includes('mesh')).flatMap((v) => v.hosts),
+    );
+    const findings: Finding[] = [];
+    for (const vs of mesh.virtualServices) {
+      if (vs.gatewaySemantics || vs.gateways.includes('mesh')) continue;
+      vs.hosts.forEach((host) => {
+        const service = mesh.serviceByHostname.get(host);
+        // ExternalName hosts are KFM101's (found by tracing).
+        if (!service || service.type === 'ExternalName' || meshHosts.has(host)) return;
+        findings.push(
+          findingOf(
+            internalHostNotBoundToMesh,
+            context,
+            vs.source,
+            ['spec', 'gateways'],
+            `routes ${host} (Service ${service.namespace}/${service.name}) only at gateways (${vs.gateways.join(', ')}): sidecar clients calling it directly get its default route, without this VirtualService's rules`,
+            { fix: 'add "mesh" to spec.gateways if in-mesh callers should get the same routing' },
+          ),
+        );
+      });
+    }
+    return findings;
+  },
+};

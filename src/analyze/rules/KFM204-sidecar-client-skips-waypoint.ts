@@ -1,0 +1,59 @@
+/**
+ * KFM204: a Service whose L7 policy lives on its waypoint, called by workloads with sidecars. Sidecars
+ * send straight to the pods and skip the waypoint, so for them the policy does not apply; only the L4
+ * policy at ztunnel decides. Shown with the trace of one such client.
+ */
+import { Severity } from '../../model/finding.ts';
+import type { Finding } from '../../model/finding.ts';
+import { targetRefsOf } from '../../mesh/authorization.ts';
+import { traceRequest } from '../../mesh/trace.ts';
+import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+
+export const sidecarClientSkipsWaypoint: Rule = {
+  code: 'KFM204',
+  name: 'sidecar-client-skips-waypoint',
+  severity: Severity.Warning,
+  description:
+    "sidecar clients of a Service whose L7 policy is on a waypoint skip the waypoint: the policy doesn't apply to them",
+  check(context: AnalyzeContext): Finding[] {
+    const mesh = context.mesh();
+    const client = [...mesh.workloadByName]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .find(([, w]) => w.proxy === 'sidecar');
+    if (!client || mesh.waypoints.size === 0) return [];
+    const findings: Finding[] = [];
+    for (const policy of context.snapshot.list('security.istio.io', 'AuthorizationPolicy')) {
+      const ns = policy.metadata.namespace ?? 'default';
+      for (const ref of targetRefsOf(policy)) {
+        const services =
+          ref.kind === 'Service'
+            ? mesh.services.filter((s) => s.namespace === ns && s.name === ref.name)
+            : ref.kind === 'Gateway' && mesh.waypoints.has(`${ns}/${ref.name}`)
+              ? mesh.services.filter((s) => s.namespace === ns && s.type !== 'ExternalName')
+              : [];
+        const service = services.find((s) => s.ports.length > 0);
+        if (!service) continue;
+        const port = service.ports[0]?.port ?? 80;
+        const trace = traceRequest(mesh, { from: client[0], url: `http://${service.hostname}:${port}/` });
+        if (trace.hops.some((h) => h.kind === 'waypoint')) continue;
+        findings.push(
+          findingOf(
+            sidecarClientSkipsWaypoint,
+            context,
+            policy,
+            ['spec', 'targetRefs'],
+            `enforced on a waypoint, but clients with sidecars (such as ${client[0]}) reach ${service.namespace}/${service.name} without passing it: the policy does not apply to them`,
+            {
+              fix: "move those clients' namespaces to ambient mode, or keep an equivalent selector-based policy for sidecar callers",
+              evidence: [
+                `GET http://${service.hostname}:${port}/ from ${client[0]}: ${trace.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`).join(' → ')} → ${trace.response.code}`,
+              ],
+            },
+          ),
+        );
+        break;
+      }
+    }
+    return findings;
+  },
+};
