@@ -16,6 +16,7 @@ import { sidecarClientSkipsWaypoint } from './rules/KFM204-sidecar-client-skips-
 import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
 import { conflictingVirtualServices } from './rules/KFM402-conflicting-virtual-services.ts';
 import { exportHidesRoute } from './rules/KFM403-export-hides-route.ts';
+import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
 
 /** Every rule, by code. */
 export const rules: readonly Rule[] = [
@@ -28,6 +29,7 @@ export const rules: readonly Rule[] = [
   routeToMissingTarget,
   conflictingVirtualServices,
   exportHidesRoute,
+  meshRouteCost,
 ];
 
 export interface AnalyzeOptions {

@@ -22,10 +22,13 @@ const example = writeText(runKfmesh(['example']).stdout, 'platform.yaml');
 const before = writeText(runKfmesh(['render', example, '--no-mesh-gateway']).stdout, 'before.yaml');
 
 describe('kfmesh analyze', () => {
-  test('the example platform (KServe with the mesh binding): no findings, exit 0', () => {
+  test('the example platform (KServe with the mesh binding): no errors or warnings, exit 0', () => {
     const run = runKfmesh(['analyze', example]);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /^0 findings: 0 errors, 0 warnings, 0 infos\n$/);
+    // Only what the pipelines UI's and notebook controller's `*/*` Sidecars cost (KFM501, info).
+    assert.match(run.stdout, /\n2 findings: 0 errors, 0 warnings, 2 infos\n$/);
+    assert.deepEqual(run.stdout.match(/ info KFM\d+/g), [' info KFM501', ' info KFM501']);
+    assert.equal(runKfmesh(['analyze', example, '--fail-on', 'warning']).code, 0);
   });
 
   test('KServe without mesh (the seed misconfiguration): KFM101 for each InferenceService, with the trace', () => {
@@ -58,14 +61,15 @@ describe('kfmesh analyze', () => {
       rules: { code: string }[];
       findings: { code: string; location: string; evidence: string[] }[];
     };
-    assert.equal(result.summary.findings, 4);
+    assert.equal(result.summary.findings, 6);
     assert.equal(result.summary.warning, 4);
     assert.deepEqual(
       result.rules.map((r) => r.code),
-      ['KFM101', 'KFM102', 'KFM201', 'KFM202', 'KFM203', 'KFM204', 'KFM401', 'KFM402', 'KFM403'],
+      ['KFM101', 'KFM102', 'KFM201', 'KFM202', 'KFM203', 'KFM204', 'KFM401', 'KFM402', 'KFM403', 'KFM501'],
     );
-    assert.match(result.findings[0]?.location ?? '', /before\.yaml:\d+:3$/);
-    assert.equal(result.findings[0]?.evidence.length, 2);
+    const kfm101 = result.findings.find((f) => f.code === 'KFM101');
+    assert.match(kfm101?.location ?? '', /before\.yaml:\d+:3$/);
+    assert.equal(kfm101?.evidence.length, 2);
   });
 
   test('usage: a bad --fail-on exits 2', () => {
@@ -83,8 +87,8 @@ describe('kfmesh analyze', () => {
     const validate = new Ajv04({ strict: false, allErrors: true, unicodeRegExp: false }).compile(sarifSchema);
     assert.ok(validate(log), JSON.stringify(validate.errors?.slice(0, 3)));
     const results = log.runs[0]?.results ?? [];
-    assert.equal(results.length, 4);
-    const first = results[0];
+    assert.equal(results.length, 6);
+    const first = results.find((r) => r.ruleId === 'KFM101');
     assert.equal(first?.ruleId, 'KFM101');
     assert.equal(first?.level, 'warning');
     assert.match(first?.locations[0]?.physicalLocation?.artifactLocation.uri ?? '', /before\.yaml$/);

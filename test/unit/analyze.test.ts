@@ -325,6 +325,45 @@ describe('KFM403 export-hides-route', () => {
   });
 });
 
+describe('KFM501 mesh-route-cost', () => {
+  const objects = (sidecar: boolean): KubeObject[] => [
+    ns('apps', { 'istio-injection': 'enabled' }),
+    ns('other', { 'istio-injection': 'enabled' }),
+    ...app('apps', 'api'),
+    ...app('other', 'client'),
+    {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'VirtualService',
+      metadata: { name: 'api', namespace: 'apps' },
+      spec: { hosts: ['api'], http: [{ route: [{ destination: { host: 'api' } }] }] },
+    },
+    ...(sidecar
+      ? [
+          {
+            apiVersion: 'networking.istio.io/v1',
+            kind: 'Sidecar',
+            metadata: { name: 'default', namespace: 'other' },
+            spec: { egress: [{ hosts: ['./*'] }] },
+          },
+        ]
+      : []),
+  ];
+
+  test("a namespace's mesh routes in other namespaces' sidecars: an info finding with the counts", () => {
+    const found = only(objects(false), 'KFM501');
+    assert.equal(found.length, 1);
+    assert.equal(found[0]?.severity, 'info');
+    assert.match(
+      found[0]?.message ?? '',
+      /1 mesh-bound VirtualService\(s\) of namespace apps \(1 hosts, 1 routes\) are in the configuration of up to 2 sidecars in 2 namespaces \(other besides apps\)/,
+    );
+  });
+
+  test('a Sidecar that keeps the other namespace to itself: nothing', () => {
+    assert.deepEqual(only(objects(true), 'KFM501'), []);
+  });
+});
+
 describe('analyze', () => {
   test('findings in file order; --fail-on thresholds', () => {
     const found = analyze(
