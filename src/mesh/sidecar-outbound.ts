@@ -84,15 +84,45 @@ export function sidecarScopeOf(mesh: Mesh, workload: Workload): SidecarScope {
   const cached = mesh.cache.get(key) as SidecarScope | undefined;
   if (cached) return cached;
   const spec = (sidecar?.['spec'] ?? {}) as SidecarSpec;
-  const egressHosts = spec.egress?.flatMap((e) => e.hosts ?? []);
-  const imported = (namespace: string, hostname: string): boolean =>
-    egressHosts === undefined ||
-    egressHosts.some((entry) => egressImports(entry, workload.namespace, namespace, hostname));
   const namespace = workload.namespace;
-  const services = mesh.services.filter(
-    (s) => isExportedTo(s.exportTo, s.namespace, namespace) && imported(s.namespace, s.hostname),
-  );
-  const virtualServices = virtualServicesFor(mesh.virtualServices, MeshGateway, namespace).filter((vs) =>
+  // Egress hosts parsed once, with `.` made this namespace: a scope is built for every namespace a
+  // root-namespace Sidecar covers, so the work per entry must not grow with the mesh.
+  const egress = spec.egress
+    ?.flatMap((e) => e.hosts ?? [])
+    .map((entry) => {
+      const [ns, host] = entry.includes('/') ? (entry.split('/') as [string, string]) : ['*', entry];
+      return { ns: ns === '.' ? namespace : ns, host };
+    })
+    .filter((e) => e.ns !== '~');
+  const imported = (ns: string, hostname: string): boolean =>
+    egress === undefined ||
+    egress.some((e) => (e.ns === '*' || e.ns === ns) && (e.host === '*' || hostMatches(e.host, hostname)));
+  const exported = (s: MeshService) => isExportedTo(s.exportTo, s.namespace, namespace);
+  let services: MeshService[];
+  if (egress === undefined || egress.some((e) => e.ns === '*')) {
+    services = mesh.services.filter((s) => exported(s) && imported(s.namespace, s.hostname));
+  } else {
+    // Only the namespaces the entries name can contribute: look at their services alone.
+    const byNamespace = byNamespaceIndex(mesh, 'services', mesh.services);
+    const chosen: MeshService[] = [];
+    for (const ns of new Set(egress.map((e) => e.ns)))
+      for (const s of byNamespace.get(ns) ?? [])
+        if (exported(s) && imported(s.namespace, s.hostname)) chosen.push(s);
+    services = inMeshOrder(mesh, 'services', mesh.services, chosen);
+  }
+  // The VirtualServices of the namespaces the egress names (all of them when it names `*`).
+  const candidates =
+    egress === undefined || egress.some((e) => e.ns === '*')
+      ? mesh.virtualServices
+      : inMeshOrder(
+          mesh,
+          'virtual-services',
+          mesh.virtualServices,
+          [...new Set(egress.map((e) => e.ns))].flatMap(
+            (ns) => byNamespaceIndex(mesh, 'virtual-services', mesh.virtualServices).get(ns) ?? [],
+          ),
+        );
+  const virtualServices = virtualServicesFor(candidates, MeshGateway, namespace).filter((vs) =>
     vs.hosts.some((h) => imported(vs.namespace, h)),
   );
   const httpPorts = new Set<number>();
@@ -115,6 +145,37 @@ export function sidecarScopeOf(mesh: Mesh, workload: Workload): SidecarScope {
   return scope;
 }
 
+/** A list of the mesh (services, VirtualServices) by namespace, built once per mesh. */
+function byNamespaceIndex<T extends { namespace: string }>(
+  mesh: Mesh,
+  name: string,
+  all: readonly T[],
+): Map<string, T[]> {
+  const key = `by-namespace|${name}`;
+  let index = mesh.cache.get(key) as Map<string, T[]> | undefined;
+  if (index) return index;
+  index = new Map();
+  for (const item of all) {
+    const list = index.get(item.namespace);
+    if (list) list.push(item);
+    else index.set(item.namespace, [item]);
+  }
+  mesh.cache.set(key, index);
+  return index;
+}
+
+/** Some items of a mesh list, in the list's order (which decides precedence). */
+function inMeshOrder<T extends object>(mesh: Mesh, name: string, all: readonly T[], some: readonly T[]): T[] {
+  const key = `position|${name}`;
+  let position = mesh.cache.get(key) as Map<T, number> | undefined;
+  if (!position) {
+    position = new Map(all.map((item, i) => [item, i]));
+    mesh.cache.set(key, position);
+  }
+  const at = position;
+  return [...new Set(some)].sort((a, b) => (at.get(a) ?? 0) - (at.get(b) ?? 0));
+}
+
 function selectSidecar(mesh: Mesh, workload: Workload): KubeObject | undefined {
   let all = mesh.cache.get('sidecars') as KubeObject[] | undefined;
   if (!all) {
@@ -134,14 +195,6 @@ function selectSidecar(mesh: Mesh, workload: Workload): KubeObject | undefined {
     inNs.find((s) => selectorOf(s) === undefined) ??
     all.find((s) => s.metadata.namespace === mesh.config.rootNamespace && selectorOf(s) === undefined)
   );
-}
-
-/** Does a Sidecar egress host `ns/dnsName` (`.`, `*`, `~`) import a host of `namespace`? */
-function egressImports(entry: string, ownNamespace: string, namespace: string, hostname: string): boolean {
-  const [ns, host] = entry.includes('/') ? (entry.split('/') as [string, string]) : ['*', entry];
-  if (ns === '~') return false;
-  const nsOk = ns === '*' || (ns === '.' ? namespace === ownNamespace : ns === namespace);
-  return nsOk && (host === '*' || hostMatches(host, hostname));
 }
 
 /** Is the service visible in the scope? */

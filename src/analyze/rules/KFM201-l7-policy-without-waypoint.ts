@@ -6,6 +6,7 @@
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { l7AttributesOf, rulesOf } from '../../migrate/policies.ts';
+import type { Workload } from '../../mesh/workloads.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const l7PolicyWithoutWaypoint: Rule = {
@@ -18,17 +19,20 @@ export const l7PolicyWithoutWaypoint: Rule = {
     const mesh = context.mesh();
     const root = mesh.config.rootNamespace;
     const findings: Finding[] = [];
+    // Ambient pods by namespace: a policy selects pods of its own namespace (of every one from the root).
+    const ambient = new Map<string, Workload[]>();
+    for (const w of mesh.workloads)
+      if (w.proxy === 'ambient') ambient.set(w.namespace, [...(ambient.get(w.namespace) ?? []), w]);
+    if (ambient.size === 0) return [];
+    const everywhere = [...ambient.values()].flat();
     for (const policy of context.snapshot.list('security.istio.io', 'AuthorizationPolicy')) {
       const spec = (policy['spec'] ?? {}) as Record<string, unknown>;
       if (spec['targetRefs'] !== undefined || spec['targetRef'] !== undefined) continue;
       const ns = policy.metadata.namespace ?? 'default';
       const selector = (spec['selector'] as { matchLabels?: Record<string, string> } | undefined)
         ?.matchLabels;
-      const pods = mesh.workloads.filter(
-        (w) =>
-          w.proxy === 'ambient' &&
-          (ns === root ? true : w.namespace === ns) &&
-          Object.entries(selector ?? {}).every(([k, v]) => w.labels[k] === v),
+      const pods = (ns === root ? everywhere : (ambient.get(ns) ?? [])).filter((w) =>
+        Object.entries(selector ?? {}).every(([k, v]) => w.labels[k] === v),
       );
       if (pods.length === 0) continue;
       const rules = rulesOf(spec);
