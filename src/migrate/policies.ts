@@ -59,41 +59,62 @@ export function renamePrincipals(
   renames: ReadonlyMap<string, readonly string[]>,
 ): { spec: Json; renamed: string[] } {
   const renamed = new Set<string>();
-  const rename = (list: unknown): unknown => {
+  if (renames.size === 0) return { spec, renamed: [] };
+  const next = mapRuleValues(
+    spec,
+    { source: ['principals', 'notPrincipals'], when: 'source.principal' },
+    (p) => {
+      const replacement = renames.get(p);
+      if (replacement) renamed.add(p);
+      return replacement ?? [p];
+    },
+  );
+  if (renamed.size === 0) return { spec, renamed: [] };
+  return { spec: next, renamed: [...renamed].sort() };
+}
+
+/**
+ * A spec whose rules have every value of some fields replaced by what `replace` gives for it (duplicates
+ * dropped): `source` fields of `from`, `operation` fields of `to`, and the values of one `when` key.
+ */
+function mapRuleValues(
+  spec: Json,
+  fields: { source?: readonly string[]; operation?: readonly string[]; when: string },
+  replace: (value: string) => readonly string[],
+): Json {
+  if (!Array.isArray(spec['rules'])) return spec;
+  const map = (list: unknown): unknown => {
     if (!Array.isArray(list)) return list;
     const out: string[] = [];
-    for (const p of list as string[]) {
-      const replacement = renames.get(p);
-      if (replacement) {
-        renamed.add(p);
-        for (const r of replacement) if (!out.includes(r)) out.push(r);
-      } else if (!out.includes(p)) out.push(p);
-    }
+    for (const v of list as string[]) for (const r of replace(String(v))) if (!out.includes(r)) out.push(r);
     return out;
   };
-  if (renames.size === 0 || !Array.isArray(spec['rules'])) return { spec, renamed: [] };
+  const edit = (record: Json, names: readonly string[] = []): Json => {
+    const copy: Json = { ...record };
+    for (const name of names) if (copy[name] !== undefined) copy[name] = map(copy[name]);
+    return copy;
+  };
   const rules = (spec['rules'] as Rule[]).map((rule): Rule => {
     const next: Rule = { ...rule };
     if (rule.from)
-      next.from = rule.from.map((f) => {
-        if (!isPlainObject(f.source)) return f;
-        const source: Json = { ...f.source };
-        for (const field of ['principals', 'notPrincipals'])
-          if (source[field] !== undefined) source[field] = rename(source[field]);
-        return { ...f, source };
-      });
+      next.from = rule.from.map((f) =>
+        isPlainObject(f.source) ? { ...f, source: edit(f.source, fields.source) } : f,
+      );
+    if (rule.to)
+      next.to = rule.to.map((t) =>
+        isPlainObject(t.operation) ? { ...t, operation: edit(t.operation, fields.operation) } : t,
+      );
     if (rule.when)
       next.when = rule.when.map((w) => {
-        if (w.key !== 'source.principal') return w;
+        if (w.key !== fields.when) return w;
         const c = { ...w };
-        if (c.values) c.values = rename(c.values) as string[];
-        if (c.notValues) c.notValues = rename(c.notValues) as string[];
+        if (c.values) c.values = map(c.values) as string[];
+        if (c.notValues) c.notValues = map(c.notValues) as string[];
         return c;
       });
     return next;
   });
-  if (renamed.size === 0) return { spec, renamed: [] };
-  return { spec: { ...spec, rules }, renamed: [...renamed].sort() };
+  return { ...spec, rules };
 }
 
 /**
@@ -175,40 +196,15 @@ export function withServicePorts(
   spec: Json,
   servicePorts: ReadonlyMap<string, readonly string[]>,
 ): { spec: Json; changed: string[] } {
-  const changedPorts = new Set<string>();
-  const map = (list: unknown): unknown => {
-    if (!Array.isArray(list)) return list;
-    const out: string[] = [];
-    for (const p of list as string[]) {
-      const to = servicePorts.get(String(p));
-      if (to && !(to.length === 1 && to[0] === String(p))) changedPorts.add(`${p} → ${to.join(', ')}`);
-      for (const q of to ?? [String(p)]) if (!out.includes(q)) out.push(q);
-    }
-    return out;
-  };
-  if (servicePorts.size === 0 || !Array.isArray(spec['rules'])) return { spec, changed: [] };
-  const rules = (spec['rules'] as Rule[]).map((rule): Rule => {
-    const next: Rule = { ...rule };
-    if (rule.to)
-      next.to = rule.to.map((t) => {
-        if (!isPlainObject(t.operation)) return t;
-        const operation: Json = { ...t.operation };
-        for (const field of ['ports', 'notPorts'])
-          if (operation[field] !== undefined) operation[field] = map(operation[field]);
-        return { ...t, operation };
-      });
-    if (rule.when)
-      next.when = rule.when.map((w) => {
-        if (w.key !== 'destination.port') return w;
-        const c = { ...w };
-        if (c.values) c.values = map(c.values) as string[];
-        if (c.notValues) c.notValues = map(c.notValues) as string[];
-        return c;
-      });
-    return next;
+  const changed = new Set<string>();
+  if (servicePorts.size === 0) return { spec, changed: [] };
+  const next = mapRuleValues(spec, { operation: ['ports', 'notPorts'], when: 'destination.port' }, (p) => {
+    const to = servicePorts.get(p);
+    if (to && !(to.length === 1 && to[0] === p)) changed.add(`${p} → ${to.join(', ')}`);
+    return to ?? [p];
   });
-  if (changedPorts.size === 0) return { spec, changed: [] };
-  return { spec: { ...spec, rules }, changed: [...changedPorts].sort() };
+  if (changed.size === 0) return { spec, changed: [] };
+  return { spec: next, changed: [...changed].sort() };
 }
 
 /** A policy spec with its selector replaced by targetRefs. */
