@@ -54,8 +54,12 @@ from ${request.from} (kfmesh trace, Istio 1.20):
     ${summary(traced(platform))}
 
 Commands:
-  kfmesh render [PATH...] [-o yaml|json] [--no-mesh-gateway]            objects for InferenceServices
-  kfmesh trace [PATH...] --from NS/WORKLOAD|external --url URL [...]    one request through the mesh
-  kfmesh example                                                        the example platform as YAML
-  kfmesh --help                                                         everything else
+  kfmesh render [PATH...] [--mode sidecar|ambient] [-o yaml|json]          what kfmesh applies
+  kfmesh trace [PATH...] --from NS/WORKLOAD|external --url URL [...]       one request through the mesh
+  kfmesh migrate [PATH...] --to ambient [--report FILE]                    sidecar mode to ambient mode
+  kfmesh verify --equivalence BEFORE AFTER                                 what a change does to every request
+  kfmesh verify [PATH...] --cases FILE                                     request expectations
+  kfmesh analyze [PATH...] [-o text|json|sarif]                            what is wrong, and the fix
+  kfmesh example [--mode sidecar|ambient]                                  the example platform as YAML
+  kfmesh --help                                                            everything else
 `);
