@@ -7,7 +7,6 @@ const pureCore = [
   'src/kubeflow/**',
   'src/ambient/**',
   'src/mesh/**',
-  'src/migrate/**',
   'src/analyze/**',
   'src/verify/**',
   'src/render/**',

@@ -2,8 +2,8 @@
 import { rename, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputFormat, serialize } from '../model/serialize.ts';
-import { migrateToAmbient } from '../migrate/migrate.ts';
-import { reportToJson, reportToMarkdown, summarize } from '../migrate/report.ts';
+import { migrateToAmbient } from '../ambient/migrate.ts';
+import { reportToJson, reportToMarkdown, summarize } from '../ambient/migration-report.ts';
 import { ExitCode, oneOf, runCommand, snapshotFrom, UsageError, type Streams } from './io.ts';
 
 /** Options of `kfmesh migrate` as parsed from the command line. */

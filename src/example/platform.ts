@@ -11,7 +11,7 @@ import type { KubeObject } from '../model/object.ts';
 import { toYaml } from '../model/serialize.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { desiredState } from '../render/desired-state.ts';
-import { migrateToAmbient } from '../migrate/migrate.ts';
+import { migrateToAmbient } from '../ambient/migrate.ts';
 import { clusterLocalGatewayLabels, gatewayDeployment, kubeflowSidecarObjects } from './kubeflow.ts';
 
 const domain = 'example.com';

@@ -7,7 +7,7 @@
 import { toYaml } from '../../src/model/serialize.ts';
 import { parseManifests } from '../../src/load/parse.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
-import { migrateToAmbient } from '../../src/migrate/migrate.ts';
+import { migrateToAmbient } from '../../src/ambient/migrate.ts';
 import { medianMs, peakRssMiB, printTable } from './harness.ts';
 import { kubeflowBenchPlatform } from './kubeflow-platform.ts';
 

@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { KubeObject } from '../../src/model/object.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
-import { migrateToAmbient } from '../../src/migrate/migrate.ts';
+import { migrateToAmbient } from '../../src/ambient/migrate.ts';
 import { checkEquivalence } from '../../src/verify/equivalence.ts';
 
 const namespaces = ['a', 'b'];

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import type { KubeObject } from '../../src/model/object.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { examplePlatform } from '../../src/example/platform.ts';
-import { migrateToAmbient } from '../../src/migrate/migrate.ts';
+import { migrateToAmbient } from '../../src/ambient/migrate.ts';
 import { checkEquivalence, type EquivalenceResult } from '../../src/verify/equivalence.ts';
 
 const before = examplePlatform();

@@ -10,7 +10,7 @@ import { before, describe, test } from 'node:test';
 import type { KubeObject } from '../../src/model/object.ts';
 import { loadPaths } from '../../src/load/files.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
-import { migrateToAmbient, type MigrationResult } from '../../src/migrate/migrate.ts';
+import { migrateToAmbient, type MigrationResult } from '../../src/ambient/migrate.ts';
 import { checkEquivalence } from '../../src/verify/equivalence.ts';
 import { projectRoot } from '../conformance/cases.ts';
 import { isSchemaChecked, schemaFailures } from '../crd-validation.ts';

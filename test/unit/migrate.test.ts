@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../src/model/object.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
-import { migrateToAmbient, type MigrationResult } from '../../src/migrate/migrate.ts';
-import { l7AttributesOf, ztunnelPart } from '../../src/migrate/policies.ts';
-import { gatewayDuration } from '../../src/migrate/routes.ts';
-import { reportToJson, reportToMarkdown } from '../../src/migrate/report.ts';
+import { migrateToAmbient, type MigrationResult } from '../../src/ambient/migrate.ts';
+import { l7AttributesOf, ztunnelPart } from '../../src/ambient/policies.ts';
+import { gatewayDuration } from '../../src/ambient/http-routes.ts';
+import { reportToJson, reportToMarkdown } from '../../src/ambient/migration-report.ts';
 
 type Json = Record<string, unknown>;
 

@@ -5,7 +5,7 @@
  */
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
-import { l7AttributesOf, rulesOf } from '../../migrate/policies.ts';
+import { l7AttributesOf, rulesOf } from '../../ambient/policies.ts';
 import type { Workload } from '../../mesh/workloads.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 

@@ -27,10 +27,10 @@ import {
   IngressUseWaypointLabel,
   UseWaypointLabel,
   WaypointForLabel,
-} from '../ambient/waypoint.ts';
+} from './waypoint.ts';
 import { convertGateway, gatewayApiPrincipal } from './gateways.ts';
 import { renamePrincipals, usesL7, withServicePorts, withTargetRefs, ztunnelPart } from './policies.ts';
-import { NoteKind, Outcome, type MigrationReport, type Note, type ReportEntry } from './report.ts';
+import { NoteKind, Outcome, type MigrationReport, type Note, type ReportEntry } from './migration-report.ts';
 import {
   action,
   changed,
@@ -38,7 +38,7 @@ import {
   dropped,
   type BackendTarget,
   type RouteContext,
-} from './routes.ts';
+} from './http-routes.ts';
 
 type Json = Record<string, unknown>;
 

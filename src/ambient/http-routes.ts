@@ -6,7 +6,7 @@
  * left out whole, so a converted route never matches more requests than the original did.
  */
 import { isPlainObject } from '../model/object.ts';
-import { NoteKind, type Note } from './report.ts';
+import { NoteKind, type Note } from './migration-report.ts';
 
 type Json = Record<string, unknown>;
 

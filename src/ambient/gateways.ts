@@ -5,8 +5,8 @@
  * `<name>-istio`), which is the identity policies must name afterwards.
  */
 import { isPlainObject, type KubeObject } from '../model/object.ts';
-import type { Note } from './report.ts';
-import { action, changed, dropped } from './routes.ts';
+import type { Note } from './migration-report.ts';
+import { action, changed, dropped } from './http-routes.ts';
 
 type Json = Record<string, unknown>;
 
