@@ -764,11 +764,8 @@ class Migration {
   }
 
   #authorizationPolicies(): void {
-    const anyWaypoint = this.#waypointServices.size > 0 || this.#waypointNamespaces.size > 0;
     for (const policy of this.#snapshot.list(security, 'AuthorizationPolicy')) {
-      const ns = policy.metadata.namespace ?? 'default';
-      const name = policy.metadata.name ?? '';
-      if (this.#isKept(ns)) continue;
+      if (this.#isKept(policy.metadata.namespace ?? 'default')) continue;
       const { spec, renamed } = renamePrincipals((policy['spec'] ?? {}) as Json, this.#principalRenames);
       const renameNotes = renamed.map((p) =>
         changed(
@@ -776,115 +773,144 @@ class Migration {
           `principal ${p} (the Istio ingress gateway) → ${(this.#principalRenames.get(p) ?? []).join(', ')} (the Gateway API gateway)`,
         ),
       );
-      const meta = (n: string, namespace: string) => ({
-        name: n,
-        namespace,
-        ...(policy.metadata.labels ? { labels: { ...policy.metadata.labels } } : {}),
-        ...(policy.metadata.annotations ? { annotations: { ...policy.metadata.annotations } } : {}),
-      });
       const make = (n: string, namespace: string, s: Json): KubeObject => ({
         apiVersion: `${security}/v1`,
         kind: 'AuthorizationPolicy',
-        metadata: meta(n, namespace),
+        metadata: {
+          name: n,
+          namespace,
+          ...(policy.metadata.labels ? { labels: { ...policy.metadata.labels } } : {}),
+          ...(policy.metadata.annotations ? { annotations: { ...policy.metadata.annotations } } : {}),
+        },
         spec: s,
       });
-      const l7 = usesL7(spec);
-      if (spec['targetRefs'] !== undefined || spec['targetRef'] !== undefined) {
-        if (renamed.length > 0) this.#change(policy, { ...policy, spec });
-        this.#entry(policy).notes.push(...renameNotes);
-        continue;
-      }
-      if (this.#isMeshWide(policy)) {
-        const out: KubeObject[] = [{ ...policy, spec }];
-        if (anyWaypoint) {
-          const copy = make(
-            this.#freeName(security, 'AuthorizationPolicy', ns, `${name}-waypoints`),
-            ns,
-            withTargetRefs(spec, [{ group: gatewayApi, kind: 'GatewayClass', name: 'istio-waypoint' }]),
-          );
-          out.push(copy);
-          this.#entry(policy).notes.push(
-            changed(
-              '',
-              `mesh-wide: waypoints take only policies that target them, so a copy targets the waypoint class (${copy.metadata.name})`,
-            ),
-          );
-        }
-        if (l7)
-          this.#entry(policy).notes.push(
-            action(
-              'spec.rules',
-              "a mesh-wide policy with HTTP conditions: ztunnel can't evaluate them (ALLOW rules with them match nothing there); move those rules to waypoints",
-            ),
-          );
-        this.#replace(
-          policy,
-          out,
-          out.length === 1 ? (renamed.length > 0 ? Outcome.Changed : Outcome.Kept) : Outcome.Converted,
-        );
-        this.#entry(policy).notes.push(...renameNotes);
-        continue;
-      }
-      const outputs: KubeObject[] = [];
-      const notes: Note[] = [...renameNotes];
-      // Policies of ingress gateway pods move onto the Gateway API gateways, in each gateway's namespace.
-      const moved = this.#ontoNewGateways(policy, spec, make);
-      outputs.push(...moved.outputs);
-      notes.push(...moved.notes);
-      const pods = this.#selected(policy);
-      const behind = pods.filter((p) => this.#behindWaypoint(p));
-      if (pods.length > 0 && (l7 || behind.length > 0)) {
-        const targets = this.#waypointTargets(policy, behind.length > 0 ? behind : pods);
-        if (targets.size === 0) {
-          // No waypoint can serve these pods: ztunnel alone enforces what it can. An ALLOW's HTTP rules
-          // match nothing there (narrower); a DENY keeps each rule's L4 part (broader), never less.
-          const l4 = (spec['action'] ?? 'ALLOW') === 'DENY' ? ztunnelPart(spec, []) : undefined;
-          outputs.push(l4 ? make(name, ns, l4) : { ...policy, spec });
-          notes.push(
-            action(
-              'spec.rules',
-              'HTTP conditions need a waypoint, and no Service selects these pods for one to serve: ztunnel enforces the policy, where ALLOW rules with HTTP conditions match nothing and DENY rules apply on their L4 part alone',
-            ),
-          );
-        } else {
-          const targeted = this.#targeted(policy, spec, targets, make);
-          outputs.push(...targeted.outputs);
-          const waypoints = [...new Set(behind.map((p) => this.#waypointPrincipal(p.namespace)))];
-          const l4 = ztunnelPart(spec, waypoints);
-          const l4Name = this.#freeName(security, 'AuthorizationPolicy', ns, `${name}-l4`);
-          if (l4) outputs.push(make(l4Name, ns, l4));
-          const allow = (spec['action'] ?? 'ALLOW') === 'ALLOW';
-          notes.push(
-            changed(
-              'spec.selector',
-              `enforced at the waypoint (targets ${targeted.text})${l4 ? `; ztunnel keeps ${allow ? `the rules it can enforce whole${waypoints.length > 0 ? ' and one admitting the waypoint' : ''}` : 'the L4 part of each rule, except for the waypoint'} (${l4Name})` : ''}`,
-            ),
-          );
-        }
-      } else if (pods.length > 0 || moved.outputs.length === 0) {
-        outputs.push({ ...policy, spec });
-      }
-      if (moved.outputs.length > 0 && this.#selectsOldGatewayInUse(policy)) {
-        outputs.push(policy);
-        notes.push(
-          changed(
-            '',
-            'also kept as it is: the old gateway still serves namespaces that stay in sidecar mode',
-          ),
-        );
-      }
-      this.#entry(policy).notes.push(...notes);
+      const converted =
+        spec['targetRefs'] !== undefined || spec['targetRef'] !== undefined
+          ? { outputs: [{ ...policy, spec }], notes: [] }
+          : this.#isMeshWide(policy)
+            ? this.#meshWidePolicy(policy, spec, make)
+            : this.#selectorPolicy(policy, spec, make);
+      this.#entry(policy).notes.push(...renameNotes, ...converted.notes);
+      const [only] = converted.outputs;
       const unchanged =
-        outputs.length === 1 &&
-        outputs[0]?.metadata.name === name &&
-        outputs[0].metadata.namespace === ns &&
-        outputs[0]['spec'] === spec;
+        converted.outputs.length === 1 &&
+        only?.metadata.name === policy.metadata.name &&
+        only?.metadata.namespace === policy.metadata.namespace &&
+        only?.['spec'] === spec;
       this.#replace(
         policy,
-        outputs,
+        converted.outputs,
         unchanged ? (renamed.length > 0 ? Outcome.Changed : Outcome.Kept) : Outcome.Converted,
       );
     }
+  }
+
+  /** A mesh-wide policy stays for ztunnel and gateways; waypoints get a copy on their class. */
+  #meshWidePolicy(
+    policy: KubeObject,
+    spec: Json,
+    make: (name: string, namespace: string, spec: Json) => KubeObject,
+  ): { outputs: KubeObject[]; notes: Note[] } {
+    const ns = policy.metadata.namespace ?? 'default';
+    const outputs: KubeObject[] = [{ ...policy, spec }];
+    const notes: Note[] = [];
+    if (this.#waypointServices.size > 0 || this.#waypointNamespaces.size > 0) {
+      const name = this.#freeName(security, 'AuthorizationPolicy', ns, `${policy.metadata.name}-waypoints`);
+      const classRef = { group: gatewayApi, kind: 'GatewayClass', name: 'istio-waypoint' };
+      outputs.push(make(name, ns, withTargetRefs(spec, [classRef])));
+      notes.push(
+        changed(
+          '',
+          `mesh-wide: waypoints take only policies that target them, so a copy targets the waypoint class (${name})`,
+        ),
+      );
+    }
+    if (usesL7(spec))
+      notes.push(
+        action(
+          'spec.rules',
+          "a mesh-wide policy with HTTP conditions: ztunnel can't evaluate them (ALLOW rules with them match nothing there); move those rules to waypoints",
+        ),
+      );
+    return { outputs, notes };
+  }
+
+  /**
+   * A policy with a selector (or none, namespace-wide): onto the new gateways when it selects ingress
+   * gateway pods; onto waypoints, with its ztunnel part, when its pods need one; else as it is.
+   */
+  #selectorPolicy(
+    policy: KubeObject,
+    spec: Json,
+    make: (name: string, namespace: string, spec: Json) => KubeObject,
+  ): { outputs: KubeObject[]; notes: Note[] } {
+    const outputs: KubeObject[] = [];
+    const notes: Note[] = [];
+    const moved = this.#ontoNewGateways(policy, spec, make);
+    outputs.push(...moved.outputs);
+    notes.push(...moved.notes);
+    const pods = this.#selected(policy);
+    const behind = pods.filter((p) => this.#behindWaypoint(p));
+    if (pods.length > 0 && (usesL7(spec) || behind.length > 0)) {
+      const onWaypoints = this.#ontoWaypoints(policy, spec, pods, behind, make);
+      outputs.push(...onWaypoints.outputs);
+      notes.push(...onWaypoints.notes);
+    } else if (pods.length > 0 || moved.outputs.length === 0) {
+      outputs.push({ ...policy, spec });
+    }
+    if (moved.outputs.length > 0 && this.#selectsOldGatewayInUse(policy)) {
+      outputs.push(policy);
+      notes.push(
+        changed('', 'also kept as it is: the old gateway still serves namespaces that stay in sidecar mode'),
+      );
+    }
+    return { outputs, notes };
+  }
+
+  /** A policy whose pods sit (or must sit) behind waypoints: enforced there whole, and its ztunnel part. */
+  #ontoWaypoints(
+    policy: KubeObject,
+    spec: Json,
+    pods: readonly Workload[],
+    behind: readonly Workload[],
+    make: (name: string, namespace: string, spec: Json) => KubeObject,
+  ): { outputs: KubeObject[]; notes: Note[] } {
+    const ns = policy.metadata.namespace ?? 'default';
+    const name = policy.metadata.name ?? '';
+    const targets = this.#waypointTargets(policy, behind.length > 0 ? behind : pods);
+    if (targets.size === 0) {
+      // No waypoint can serve these pods: ztunnel alone enforces what it can. An ALLOW's HTTP rules
+      // match nothing there (narrower); a DENY keeps each rule's L4 part (broader), never less.
+      const l4 = (spec['action'] ?? 'ALLOW') === 'DENY' ? ztunnelPart(spec, []) : undefined;
+      return {
+        outputs: [l4 ? make(name, ns, l4) : { ...policy, spec }],
+        notes: [
+          action(
+            'spec.rules',
+            'HTTP conditions need a waypoint, and no Service selects these pods for one to serve: ztunnel enforces the policy, where ALLOW rules with HTTP conditions match nothing and DENY rules apply on their L4 part alone',
+          ),
+        ],
+      };
+    }
+    const targeted = this.#targeted(policy, spec, targets, make);
+    const outputs = [...targeted.outputs];
+    const waypoints = [...new Set(behind.map((p) => this.#waypointPrincipal(p.namespace)))];
+    const l4 = ztunnelPart(spec, waypoints);
+    const l4Name = this.#freeName(security, 'AuthorizationPolicy', ns, `${name}-l4`);
+    if (l4) outputs.push(make(l4Name, ns, l4));
+    const kept =
+      (spec['action'] ?? 'ALLOW') === 'ALLOW'
+        ? `the rules it can enforce whole${waypoints.length > 0 ? ' and one admitting the waypoint' : ''}`
+        : 'the L4 part of each rule, except for the waypoint';
+    return {
+      outputs,
+      notes: [
+        changed(
+          'spec.selector',
+          `enforced at the waypoint (targets ${targeted.text})${l4 ? `; ztunnel keeps ${kept} (${l4Name})` : ''}`,
+        ),
+      ],
+    };
   }
 
   /**
