@@ -306,111 +306,124 @@ class Migration {
 
   /** Every VirtualService becomes HTTPRoutes: one per parent (converted gateway, or mesh) with distinct rules. */
   #virtualServices(): void {
+    for (const vs of this.#snapshot.list(istio, 'VirtualService'))
+      if (!this.#isKept(vs.metadata.namespace ?? 'default')) this.#convertVirtualService(vs);
+  }
+
+  /** One VirtualService → HTTPRoutes: one per set of parents (converted gateways, or mesh) with the same rules. */
+  #convertVirtualService(vs: KubeObject): void {
     const cd = this.#mesh.clusterDomain;
-    for (const vs of this.#snapshot.list(istio, 'VirtualService')) {
-      const ns = vs.metadata.namespace ?? 'default';
-      if (this.#isKept(ns)) continue;
-      const spec = (vs['spec'] ?? {}) as Json;
-      const notes: Note[] = [];
-      const resolveGateway = (g: string) => resolveGatewayName(g, ns);
-      const gateways =
-        Array.isArray(spec['gateways']) && spec['gateways'].length > 0
-          ? (spec['gateways'] as string[]).map(resolveGateway)
-          : [MeshGateway];
-      const hosts = (Array.isArray(spec['hosts']) ? (spec['hosts'] as string[]) : []).map((h) =>
-        h.includes('*') ? h : resolveShortName(h, ns, cd),
-      );
-      for (const field of ['tcp', 'tls'])
-        if (Array.isArray(spec[field]) && spec[field].length > 0)
-          notes.push(
-            dropped(
-              `spec.${field}`,
-              `${field.toUpperCase()} routes are not converted: write a ${field === 'tcp' ? 'TCPRoute' : 'TLSRoute'}`,
-            ),
-          );
-      if (Array.isArray(spec['exportTo']) && !(spec['exportTo'] as string[]).includes('*'))
+    const ns = vs.metadata.namespace ?? 'default';
+    const spec = (vs['spec'] ?? {}) as Json;
+    const notes: Note[] = [];
+    const resolveGateway = (g: string) => resolveGatewayName(g, ns);
+    const gateways =
+      Array.isArray(spec['gateways']) && spec['gateways'].length > 0
+        ? (spec['gateways'] as string[]).map(resolveGateway)
+        : [MeshGateway];
+    const hosts = (Array.isArray(spec['hosts']) ? (spec['hosts'] as string[]) : []).map((h) =>
+      h.includes('*') ? h : resolveShortName(h, ns, cd),
+    );
+    for (const field of ['tcp', 'tls'])
+      if (Array.isArray(spec[field]) && spec[field].length > 0)
         notes.push(
           dropped(
-            'spec.exportTo',
-            'HTTPRoutes have no exportTo: the route applies to every client of its parents',
+            `spec.${field}`,
+            `${field.toUpperCase()} routes are not converted: write a ${field === 'tcp' ? 'TCPRoute' : 'TLSRoute'}`,
           ),
         );
-      const context: RouteContext = {
-        namespace: ns,
-        expand: (h) => resolveShortName(h, ns, cd),
-        resolve: (h) => this.#backend(h),
-      };
-      const http = Array.isArray(spec['http']) ? (spec['http'] as Json[]) : [];
-      const groups: { parents: Json[]; rules: Json[]; hostnames: string[]; mesh: boolean; label: string }[] =
-        [];
-      for (const parent of gateways) {
-        let parentRefs: Json[];
-        let hostnames: string[] = [];
-        let label: string;
-        if (parent === MeshGateway) {
-          parentRefs = this.#meshParents(vs, hosts, notes);
-          label = 'mesh';
-        } else {
-          const target = this.#newGateways.get(parent);
-          if (!target) {
-            notes.push(dropped('spec.gateways', `gateway ${parent} does not exist; nothing is bound to it`));
-            continue;
-          }
-          parentRefs = [
-            { name: target.name, ...(target.namespace !== ns ? { namespace: target.namespace } : {}) },
-          ];
-          hostnames = hosts.includes('*') ? [] : hosts;
-          label = target.name;
+    if (Array.isArray(spec['exportTo']) && !(spec['exportTo'] as string[]).includes('*'))
+      notes.push(
+        dropped(
+          'spec.exportTo',
+          'HTTPRoutes have no exportTo: the route applies to every client of its parents',
+        ),
+      );
+    const context: RouteContext = {
+      namespace: ns,
+      expand: (h) => resolveShortName(h, ns, cd),
+      resolve: (h) => this.#backend(h),
+    };
+    const http = Array.isArray(spec['http']) ? (spec['http'] as Json[]) : [];
+    const groups: { parents: Json[]; rules: Json[]; hostnames: string[]; mesh: boolean; label: string }[] =
+      [];
+    for (const parent of gateways) {
+      let parentRefs: Json[];
+      let hostnames: string[] = [];
+      let label: string;
+      if (parent === MeshGateway) {
+        parentRefs = this.#meshParents(vs, hosts, notes);
+        label = 'mesh';
+      } else {
+        const target = this.#newGateways.get(parent);
+        if (!target) {
+          notes.push(dropped('spec.gateways', `gateway ${parent} does not exist; nothing is bound to it`));
+          continue;
         }
-        if (parentRefs.length === 0) continue;
-        const rules = convertHttpRoutes(http, parent, resolveGateway, context, notes);
-        if (rules.length === 0) continue;
-        const same = groups.find(
-          (g) =>
-            g.mesh === (parent === MeshGateway) &&
-            JSON.stringify(g.rules) === JSON.stringify(rules) &&
-            JSON.stringify(g.hostnames) === JSON.stringify(hostnames),
-        );
-        if (same) same.parents.push(...parentRefs);
-        else groups.push({ parents: parentRefs, rules, hostnames, mesh: parent === MeshGateway, label });
+        parentRefs = [
+          { name: target.name, ...(target.namespace !== ns ? { namespace: target.namespace } : {}) },
+        ];
+        hostnames = hosts.includes('*') ? [] : hosts;
+        label = target.name;
       }
-      for (const g of groups) if (g.mesh) this.#recordMeshBackends(ns, g.parents, g.rules);
-      const routes = groups.map((g, i) => {
-        const name = groups.length === 1 ? (vs.metadata.name ?? '') : `${vs.metadata.name}-${g.label}`;
-        if (g.rules.length > 16)
-          notes.push(
-            action(
-              'spec.http',
-              `HTTPRoute ${name} has ${g.rules.length} rules; Gateway API allows 16 per route: split it`,
-            ),
-          );
-        const labels = vs.metadata.labels;
-        return {
-          apiVersion: `${gatewayApi}/v1`,
-          kind: 'HTTPRoute',
-          metadata: {
-            name: i > 0 && groups.slice(0, i).some((x) => x.label === g.label) ? `${name}-${i + 1}` : name,
-            namespace: ns,
-            ...(labels && Object.keys(labels).length > 0 ? { labels: { ...labels } } : {}),
-          },
-          spec: {
-            parentRefs: g.parents,
-            ...(g.hostnames.length > 0 ? { hostnames: g.hostnames } : {}),
-            rules: g.rules,
-          },
-        } as KubeObject;
-      });
-      this.#replace(vs, routes);
-      this.#entry(vs).notes.push(...dedupe(notes));
-      if (routes.length === 0)
-        this.#note(
-          vs,
+      if (parentRefs.length === 0) continue;
+      const rules = convertHttpRoutes(http, parent, resolveGateway, context, notes);
+      if (rules.length === 0) continue;
+      const same = groups.find(
+        (g) =>
+          g.mesh === (parent === MeshGateway) &&
+          JSON.stringify(g.rules) === JSON.stringify(rules) &&
+          JSON.stringify(g.hostnames) === JSON.stringify(hostnames),
+      );
+      if (same) same.parents.push(...parentRefs);
+      else groups.push({ parents: parentRefs, rules, hostnames, mesh: parent === MeshGateway, label });
+    }
+    for (const g of groups) if (g.mesh) this.#recordMeshBackends(ns, g.parents, g.rules);
+    const routes = this.#httpRoutesOf(vs, groups, notes);
+    this.#replace(vs, routes);
+    this.#entry(vs).notes.push(...dedupe(notes));
+    if (routes.length === 0)
+      this.#note(
+        vs,
+        action(
+          'spec.http',
+          'nothing of it could be converted: it has no Gateway API equivalent, route these requests by hand',
+        ),
+      );
+  }
+
+  /** The HTTPRoute objects of a VirtualService's groups (named after it; by parent when it has several). */
+  #httpRoutesOf(
+    vs: KubeObject,
+    groups: readonly { parents: Json[]; rules: Json[]; hostnames: string[]; mesh: boolean; label: string }[],
+    notes: Note[],
+  ): KubeObject[] {
+    const ns = vs.metadata.namespace ?? 'default';
+    return groups.map((g, i) => {
+      const name = groups.length === 1 ? (vs.metadata.name ?? '') : `${vs.metadata.name}-${g.label}`;
+      if (g.rules.length > 16)
+        notes.push(
           action(
             'spec.http',
-            'nothing of it could be converted: it has no Gateway API equivalent, route these requests by hand',
+            `HTTPRoute ${name} has ${g.rules.length} rules; Gateway API allows 16 per route: split it`,
           ),
         );
-    }
+      const labels = vs.metadata.labels;
+      return {
+        apiVersion: `${gatewayApi}/v1`,
+        kind: 'HTTPRoute',
+        metadata: {
+          name: i > 0 && groups.slice(0, i).some((x) => x.label === g.label) ? `${name}-${i + 1}` : name,
+          namespace: ns,
+          ...(labels && Object.keys(labels).length > 0 ? { labels: { ...labels } } : {}),
+        },
+        spec: {
+          parentRefs: g.parents,
+          ...(g.hostnames.length > 0 ? { hostnames: g.hostnames } : {}),
+          rules: g.rules,
+        },
+      } as KubeObject;
+    });
   }
 
   /** The Services a mesh route attaches to; each of them needs a waypoint to apply it. */
@@ -1061,6 +1074,13 @@ class Migration {
   }
 
   #namespacesAndWorkloads(): void {
+    const migrated = this.#namespaces();
+    this.#workloadTemplates(migrated);
+    this.#runningPods(migrated);
+  }
+
+  /** Namespace labels: ambient instead of injection, or kept in sidecar mode (with the mode label). */
+  #namespaces(): Set<string> {
     const migrated = new Set<string>();
     for (const ns of this.#snapshot.list('', 'Namespace')) {
       const name = ns.metadata.name ?? '';
@@ -1107,8 +1127,11 @@ class Migration {
         ),
       );
     }
-    const optedOut = (labels: Record<string, string>, annotations: Record<string, string>) =>
-      (labels[InjectKey] ?? annotations[InjectKey]) === 'false';
+    return migrated;
+  }
+
+  /** Pod templates of migrated namespaces: opted-out pods stay out; a pod's own injection opt-in goes. */
+  #workloadTemplates(migrated: ReadonlySet<string>): void {
     for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet']) {
       for (const object of this.#snapshot.list('apps', kind)) {
         if (!migrated.has(object.metadata.namespace ?? 'default')) continue;
@@ -1146,6 +1169,10 @@ class Migration {
         });
       }
     }
+  }
+
+  /** Running pods of migrated namespaces, as they will run after a restart: without the sidecar. */
+  #runningPods(migrated: ReadonlySet<string>): void {
     let restarted = 0;
     for (const pod of this.#snapshot.list('', 'Pod')) {
       if (!migrated.has(pod.metadata.namespace ?? 'default')) continue;
@@ -1181,24 +1208,31 @@ class Migration {
   }
 
   #otherIstioObjects(): void {
-    const keptSomewhere = this.#kept.size > 0;
-    const leave = (object: KubeObject): boolean => {
-      const ns = object.metadata.namespace ?? 'default';
-      if (this.#isKept(ns)) return true;
-      if (ns === this.#root && keptSomewhere) {
-        this.#note(
-          object,
-          changed(
-            '',
-            `kept: it applies mesh-wide, and namespaces ${[...this.#kept.keys()].sort().join(', ')} stay in sidecar mode`,
-          ),
-        );
-        return true;
-      }
-      return false;
-    };
+    this.#sidecarOnlyObjects();
+    this.#destinationRules();
+    this.#istioIngresses();
+    this.#serverlessModels();
+  }
+
+  /** Kept where they still apply: in namespaces that stay in sidecar mode, and mesh-wide while any does. */
+  #staysForSidecars(object: KubeObject): boolean {
+    const ns = object.metadata.namespace ?? 'default';
+    if (this.#isKept(ns)) return true;
+    if (ns !== this.#root || this.#kept.size === 0) return false;
+    this.#note(
+      object,
+      changed(
+        '',
+        `kept: it applies mesh-wide, and namespaces ${[...this.#kept.keys()].sort().join(', ')} stay in sidecar mode`,
+      ),
+    );
+    return true;
+  }
+
+  /** Sidecars and EnvoyFilters configure sidecars, which ambient mode has none of. */
+  #sidecarOnlyObjects(): void {
     for (const sidecar of this.#snapshot.list(istio, 'Sidecar')) {
-      if (leave(sidecar)) continue;
+      if (this.#staysForSidecars(sidecar)) continue;
       this.#replace(sidecar, []);
       this.#note(
         sidecar,
@@ -1209,7 +1243,7 @@ class Migration {
       );
     }
     for (const filter of this.#snapshot.list(istio, 'EnvoyFilter')) {
-      if (leave(filter)) continue;
+      if (this.#staysForSidecars(filter)) continue;
       this.#replace(filter, []);
       this.#note(
         filter,
@@ -1219,6 +1253,11 @@ class Migration {
         ),
       );
     }
+  }
+
+  /** DestinationRules lose ISTIO_MUTUAL, which ztunnel's HBONE replaces. */
+  #destinationRules(): void {
+    const keptSomewhere = this.#kept.size > 0;
     for (const dr of this.#snapshot.list(istio, 'DestinationRule')) {
       if (
         this.#isKept(dr.metadata.namespace ?? 'default') ||
@@ -1256,6 +1295,10 @@ class Migration {
         );
       }
     }
+  }
+
+  /** Kubernetes Ingresses of class istio are served by the Istio gateway pods, not a Gateway API gateway. */
+  #istioIngresses(): void {
     for (const ingress of this.#snapshot.list('networking.k8s.io', 'Ingress')) {
       if (this.#isKept(ingress.metadata.namespace ?? 'default')) continue;
       const spec = (ingress['spec'] ?? {}) as { ingressClassName?: string };
@@ -1271,6 +1314,10 @@ class Migration {
         ),
       );
     }
+  }
+
+  /** Serverless models: their namespaces stay in sidecar mode; say what moves them. */
+  #serverlessModels(): void {
     for (const isvc of this.#serverless) {
       this.#note(
         isvc,
@@ -1320,6 +1367,11 @@ function actionOf(policy: KubeObject): string {
 function selectorOf(policy: KubeObject): Record<string, string> | undefined {
   return ((policy['spec'] ?? {}) as { selector?: { matchLabels?: Record<string, string> } }).selector
     ?.matchLabels;
+}
+
+/** A pod that opted out of sidecar injection (label or annotation). */
+function optedOut(labels: Record<string, string>, annotations: Record<string, string>): boolean {
+  return (labels[InjectKey] ?? annotations[InjectKey]) === 'false';
 }
 
 function without(record: Record<string, string>, key: string): Record<string, string> {
