@@ -122,6 +122,11 @@ interface Outcome {
   answeredBy?: string;
 }
 
+/** The application answered (the response is its own, not a proxy's): `who` is the workload or `ip:port`. */
+function answered(who: string, detail: string): Outcome {
+  return { code: 200, flags: '-', hop: -1, summary: `answered by ${who}${detail}`, answeredBy: who };
+}
+
 /** An open connection a proxy hands on: who sent it, how, and where it lands. */
 interface Connection {
   sender: Workload | undefined;
@@ -298,7 +303,7 @@ function trace(
     telemetry,
     summary: outcome.summary,
   };
-  if (outcome.answeredBy !== undefined && outcome.hop === -1) result.answeredBy = outcome.answeredBy;
+  if (outcome.answeredBy !== undefined) result.answeredBy = outcome.answeredBy;
   if (tracer.unsupported) result.unsupported = tracer.unsupported;
   if (tracer.splits.length > 0) result.share = tracer.splits.reduce((p, s) => p * (s.weight / s.total), 1);
   return { result, splits: tracer.splits };
@@ -961,14 +966,7 @@ function deliver(t: Tracer, conn: Connection): Outcome {
   if (t.hops.length >= MaxHops)
     return t.localReply(conn.senderHop, 508, 'LOOP', `routing loop: more than ${MaxHops} proxy hops`);
   const w = conn.workload;
-  if (!w)
-    return {
-      code: 200,
-      flags: '-',
-      hop: -1,
-      summary: `answered by ${conn.ip}:${conn.port} (outside the mesh)`,
-      answeredBy: `${conn.ip}:${conn.port}`,
-    };
+  if (!w) return answered(`${conn.ip}:${conn.port}`, ' (outside the mesh)');
   if (w.proxy === 'ambient') return ztunnelInbound(t, w, conn);
   if (w.proxy === 'waypoint' || w.proxy === 'ztunnel') t.unsupported = AmbientUnsupported;
   if (w.proxy === 'sidecar') return sidecarInbound(t, w, conn);
@@ -982,13 +980,7 @@ function deliver(t: Tracer, conn: Connection): Outcome {
   }
   if (conn.mtls)
     return t.localReply(conn.senderHop, 503, 'UF', `${w.namespace}/${w.name} has no proxy to terminate mTLS`);
-  return {
-    code: 200,
-    flags: '-',
-    hop: -1,
-    summary: `answered by ${w.namespace}/${w.name} (no proxy) on port ${conn.port}`,
-    answeredBy: `${w.namespace}/${w.name}`,
-  };
+  return answered(`${w.namespace}/${w.name}`, ` (no proxy) on port ${conn.port}`);
 }
 
 /**
@@ -1028,13 +1020,7 @@ function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
   t.reports.push(serverReport(t.mesh, { proxy: w, peer: conn.sender, mtls: conn.mtls, service, hop }));
   if (!decision.allowed)
     return t.localReply(hop, 403, '-', `RBAC: access denied at ${w.namespace}/${w.name}: ${decision.reason}`);
-  return {
-    code: 200,
-    flags: '-',
-    hop: -1,
-    summary: `answered by ${w.namespace}/${w.name} on port ${conn.port}`,
-    answeredBy: `${w.namespace}/${w.name}`,
-  };
+  return answered(`${w.namespace}/${w.name}`, ` on port ${conn.port}`);
 }
 
 function authorize(
@@ -1529,11 +1515,5 @@ function ztunnelInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
       `connection reset by ztunnel for ${w.namespace}/${w.name}: ${decision.reason}`,
     );
   }
-  return {
-    code: 200,
-    flags: '-',
-    hop: -1,
-    summary: `answered by ${w.namespace}/${w.name} on port ${conn.port}`,
-    answeredBy: `${w.namespace}/${w.name}`,
-  };
+  return answered(`${w.namespace}/${w.name}`, ` on port ${conn.port}`);
 }
