@@ -448,16 +448,9 @@ function fromExternal(t: Tracer, host: string, port: number, https: boolean, via
     throw new TraceInputError(
       `--via ${via}: no such ingress gateway; the gateways are ${all.flatMap(names).join(', ') || 'none'}`,
     );
-  // Every gateway whose server takes the host and port; the first that also has routes for the host wins
-  // (several gateways often serve `*` on port 80, and only one of them routes the host).
-  const candidates = proxies.flatMap((proxy) => {
-    const server = proxy.servers.find(
-      (s) =>
-        s.port === port &&
-        s.hosts.some((h) => hostCovers(h.includes('/') ? (h.split('/')[1] ?? '') : h, host)),
-    );
-    return server ? [{ proxy, server }] : [];
-  });
+  // Of the gateways that serve the host and port, the first that also has routes for it wins (several
+  // gateways often serve `*` on port 80, and only one of them routes the host).
+  const candidates = serving(proxies, host, port);
   const routed = candidates.find(({ proxy, server }) => {
     const table = gatewayRouteTable(t.mesh, proxy, server.listenPort);
     return table !== undefined && pickDomain(table.virtualHosts, host) !== undefined;
@@ -473,6 +466,29 @@ function fromExternal(t: Tracer, host: string, port: number, https: boolean, via
   }
   throw new TraceInputError(
     `--from external: ${via === undefined ? 'no ingress gateway serves' : `${via} does not serve`} ${host}:${port} (no Gateway server lists that host and port)`,
+  );
+}
+
+/** The gateways (and their server) whose Gateway servers take this host and port. */
+function serving(
+  proxies: readonly GatewayProxy[],
+  host: string,
+  port: number,
+): { proxy: GatewayProxy; server: GatewayProxy['servers'][number] }[] {
+  return proxies.flatMap((proxy) => {
+    const server = proxy.servers.find(
+      (s) =>
+        s.port === port &&
+        s.hosts.some((h) => hostCovers(h.includes('/') ? (h.split('/')[1] ?? '') : h, host)),
+    );
+    return server ? [{ proxy, server }] : [];
+  });
+}
+
+/** The ingress gateways an outside client can enter through for this host and port, as `--via` names them. */
+export function ingressGatewaysServing(mesh: Mesh, host: string, port: number): string[] {
+  return serving([...mesh.gateways.values()], host, port).map(
+    ({ proxy }) => `${proxy.workload.namespace}/${proxy.workload.name}`,
   );
 }
 

@@ -18,7 +18,7 @@ import { isPlainObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh, type Mesh } from '../mesh/mesh.ts';
 import { isHttpProtocol, Protocol } from '../mesh/services.ts';
-import { traceRequest, TraceInputError, type TraceResult } from '../mesh/trace.ts';
+import { ingressGatewaysServing, traceRequest, TraceInputError, type TraceResult } from '../mesh/trace.ts';
 import type { Workload } from '../mesh/workloads.ts';
 
 /** One request of the matrix. */
@@ -150,17 +150,15 @@ function describe(o: RequestOutcome): string {
  */
 export function outcomeOf(mesh: Mesh, request: MatrixRequest): RequestOutcome {
   if (request.from !== 'external') return traceOutcome(mesh, request);
-  const outcomes = [...mesh.gateways.values()].map((proxy) =>
-    traceOutcome(mesh, { ...request, via: `${proxy.workload.namespace}/${proxy.workload.name}` }),
-  );
-  const served = outcomes.filter(
-    (o) => o.code !== 0 || o.verdict !== 'failed' || !o.where?.includes('does not serve'),
-  );
+  const url = new URL(request.url);
+  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  const vias = ingressGatewaysServing(mesh, url.hostname, port);
+  if (vias.length === 0) return traceOutcome(mesh, request);
+  const outcomes = vias.map((via) => traceOutcome(mesh, { ...request, via }));
   return (
-    served.find((o) => o.verdict === 'allowed') ??
-    served.find((o) => o.verdict === 'denied') ??
-    served[0] ??
-    traceOutcome(mesh, request)
+    outcomes.find((o) => o.verdict === 'allowed') ??
+    outcomes.find((o) => o.verdict === 'denied') ??
+    (outcomes[0] as RequestOutcome)
   );
 }
 
