@@ -5,8 +5,7 @@
  * `<name>-istio`), which is the identity policies must name afterwards.
  */
 import { isPlainObject, type KubeObject } from '../model/object.ts';
-import type { Note } from './migration-report.ts';
-import { action, changed, dropped } from './http-routes.ts';
+import { action, changed, dropped, type Note } from './migration-report.ts';
 
 type Json = Record<string, unknown>;
 

@@ -6,7 +6,7 @@
  * left out whole, so a converted route never matches more requests than the original did.
  */
 import { isPlainObject } from '../model/object.ts';
-import { NoteKind, type Note } from './migration-report.ts';
+import { action, changed, dropped, type Note } from './migration-report.ts';
 
 type Json = Record<string, unknown>;
 
@@ -365,16 +365,4 @@ export function gatewayDuration(text: string): string | undefined {
 
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-export function dropped(field: string, message: string): Note {
-  return { kind: NoteKind.Dropped, field, message };
-}
-
-export function changed(field: string, message: string): Note {
-  return { kind: NoteKind.Changed, field, message };
-}
-
-export function action(field: string, message: string): Note {
-  return { kind: NoteKind.Action, field, message };
 }

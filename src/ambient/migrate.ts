@@ -13,6 +13,7 @@
  * - Namespaces: `istio-injection` → `istio.io/dataplane-mode: ambient`; pods that opted out stay out.
  * - Sidecars and EnvoyFilters are left out, listed with what to do; DestinationRules lose ISTIO_MUTUAL.
  */
+import { addTo } from '../model/multimap.ts';
 import { compareRefs, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import { compileMesh } from '../mesh/mesh.ts';
@@ -30,15 +31,17 @@ import {
 } from './waypoint.ts';
 import { convertGateway, gatewayApiPrincipal } from './gateways.ts';
 import { renamePrincipals, usesL7, withServicePorts, withTargetRefs, ztunnelPart } from './policies.ts';
-import { NoteKind, Outcome, type MigrationReport, type Note, type ReportEntry } from './migration-report.ts';
 import {
   action,
   changed,
-  convertHttpRoutes,
   dropped,
-  type BackendTarget,
-  type RouteContext,
-} from './http-routes.ts';
+  NoteKind,
+  Outcome,
+  type MigrationReport,
+  type Note,
+  type ReportEntry,
+} from './migration-report.ts';
+import { convertHttpRoutes, type BackendTarget, type RouteContext } from './http-routes.ts';
 
 type Json = Record<string, unknown>;
 
@@ -486,7 +489,7 @@ class Migration {
       return;
     }
     this.#waypointServices.set(key, { service, reasons: new Set([reason]) });
-    pushTo(this.#waypointServicesByNamespace, service.namespace, service);
+    addTo(this.#waypointServicesByNamespace, service.namespace, service);
   }
 
   /** Pods in the mesh in sidecar mode (the ones policies applied to), by namespace. */
@@ -494,7 +497,7 @@ class Migration {
     if (this.#podsByNamespace) return this.#podsByNamespace;
     const index = new Map<string, Workload[]>();
     for (const w of this.#mesh.workloads)
-      if (w.proxy === 'sidecar' && !this.#isKept(w.namespace)) pushTo(index, w.namespace, w);
+      if (w.proxy === 'sidecar' && !this.#isKept(w.namespace)) addTo(index, w.namespace, w);
     this.#podsByNamespace = index;
     return index;
   }
@@ -504,7 +507,7 @@ class Migration {
     if (!this.#servicesByNamespace) {
       const index = new Map<string, MeshService[]>();
       for (const s of this.#mesh.services)
-        if (s.selector !== undefined && Object.keys(s.selector).length > 0) pushTo(index, s.namespace, s);
+        if (s.selector !== undefined && Object.keys(s.selector).length > 0) addTo(index, s.namespace, s);
       this.#servicesByNamespace = index;
     }
     return this.#servicesByNamespace.get(namespace) ?? [];
@@ -649,7 +652,7 @@ class Migration {
         this.#waypointNamespaces.has(policy.metadata.namespace ?? 'default')
       )
         continue; // the namespace's waypoint takes it whole (targetRefs to the waypoint)
-      for (const pod of this.#selected(policy)) pushTo(podPolicies, pod, policy);
+      for (const pod of this.#selected(policy)) addTo(podPolicies, pod, policy);
     }
     const keyOfPolicy = (p: KubeObject) => `${p.metadata.namespace}/${p.metadata.name}`;
     for (const [key, { service }] of [...this.#waypointServices].sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -725,7 +728,7 @@ class Migration {
     for (const s of [...services].sort((a, b) =>
       `${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1,
     ))
-      pushTo(out, s.namespace, { group: '', kind: 'Service', name: s.name });
+      addTo(out, s.namespace, { group: '', kind: 'Service', name: s.name });
     return out;
   }
 
@@ -938,7 +941,7 @@ class Migration {
     const ns = policy.metadata.namespace ?? 'default';
     const name = policy.metadata.name ?? '';
     const byNamespace = new Map<string, NewGateway[]>();
-    for (const g of this.#selectedGateways(policy)) pushTo(byNamespace, g.namespace, g);
+    for (const g of this.#selectedGateways(policy)) addTo(byNamespace, g.namespace, g);
     const outputs: KubeObject[] = [];
     const notes: Note[] = [];
     for (const [gns, list] of [...byNamespace].sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -1350,12 +1353,6 @@ class Migration {
       });
     }
   }
-}
-
-function pushTo<K, T>(index: Map<K, T[]>, key: K, value: T): void {
-  const list = index.get(key);
-  if (list) list.push(value);
-  else index.set(key, [value]);
 }
 
 /** A policy's action (ALLOW when unset). */

@@ -5,6 +5,21 @@
 import { formatLocation, type SourceLocation } from '../model/errors.ts';
 import { compareRefs, type ObjectRef } from '../model/object.ts';
 
+/** A field or rule left out, with why. */
+export function dropped(field: string, message: string): Note {
+  return { kind: NoteKind.Dropped, field, message };
+}
+
+/** A change the conversion made on purpose. */
+export function changed(field: string, message: string): Note {
+  return { kind: NoteKind.Changed, field, message };
+}
+
+/** Something a person has to do or decide. */
+export function action(field: string, message: string): Note {
+  return { kind: NoteKind.Action, field, message };
+}
+
 /** What became of an input object. */
 export const Outcome = {
   /** Replaced by other objects (an Istio route by HTTPRoutes, a sidecar-mode policy by ambient ones). */

@@ -2,6 +2,7 @@
  * AuthorizationPolicy on sidecars and gateways (istio-dataplane-semantics.md §4.2): attachment by selector
  * (policies with targetRefs are ignored except on Gateway API gateways), then CUSTOM, DENY, ALLOW.
  */
+import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { orderKey } from './virtual-services.ts';
@@ -101,7 +102,7 @@ export class AuthorizationPolicies {
     );
     for (const p of all) {
       const ns = p.metadata.namespace ?? 'default';
-      this.#byNamespace.set(ns, [...(this.#byNamespace.get(ns) ?? []), p]);
+      addTo(this.#byNamespace, ns, p);
     }
   }
 

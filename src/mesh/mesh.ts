@@ -3,6 +3,7 @@
  * `compileMesh` runs once; route tables of sidecars and gateways are built on first use and cached, so
  * any number of traces reuse them.
  */
+import { addTo } from '../model/multimap.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { waypointsFrom, type Waypoint } from './ambient.ts';
 import { AuthorizationPolicies } from './authorization.ts';
@@ -76,7 +77,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
     for (const s of services) {
       if (s.type !== 'ExternalName' || !s.externalName) continue;
       const target = resolveAliasTarget(s, serviceByHostname);
-      if (target) aliasesOf.set(target.hostname, [...(aliasesOf.get(target.hostname) ?? []), s]);
+      if (target) addTo(aliasesOf, target.hostname, s);
     }
   }
   const workloadByName = new Map<string, Workload>();

@@ -2,6 +2,7 @@
  * The service registry: Kubernetes Services with their ports (protocol as Istio derives it), virtual IPs,
  * ExternalName targets, export scope and endpoints (from Endpoints, EndpointSlices or the selector).
  */
+import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import type { Workload } from './workloads.ts';
@@ -116,7 +117,7 @@ export function servicesFrom(
   let assigned = 0;
   const services: MeshService[] = [];
   const byNamespace = new Map<string, Workload[]>();
-  for (const w of workloads) byNamespace.set(w.namespace, [...(byNamespace.get(w.namespace) ?? []), w]);
+  for (const w of workloads) addTo(byNamespace, w.namespace, w);
   const byIp = new Map(workloads.map((w) => [w.ip, w]));
   for (const object of snapshot.list('', 'Service')) {
     const spec = (object['spec'] ?? {}) as ServiceSpec;

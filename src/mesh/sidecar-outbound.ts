@@ -4,6 +4,7 @@
  * virtual hosts from mesh-bound VirtualServices first (the port-80 rule for literal hosts), then one default
  * virtual host per remaining service, names and domains de-duplicated, then the catch-all.
  */
+import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import { pickDomain } from './gateways.ts';
 import type { Mesh } from './mesh.ts';
@@ -155,11 +156,7 @@ function byNamespaceIndex<T extends { namespace: string }>(
   let index = mesh.cache.get(key) as Map<string, T[]> | undefined;
   if (index) return index;
   index = new Map();
-  for (const item of all) {
-    const list = index.get(item.namespace);
-    if (list) list.push(item);
-    else index.set(item.namespace, [item]);
-  }
+  for (const item of all) addTo(index, item.namespace, item);
   mesh.cache.set(key, index);
   return index;
 }

@@ -3,6 +3,7 @@
  * steps per proxy (listener, virtual host, route, cluster, TLS, authorization) in the manner of Istio's own
  * `pilot/pkg/simulation`. Pure: the mesh and the request in, the hops, the response and the metrics out.
  */
+import { addTo } from '../model/multimap.ts';
 import { targetRefsOf, type AuthzDecision } from './authorization.ts';
 import { ingressUsesWaypoint, waypointForService, ztunnelAuthorize, type Waypoint } from './ambient.ts';
 import type { KubeObject } from '../model/object.ts';
@@ -1455,7 +1456,7 @@ function meshRoutesByHost(mesh: Mesh): {
     if (!vs.gateways.includes(MeshGateway)) continue;
     for (const host of vs.hosts) {
       if (host.startsWith('*')) index.wildcard.push([host.slice(1), vs]);
-      else index.exact.set(host, [...(index.exact.get(host) ?? []), vs]);
+      else addTo(index.exact, host, vs);
     }
   }
   return index;

@@ -3,6 +3,7 @@
  * enforces selector-based policies there, can't read HTTP: it drops an ALLOW rule with HTTP conditions
  * (an ALLOW with only such rules refuses every connection) and a DENY rule's HTTP conditions never match.
  */
+import { addTo } from '../../model/multimap.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { l7AttributesOf, rulesOf } from '../../ambient/policies.ts';
@@ -21,8 +22,7 @@ export const l7PolicyWithoutWaypoint: Rule = {
     const findings: Finding[] = [];
     // Ambient pods by namespace: a policy selects pods of its own namespace (of every one from the root).
     const ambient = new Map<string, Workload[]>();
-    for (const w of mesh.workloads)
-      if (w.proxy === 'ambient') ambient.set(w.namespace, [...(ambient.get(w.namespace) ?? []), w]);
+    for (const w of mesh.workloads) if (w.proxy === 'ambient') addTo(ambient, w.namespace, w);
     if (ambient.size === 0) return [];
     const everywhere = [...ambient.values()].flat();
     for (const policy of context.snapshot.list('security.istio.io', 'AuthorizationPolicy')) {

@@ -2,6 +2,7 @@
  * KFM402: several mesh-bound VirtualServices for one host. Sidecars don't merge them: the oldest (creation
  * time, then name, then namespace) makes the virtual host and the others are ignored for that host.
  */
+import { addTo } from '../../model/multimap.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { sortVirtualServices, type ResolvedVirtualService } from '../../mesh/virtual-services.ts';
@@ -18,7 +19,7 @@ export const conflictingVirtualServices: Rule = {
     const byHost = new Map<string, ResolvedVirtualService[]>();
     for (const vs of mesh.virtualServices) {
       if (vs.gatewaySemantics || !vs.gateways.includes('mesh')) continue;
-      for (const host of vs.hosts) byHost.set(host, [...(byHost.get(host) ?? []), vs]);
+      for (const host of vs.hosts) addTo(byHost, host, vs);
     }
     const findings: Finding[] = [];
     for (const [host, list] of [...byHost].sort(([a], [b]) => (a < b ? -1 : 1))) {

@@ -4,6 +4,7 @@
  * calls those hosts. Reported per namespace when its mesh routes reach sidecars of other namespaces, with
  * the scoping (`exportTo`, Sidecar egress) that would cut it.
  */
+import { addTo } from '../../model/multimap.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { sidecarScopeOf } from '../../mesh/sidecar-outbound.ts';
@@ -30,8 +31,7 @@ export const meshRouteCost: Rule = {
       }
     }
     const byNamespace = new Map<string, ResolvedVirtualService[]>();
-    for (const vs of reach.keys())
-      byNamespace.set(vs.namespace, [...(byNamespace.get(vs.namespace) ?? []), vs]);
+    for (const vs of reach.keys()) addTo(byNamespace, vs.namespace, vs);
     const findings: Finding[] = [];
     for (const [ns, list] of [...byNamespace].sort(([a], [b]) => (a < b ? -1 : 1))) {
       const others = new Set<string>();
