@@ -2,7 +2,7 @@
  * An analyzer rule: a stable code, a severity, and a check over the snapshot (and, where a finding needs
  * proof, the compiled mesh, which the rules share). Each rule lives in its own file named by its code.
  */
-import type { Finding, Severity } from '../model/finding.ts';
+import type { Finding, PatchOperation, Severity } from '../model/finding.ts';
 import type { FieldPath } from '../load/parse.ts';
 import type { KubeObject } from '../model/object.ts';
 import { refOf } from '../model/object.ts';
@@ -33,7 +33,7 @@ export function findingOf(
   object: KubeObject,
   field: FieldPath | undefined,
   message: string,
-  extra: { fix?: string; evidence?: string[] } = {},
+  extra: { fix?: string; patch?: PatchOperation[]; evidence?: string[] } = {},
 ): Finding {
   const location = context.snapshot.locate(object, field ?? []);
   return {
@@ -44,6 +44,7 @@ export function findingOf(
     ...(location ? { location } : {}),
     message,
     ...(extra.fix ? { fix: extra.fix } : {}),
+    ...(extra.patch && extra.patch.length > 0 ? { patch: extra.patch } : {}),
     ...(extra.evidence && extra.evidence.length > 0 ? { evidence: extra.evidence } : {}),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Findings as a SARIF 2.1.0 log (what GitHub code scanning takes): one run, the rules as the tool's
  * rules, each finding a result with its level, message (and fix), file position, and the object as a
- * logical location. Findings from objects without a file (the built-in example, a live cluster) carry
+ * logical location; the evidence and the JSON Patch of a fix are the result's properties. Findings from objects without a file (the built-in example, a live cluster) carry
  * only the logical location.
  */
 import type { Finding } from '../model/finding.ts';
@@ -54,7 +54,14 @@ export function toSarif(findings: readonly Finding[], rules: readonly Rule[], ve
             level: levels[f.severity],
             message: { text: `${f.message}${f.fix ? `. Fix: ${f.fix}` : ''}` },
             locations: [{ ...physical, logicalLocations: [{ fullyQualifiedName: name, kind: 'object' }] }],
-            ...(f.evidence && f.evidence.length > 0 ? { properties: { evidence: f.evidence } } : {}),
+            ...(f.evidence || f.patch
+              ? {
+                  properties: {
+                    ...(f.evidence ? { evidence: f.evidence } : {}),
+                    ...(f.patch ? { patch: f.patch } : {}),
+                  },
+                }
+              : {}),
           };
         }),
       },

@@ -43,6 +43,14 @@ function findingsJson(findings: readonly Finding[]): string {
   return `${JSON.stringify({ summary, rules: rules.map(({ code, name, severity, description }) => ({ code, name, severity, description })), findings: withText }, null, 2)}\n`;
 }
 
+/** The `kubectl patch` command that applies a finding's patch (quoted for a POSIX shell). */
+export function kubectlPatch(finding: Finding): string {
+  const { group, kind, namespace, name } = finding.object;
+  const resource = `${kind.toLowerCase()}${group ? `.${group}` : ''}/${name}`;
+  const json = JSON.stringify(finding.patch).replaceAll("'", "'\\''");
+  return `kubectl patch ${namespace ? `-n ${namespace} ` : ''}${resource} --type=json -p '${json}'`;
+}
+
 /** One block per finding: where, severity and code, the message, the fix, the evidence. */
 export function findingsText(findings: readonly Finding[]): string {
   const lines: string[] = [];
@@ -51,6 +59,7 @@ export function findingsText(findings: readonly Finding[]): string {
     lines.push(`${where}${f.severity} ${f.code}: ${describeRef(f.object)}${f.field ? ` ${f.field}` : ''}`);
     lines.push(`  ${f.message}`);
     if (f.fix) lines.push(`  fix: ${f.fix}`);
+    if (f.patch) lines.push(`  patch: ${kubectlPatch(f)}`);
     for (const e of f.evidence ?? []) lines.push(`  trace: ${e}`);
     lines.push('');
   }

@@ -15,6 +15,24 @@ export interface Finding {
   location?: SourceLocation;
   message: string;
   fix?: string;
+  /**
+   * The fix as a JSON Patch (RFC 6902) of the object, where one is obvious: `kubectl patch --type=json`
+   * applies it as it is.
+   */
+  patch?: PatchOperation[];
   /** What proves it (for example the hops of a trace), one line each. */
   evidence?: string[];
+}
+
+/** One operation of a JSON Patch (RFC 6902); kfmesh writes only `add` and `replace`. */
+export interface PatchOperation {
+  op: 'add' | 'replace';
+  /** A JSON Pointer (RFC 6901); `/-` appends to an array. */
+  path: string;
+  value: unknown;
+}
+
+/** A JSON Pointer from a field path, with `~` and `/` escaped. */
+export function pointerOf(path: readonly (string | number)[]): string {
+  return path.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
 }

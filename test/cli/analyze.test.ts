@@ -5,7 +5,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Ajv } from 'ajv';
 import AjvDraft04 from 'ajv-draft-04';
-import { runKfmesh, writeText } from '../cli-process.ts';
+import fastJsonPatch from 'fast-json-patch';
+import { parseAllDocuments } from 'yaml';
+import type { Operation } from 'fast-json-patch';
+import { runKfmesh, writeManifest, writeText } from '../cli-process.ts';
 
 // A CommonJS module whose default export is the class: under Node's ESM interop it arrives as `default`.
 const Ajv04 = (AjvDraft04 as unknown as { default: typeof Ajv }).default;
@@ -70,6 +73,42 @@ describe('kfmesh analyze', () => {
     const kfm101 = result.findings.find((f) => f.code === 'KFM101');
     assert.match(kfm101?.location ?? '', /before\.yaml:\d+:3$/);
     assert.equal(kfm101?.evidence.length, 2);
+  });
+
+  test("KFM101's patches, applied as kubectl would, bind each model's routes to mesh: no KFM101 after", () => {
+    const run = runKfmesh(['analyze', example, before, '-o', 'json']);
+    const { findings } = JSON.parse(run.stdout) as {
+      findings: { code: string; object: { namespace: string; name: string }; patch?: Operation[] }[];
+    };
+    const objects = parseAllDocuments(readFileSync(before, 'utf8')).map(
+      (d) => d.toJS() as { kind: string; metadata: { namespace: string; name: string } },
+    );
+    const fixes = findings.filter((f) => f.code === 'KFM101');
+    assert.equal(fixes.length, 4);
+    for (const f of fixes) {
+      const i = objects.findIndex(
+        (o) =>
+          o.kind === 'VirtualService' &&
+          o.metadata.namespace === f.object.namespace &&
+          o.metadata.name === f.object.name,
+      );
+      assert.ok(f.patch && f.patch.length >= 2, 'spec.gateways and the local-gateway match');
+      const object = objects[i];
+      assert.ok(object, `${f.object.namespace}/${f.object.name} is in before.yaml`);
+      objects[i] = fastJsonPatch.applyPatch(object, f.patch, true, false).newDocument;
+    }
+    const patched = writeManifest(objects, 'patched.yaml');
+    const after = runKfmesh(['analyze', example, patched, '-o', 'json']);
+    const codes = (JSON.parse(after.stdout) as { findings: { code: string }[] }).findings.map((f) => f.code);
+    assert.deepEqual(
+      codes.filter((c) => c === 'KFM101' || c === 'KFM102'),
+      [],
+    );
+    // The text output gives the same patch as a kubectl command.
+    assert.match(
+      runKfmesh(['analyze', example, before]).stdout,
+      /patch: kubectl patch -n ml-team virtualservice\.networking\.istio\.io\/income --type=json -p '\[\{"op":"add","path":"\/spec\/gateways\/-","value":"mesh"\}/,
+    );
   });
 
   test('usage: a bad --fail-on exits 2', () => {

@@ -5,6 +5,8 @@ import type { KubeObject } from '../../src/model/object.ts';
 import type { Finding } from '../../src/model/finding.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { analyze, atOrAbove } from '../../src/analyze/analyze.ts';
+import fastJsonPatch from 'fast-json-patch';
+import type { Operation } from 'fast-json-patch';
 
 const ns = (name: string, labels: Record<string, string>): KubeObject => ({
   apiVersion: 'v1',
@@ -54,6 +56,17 @@ function only(objects: KubeObject[], code: string): Finding[] {
   return analyze(Snapshot.of(objects, 'test.yaml')).filter((f) => f.code === code);
 }
 
+/** The objects with a finding's patch applied to its object (as `kubectl patch --type=json` would). */
+function patched(objects: KubeObject[], finding: Finding | undefined): KubeObject[] {
+  assert.ok(finding?.patch, 'the finding has a patch');
+  const { kind, namespace, name } = finding.object;
+  return objects.map((o) =>
+    o.kind === kind && o.metadata.namespace === namespace && o.metadata.name === name
+      ? fastJsonPatch.applyPatch(structuredClone(o), finding.patch as Operation[], true, false).newDocument
+      : o,
+  );
+}
+
 describe('KFM101 passthrough-for-mesh-clients', () => {
   const base = [
     ns('models', { 'istio-injection': 'enabled' }),
@@ -96,6 +109,38 @@ describe('KFM101 passthrough-for-mesh-clients', () => {
       found[0]?.evidence?.some((e) => /Istio 1\.20: sidecar models\/client \[PassthroughCluster\]/.test(e)),
     );
     assert.ok(found[0]?.fix?.includes('mesh'));
+    assert.deepEqual(only(patched([...base, gateway, vs(['istio-system/local'])], found[0]), 'KFM101'), []);
+  });
+
+  test("KServe's shape: the patch binds the internal host's match to mesh, not the external one", () => {
+    const kserve: KubeObject = {
+      ...vs(['istio-system/local', 'kubeflow/kubeflow-gateway']),
+      spec: {
+        gateways: ['istio-system/local', 'kubeflow/kubeflow-gateway'],
+        hosts: ['iris.models.svc.cluster.local', 'iris.models.example.com'],
+        http: [
+          {
+            match: [
+              {
+                authority: { regex: '^iris\\.models\\.example\\.com(?::\\d{1,5})?$' },
+                gateways: ['kubeflow/kubeflow-gateway'],
+              },
+              {
+                authority: { regex: '^iris\\.models(\\.svc(\\.cluster\\.local)?)?(?::\\d{1,5})?$' },
+                gateways: ['istio-system/local'],
+              },
+            ],
+            route: [{ destination: { host: 'local-gateway.istio-system.svc.cluster.local' } }],
+          },
+        ],
+      },
+    };
+    const found = only([...base, gateway, kserve], 'KFM101');
+    assert.deepEqual(found[0]?.patch, [
+      { op: 'add', path: '/spec/gateways/-', value: 'mesh' },
+      { op: 'add', path: '/spec/http/0/match/1/gateways/-', value: 'mesh' },
+    ]);
+    assert.deepEqual(only(patched([...base, gateway, kserve], found[0]), 'KFM101'), []);
   });
 
   test('bound to mesh too: nothing found', () => {
@@ -175,10 +220,9 @@ describe('KFM401 route-to-missing-target', () => {
       only([...base, route('gone', 80)], 'KFM401')[0]?.message ?? '',
       /gone\.apps\.svc\.cluster\.local, which no Service has/,
     );
-    assert.match(
-      only([...base, route('api', 9090)], 'KFM401')[0]?.message ?? '',
-      /port 9090 .* has ports 80/,
-    );
+    const port = only([...base, route('api', 9090)], 'KFM401');
+    assert.match(port[0]?.message ?? '', /port 9090 .* has ports 80/);
+    assert.deepEqual(only(patched([...base, route('api', 9090)], port[0]), 'KFM401'), []);
     const gw = only([...base, route('api', 80, ['nowhere'])], 'KFM401');
     assert.equal(gw[0]?.field, 'spec.gateways[0]');
     assert.match(gw[0]?.message ?? '', /gateway apps\/nowhere, which does not exist/);
@@ -218,6 +262,7 @@ describe('KFM102 internal-host-not-bound-to-mesh', () => {
       found[0]?.message ?? '',
       /api\.apps\.svc\.cluster\.local \(Service apps\/api\) only at gateways \(apps\/web\)/,
     );
+    assert.deepEqual(only(patched([...base, gateway, vs(['web'])], found[0]), 'KFM102'), []);
   });
 
   test('bound to mesh as well: nothing', () => {
@@ -318,6 +363,8 @@ describe('KFM403 export-hides-route', () => {
     assert.equal(found.length, 1);
     assert.equal(found[0]?.field, 'spec.exportTo');
     assert.match(found[0]?.message ?? '', /pods run in istio-system/);
+    assert.deepEqual(found[0]?.patch, [{ op: 'add', path: '/spec/exportTo/-', value: 'istio-system' }]);
+    assert.deepEqual(only(patched([...base, vs(['.'])], found[0]), 'KFM403'), []);
   });
 
   test('exported everywhere: nothing', () => {

@@ -10,6 +10,7 @@ import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { compileMesh } from '../../mesh/mesh.ts';
 import { traceRequest, type Hop } from '../../mesh/trace.ts';
+import { bindToMesh } from '../patches.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 const legacy = { major: 1, minor: 20 };
@@ -69,6 +70,7 @@ export const passthroughForMeshClients: Rule = {
             `VirtualService ${vs.namespace}/${vs.name} routes ${host} only at gateways (${vs.gateways.join(', ')}): callers with a sidecar in ${skipped.length} namespace(s) (${skipped.join(', ')}) don't get its route`,
             {
               fix: `add "mesh" to spec.gateways (and to the gateways of the matches for ${host}), as KServe does since 0.14; kfmesh render does it for InferenceServices`,
+              patch: bindToMesh(vs.source, host),
               evidence,
             },
           ),

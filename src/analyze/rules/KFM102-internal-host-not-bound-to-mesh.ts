@@ -5,6 +5,7 @@
  */
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
+import { bindToMesh } from '../patches.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const internalHostNotBoundToMesh: Rule = {
@@ -32,7 +33,10 @@ export const internalHostNotBoundToMesh: Rule = {
             vs.source,
             ['spec', 'gateways'],
             `routes ${host} (Service ${service.namespace}/${service.name}) only at gateways (${vs.gateways.join(', ')}): sidecar clients calling it directly get its default route, without this VirtualService's rules`,
-            { fix: 'add "mesh" to spec.gateways if in-mesh callers should get the same routing' },
+            {
+              fix: 'add "mesh" to spec.gateways if in-mesh callers should get the same routing',
+              patch: bindToMesh(vs.source, host),
+            },
           ),
         );
       });

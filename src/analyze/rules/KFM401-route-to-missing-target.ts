@@ -5,6 +5,7 @@
  */
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
+import { pointerOf } from '../../model/finding.ts';
 import { isPlainObject } from '../../model/object.ts';
 import { resolveGatewayName, resolveShortName } from '../../mesh/virtual-services.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
@@ -90,6 +91,17 @@ export const routeToMissingTarget: Rule = {
                 `routes to port ${port} of ${host}, which has ports ${service.ports.map((p) => p.port).join(', ') || 'none'}: requests on this route get 503 NC`,
                 {
                   fix: `use one of the Service's ports (${service.ports.map((p) => p.port).join(', ')})`,
+                  ...(service.ports.length === 1
+                    ? {
+                        patch: [
+                          {
+                            op: 'replace' as const,
+                            path: pointerOf([...field, 'port', 'number']),
+                            value: service.ports[0]?.port,
+                          },
+                        ],
+                      }
+                    : {}),
                 },
               ),
             );

@@ -5,6 +5,7 @@
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { isExportedTo } from '../../mesh/services.ts';
+import { appendTo } from '../patches.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const exportHidesRoute: Rule = {
@@ -36,7 +37,10 @@ export const exportHidesRoute: Rule = {
             vs.source,
             ['spec', 'exportTo'],
             `bound to gateway ${gateway}, whose pods run in ${hidden.sort().join(', ')}, but exported only to ${vs.exportTo.join(', ')}: the gateway never sees these routes`,
-            { fix: `add ${hidden.sort().join(', ')} to spec.exportTo (or use "*")` },
+            {
+              fix: `add ${hidden.sort().join(', ')} to spec.exportTo (or use "*")`,
+              patch: appendTo(vs.source, ['spec', 'exportTo'], hidden.sort(), vs.exportTo),
+            },
           ),
         );
       }
