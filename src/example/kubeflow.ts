@@ -236,7 +236,11 @@ function componentObjects(c: Component): KubeObject[] {
           spec: {
             serviceAccountName: c.serviceAccount,
             containers: [
-              { name: c.name, ports: c.ports.map((p) => ({ name: p.name, containerPort: p.targetPort })) },
+              {
+                name: c.name,
+                image: placeholderImage(c.name),
+                ports: c.ports.map((p) => ({ name: p.name, containerPort: p.targetPort })),
+              },
             ],
           },
         },
@@ -451,3 +455,11 @@ export function kubeflowSidecarObjects(): KubeObject[] {
 
 /** The selector labels of the cluster-local gateway pods (Knative's local gateway is re-pointed at them). */
 export const clusterLocalGatewayLabels = localLabels;
+
+/**
+ * An image for a container kfmesh never looks into: the example's objects must pass a real API server's
+ * validation, which requires one.
+ */
+export function placeholderImage(name: string): string {
+  return `registry.example.com/kubeflow/${name}:example`;
+}

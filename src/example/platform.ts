@@ -12,7 +12,12 @@ import { toYaml } from '../model/serialize.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { desiredState } from '../render/desired-state.ts';
 import { migrateToAmbient } from '../ambient/migrate.ts';
-import { clusterLocalGatewayLabels, gatewayDeployment, kubeflowSidecarObjects } from './kubeflow.ts';
+import {
+  clusterLocalGatewayLabels,
+  gatewayDeployment,
+  kubeflowSidecarObjects,
+  placeholderImage,
+} from './kubeflow.ts';
 
 const domain = 'example.com';
 const userNs = 'kubeflow-user-example-com';
@@ -160,7 +165,7 @@ function runningPod(
           apiVersion: 'apps/v1',
           kind: 'ReplicaSet',
           name: `${deployment}-${hash}`,
-          uid: '',
+          uid: stableUid(`${ns}/${deployment}-${hash}`),
           controller: true,
         },
       ],
@@ -168,7 +173,7 @@ function runningPod(
     spec: {
       serviceAccountName: options.serviceAccount ?? 'default',
       containers: [
-        ...(options.containers ?? [{ name: 'app' }]),
+        ...(options.containers ?? [{ name: 'app', image: placeholderImage(deployment) }]),
         {
           name: 'istio-proxy',
           image: 'docker.io/istio/proxyv2:1.24.0',
@@ -487,7 +492,13 @@ function workload(
         metadata: { labels },
         spec: {
           serviceAccountName: serviceAccount,
-          containers: [{ name: 'main', ...(port ? { ports: [{ containerPort: port.targetPort }] } : {}) }],
+          containers: [
+            {
+              name: 'main',
+              image: placeholderImage(name),
+              ...(port ? { ports: [{ containerPort: port.targetPort }] } : {}),
+            },
+          ],
         },
       },
     },
@@ -518,7 +529,13 @@ function notebookServer(ns: string, name: string): KubeObject[] {
           metadata: { labels },
           spec: {
             serviceAccountName: 'default-editor',
-            containers: [{ name, ports: [{ name: 'notebook-port', containerPort: 8888 }] }],
+            containers: [
+              {
+                name,
+                image: 'ghcr.io/kubeflow/kubeflow/notebook-servers/jupyter-scipy:v1.10.0',
+                ports: [{ name: 'notebook-port', containerPort: 8888 }],
+              },
+            ],
           },
         },
       },
@@ -665,4 +682,17 @@ export function exampleAmbientPlatform(): KubeObject[] {
 /** The example platform as one YAML stream, as `kfmesh example [--mode]` prints it. */
 export function examplePlatformYaml(mode: 'sidecar' | 'ambient' = 'sidecar'): string {
   return toYaml(mode === 'ambient' ? exampleAmbientPlatform() : examplePlatform());
+}
+
+/** A UID that is the same on every run (owner references need one; the example has no real owner). */
+function stableUid(name: string): string {
+  // Four FNV-1a hashes of the name with different seeds: 32 hex digits.
+  const h = [0x811c9dc5, 0x01000193, 0x9e3779b9, 0x85ebca6b]
+    .map((seed) => {
+      let x = seed;
+      for (let i = 0; i < name.length; i++) x = Math.imul(x ^ name.charCodeAt(i), 0x01000193) >>> 0;
+      return x.toString(16).padStart(8, '0');
+    })
+    .join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
