@@ -4,11 +4,11 @@ import { describeRef } from '../model/object.ts';
 import type { Finding } from '../model/finding.ts';
 import { analyze, atOrAbove, rules } from '../analyze/analyze.ts';
 import { toSarif } from '../analyze/sarif.ts';
-import { ExitCode, oneOf, runCommand, snapshotFrom, type Streams } from './io.ts';
+import { ExitCode, oneOf, runCommand, snapshotFrom, type ClusterFlags, type Streams } from './io.ts';
 import { version } from './version.ts';
 
 /** Options of `kfmesh analyze` as parsed from the command line. */
-export interface AnalyzeFlags {
+export interface AnalyzeFlags extends ClusterFlags {
   output: string;
   failOn: string;
   clusterDomain: string;
@@ -19,7 +19,7 @@ export function analyzeCommand(paths: string[], flags: AnalyzeFlags, streams: St
   return runCommand(streams, async () => {
     const format = oneOf('-o', flags.output, ['text', 'json', 'sarif'] as const);
     const failOn = oneOf('--fail-on', flags.failOn, ['error', 'warning', 'never'] as const);
-    const snapshot = await snapshotFrom(paths, streams);
+    const snapshot = await snapshotFrom(paths, streams, flags);
     const findings = analyze(snapshot, { clusterDomain: flags.clusterDomain });
     streams.stdout(
       format === 'json'

@@ -4,6 +4,8 @@ import { loadPaths } from '../load/files.ts';
 import { parseManifests } from '../load/parse.ts';
 import { describeReplacement, Snapshot } from '../load/snapshot.ts';
 import { examplePlatformYaml } from '../example/platform.ts';
+import { KubeClient } from '../kube/client.ts';
+import { readCluster } from '../load/cluster.ts';
 
 /** Exit codes of the command-line contract. */
 export const ExitCode = { Ok: 0, CheckFailed: 1, BadInput: 2 } as const;
@@ -21,13 +23,47 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** Loads a snapshot from paths, or the built-in example platform when none are given. */
-export async function snapshotFrom(paths: readonly string[], streams: Streams): Promise<Snapshot> {
-  if (paths.length === 0)
+/** A live cluster as input: `--kubeconfig FILE` (and `--context NAME`). */
+export interface ClusterFlags {
+  kubeconfig?: string;
+  context?: string;
+}
+
+/**
+ * Loads a snapshot: a live cluster's objects when `--kubeconfig` is given, then the objects of the paths
+ * (which replace the cluster's, as a planned change would); the built-in example platform when neither.
+ */
+export async function snapshotFrom(
+  paths: readonly string[],
+  streams: Streams,
+  cluster: ClusterFlags = {},
+): Promise<Snapshot> {
+  if (paths.length === 0 && !cluster.kubeconfig)
     return new Snapshot(parseManifests({ name: '<example>', text: examplePlatformYaml() }));
-  const snapshot = new Snapshot(await loadPaths(paths, streams.readStdin));
+  const live = cluster.kubeconfig ? await clusterEntries(cluster.kubeconfig, cluster.context, streams) : [];
+  const snapshot = new Snapshot([
+    ...live,
+    ...(paths.length > 0 ? await loadPaths(paths, streams.readStdin) : []),
+  ]);
   for (const r of snapshot.replacements) streams.stderr(`kfmesh: note: ${describeReplacement(r)}\n`);
   return snapshot;
+}
+
+async function clusterEntries(kubeconfig: string, context: string | undefined, streams: Streams) {
+  const client = KubeClient.fromKubeconfig(kubeconfig, context);
+  const started = Date.now();
+  try {
+    const read = await readCluster(client);
+    streams.stderr(
+      `kfmesh: read ${read.entries.length} objects of ${read.kinds} kinds from ${read.source} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
+    return read.entries;
+  } catch (error) {
+    throw new InputError(
+      { location: { file: kubeconfig } },
+      `cannot read the cluster of context ${client.contextName}: ${(error as Error).message}`,
+    );
+  }
 }
 
 /** Loads one path (a file, a folder, or - for standard input) as a snapshot of its own. */

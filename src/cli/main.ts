@@ -12,6 +12,13 @@ import { traceCommand, type TraceFlags } from './trace.ts';
 import { verifyCommand, type VerifyFlags } from './verify.ts';
 import { version } from './version.ts';
 
+/** `--kubeconfig` and `--context`: read a live cluster (read-only), beside or instead of files. */
+function withCluster(command: Command): Command {
+  return command
+    .option('--kubeconfig <file>', 'read the objects of a live cluster through this kubeconfig (read-only)')
+    .option('--context <name>', 'the kubeconfig context to use (default: its current context)');
+}
+
 /** Builds the program; every action stores its exit code in `result`. */
 function program(streams: Streams, result: { code: ExitCode }): Command {
   const root = new Command('kfmesh')
@@ -21,8 +28,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .configureOutput({ writeOut: streams.stdout, writeErr: streams.stderr })
     .showHelpAfterError();
 
-  root
-    .command('render')
+  withCluster(root.command('render'))
     .description(
       'print the objects kfmesh would apply for the given state (the built-in example when no PATH)',
     )
@@ -40,8 +46,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       result.code = await renderCommand(paths, flags, streams);
     });
 
-  root
-    .command('migrate')
+  withCluster(root.command('migrate'))
     .description('convert a sidecar-mode configuration to ambient mode, and report what each object became')
     .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
     .option('--to <mode>', 'the mode to migrate to (ambient)')
@@ -52,8 +57,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       result.code = await migrateCommand(paths, flags, streams);
     });
 
-  root
-    .command('analyze')
+  withCluster(root.command('analyze'))
     .description('find what is wrong: rules with stable codes, each finding located and with a fix')
     .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
     .option('-o, --output <format>', 'text, json or sarif', 'text')
@@ -63,8 +67,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       result.code = await analyzeCommand(paths, flags, streams);
     });
 
-  root
-    .command('trace')
+  withCluster(root.command('trace'))
     .description('follow one request through the mesh: hops, rewrites, mTLS, authorization, metrics')
     .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
     .requiredOption('--from <workload>', 'the client: NAMESPACE/WORKLOAD, or external')
@@ -94,14 +97,13 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       result.code = await traceCommand(paths, flags, streams);
     });
 
-  root
-    .command('verify')
+  withCluster(root.command('verify'))
     .description(
       'check request expectations (--cases FILE), or list every outcome a change of configuration changes (--equivalence BEFORE AFTER); exit 1 when a case fails or a change opens access',
     )
     .argument(
       '[paths...]',
-      'with --cases: the configuration (the built-in example when none); with --equivalence: the one before and the one after',
+      'with --cases: the configuration (the built-in example when none); with --equivalence: the one before and the one after (with --kubeconfig: the cluster is before, the path after)',
     )
     .option('--equivalence', 'compare two configurations request by request')
     .option('--cases <file>', 'request expectations to check (YAML; the format is in the README)')

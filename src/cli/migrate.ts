@@ -4,10 +4,18 @@ import { basename, dirname, join } from 'node:path';
 import { OutputFormat, serialize } from '../model/serialize.ts';
 import { migrateToAmbient } from '../ambient/migrate.ts';
 import { reportToJson, reportToMarkdown, summarize } from '../ambient/migration-report.ts';
-import { ExitCode, oneOf, runCommand, snapshotFrom, UsageError, type Streams } from './io.ts';
+import {
+  ExitCode,
+  oneOf,
+  runCommand,
+  snapshotFrom,
+  UsageError,
+  type ClusterFlags,
+  type Streams,
+} from './io.ts';
 
 /** Options of `kfmesh migrate` as parsed from the command line. */
-export interface MigrateFlags {
+export interface MigrateFlags extends ClusterFlags {
   to?: string;
   output: string;
   report?: string;
@@ -23,7 +31,7 @@ export function migrateCommand(paths: string[], flags: MigrateFlags, streams: St
     if (flags.to === undefined) throw new UsageError('--to is required: kfmesh migrate --to ambient');
     oneOf('--to', flags.to, ['ambient']);
     const format = oneOf('-o', flags.output, Object.values(OutputFormat));
-    const snapshot = await snapshotFrom(paths, streams);
+    const snapshot = await snapshotFrom(paths, streams, flags);
     const { objects, report } = migrateToAmbient(snapshot, { clusterDomain: flags.clusterDomain });
     const output = serialize(objects, format);
     if (flags.report !== undefined) {

@@ -3,10 +3,10 @@ import { formatObjectProblem, formatProblem } from '../model/errors.ts';
 import type { Finding } from '../model/finding.ts';
 import { OutputFormat, serialize } from '../model/serialize.ts';
 import { desiredState, MeshMode } from '../render/desired-state.ts';
-import { ExitCode, oneOf, runCommand, snapshotFrom, type Streams } from './io.ts';
+import { ExitCode, oneOf, runCommand, snapshotFrom, type ClusterFlags, type Streams } from './io.ts';
 
 /** Options of `kfmesh render` as parsed from the command line. */
-export interface RenderFlags {
+export interface RenderFlags extends ClusterFlags {
   mode: string;
   output: string;
   clusterDomain: string;
@@ -18,7 +18,7 @@ export function renderCommand(paths: string[], flags: RenderFlags, streams: Stre
   return runCommand(streams, async () => {
     const mode = oneOf('--mode', flags.mode, Object.values(MeshMode));
     const format = oneOf('-o', flags.output, Object.values(OutputFormat));
-    const snapshot = await snapshotFrom(paths, streams);
+    const snapshot = await snapshotFrom(paths, streams, flags);
     const result = desiredState(snapshot, {
       mode,
       clusterDomain: flags.clusterDomain,

@@ -2,10 +2,18 @@
 import { compileMesh } from '../mesh/mesh.ts';
 import { formatIstioVersion, NewestModelledVersion, parseIstioVersion } from '../mesh/istio-version.ts';
 import { traceAllPaths, traceRequest, TraceInputError, type Hop, type TraceResult } from '../mesh/trace.ts';
-import { ExitCode, oneOf, runCommand, snapshotFrom, UsageError, type Streams } from './io.ts';
+import {
+  ExitCode,
+  oneOf,
+  runCommand,
+  snapshotFrom,
+  UsageError,
+  type ClusterFlags,
+  type Streams,
+} from './io.ts';
 
 /** Options of `kfmesh trace` as parsed from the command line. */
-export interface TraceFlags {
+export interface TraceFlags extends ClusterFlags {
   from?: string;
   url?: string;
   method: string;
@@ -33,7 +41,7 @@ export function traceCommand(paths: string[], flags: TraceFlags, streams: Stream
       if (colon <= 0) throw new UsageError(`-H ${JSON.stringify(h)}: write 'Name: value'`);
       headers[h.slice(0, colon).trim()] = h.slice(colon + 1).trim();
     }
-    const snapshot = await snapshotFrom(paths, streams);
+    const snapshot = await snapshotFrom(paths, streams, flags);
     const mesh = compileMesh(snapshot, { istioVersion: version, clusterDomain: flags.clusterDomain });
     if (flags.via !== undefined && flags.from !== 'external')
       throw new UsageError(

@@ -14,11 +14,12 @@ import {
   snapshotFrom,
   snapshotFromPath,
   UsageError,
+  type ClusterFlags,
   type Streams,
 } from './io.ts';
 
 /** Options of `kfmesh verify` as parsed from the command line. */
-export interface VerifyFlags {
+export interface VerifyFlags extends ClusterFlags {
   equivalence?: boolean;
   cases?: string;
   output: string;
@@ -34,11 +35,19 @@ export function verifyCommand(paths: string[], flags: VerifyFlags, streams: Stre
     if (!flags.equivalence) {
       if (flags.cases === undefined)
         throw new UsageError('say what to verify: --cases FILE, or --equivalence BEFORE AFTER');
-      return verifyCases(paths, flags.cases, format, flags.clusterDomain, streams);
+      return verifyCases(paths, flags, flags.cases, format, streams);
     }
-    if (paths.length !== 2)
-      throw new UsageError(`--equivalence takes two paths, BEFORE and AFTER; got ${paths.length}`);
-    const [before, after] = await Promise.all(paths.map((p) => snapshotFromPath(p, streams)));
+    // With --kubeconfig, the live cluster is BEFORE and the one path is AFTER (a planned change).
+    const wanted = flags.kubeconfig ? 1 : 2;
+    if (paths.length !== wanted)
+      throw new UsageError(
+        flags.kubeconfig
+          ? `--equivalence with --kubeconfig compares the cluster with one path (AFTER); got ${paths.length}`
+          : `--equivalence takes two paths, BEFORE and AFTER; got ${paths.length}`,
+      );
+    const [before, after] = flags.kubeconfig
+      ? await Promise.all([snapshotFrom([], streams, flags), snapshotFromPath(paths[0] ?? '', streams)])
+      : await Promise.all(paths.map((p) => snapshotFromPath(p, streams)));
     if (!before || !after) throw new UsageError('--equivalence takes two paths, BEFORE and AFTER');
     let lastShown = Date.now();
     const result = checkEquivalence(before, after, {
@@ -58,9 +67,9 @@ export function verifyCommand(paths: string[], flags: VerifyFlags, streams: Stre
 
 async function verifyCases(
   paths: string[],
+  flags: VerifyFlags,
   file: string,
   format: 'text' | 'json',
-  clusterDomain: string,
   streams: Streams,
 ): Promise<ExitCode> {
   let text: string;
@@ -71,8 +80,8 @@ async function verifyCases(
     throw new UsageError(`--cases ${file}: ${missing ? 'no such file' : (error as Error).message}`);
   }
   const cases = parseCases(text, file);
-  const snapshot = await snapshotFrom(paths, streams);
-  const results = runCases(compileMesh(snapshot, { clusterDomain }), cases);
+  const snapshot = await snapshotFrom(paths, streams, flags);
+  const results = runCases(compileMesh(snapshot, { clusterDomain: flags.clusterDomain }), cases);
   const failed = results.filter((r) => !r.passed).length;
   streams.stdout(
     format === OutputFormat.Json

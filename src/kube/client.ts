@@ -1,0 +1,197 @@
+/**
+ * A small client for the Kubernetes API: the kubeconfig (files, contexts, certificates, tokens, exec and
+ * auth-provider plugins) is read by `@kubernetes/client-node`, which also signs each request; bodies go
+ * and come as plain JSON, so objects keep exactly the fields the server sent (no typed models, no
+ * renamed keys), for core and custom resources alike.
+ */
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { InputError } from '../model/errors.ts';
+import type { KubeObject } from '../model/object.ts';
+
+/** A failed call: the HTTP status and the server's `Status` reason and message. */
+export class KubeApiError extends Error {
+  override name = 'KubeApiError';
+  readonly status: number;
+  readonly reason: string;
+
+  constructor(status: number, reason: string, message: string) {
+    super(message);
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+/** A resource the server serves: where to list it and whether it lives in namespaces. */
+export interface Resource {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+export interface RequestBody {
+  body?: unknown;
+  contentType?: string;
+  query?: Record<string, string | number | boolean | undefined>;
+}
+
+interface ApiResourceList {
+  resources: { name: string; kind: string; namespaced: boolean }[];
+}
+interface ApiGroupList {
+  groups: { name: string; preferredVersion?: { version: string }; versions: { version: string }[] }[];
+}
+
+/** One API server, as a kubeconfig context names it. */
+export class KubeClient {
+  readonly #config: KubeConfig;
+  readonly #server: URL;
+  #resources: Map<string, Resource> | undefined;
+
+  constructor(config: KubeConfig) {
+    const cluster = config.getCurrentCluster();
+    if (!cluster) throw new InputError({}, 'the kubeconfig has no current cluster');
+    this.#config = config;
+    this.#server = new URL(cluster.server);
+  }
+
+  /** Reads a kubeconfig file (or the default chain: $KUBECONFIG, ~/.kube/config, in-cluster). */
+  static fromKubeconfig(file?: string, context?: string): KubeClient {
+    const config = new KubeConfig();
+    try {
+      if (file) config.loadFromFile(file);
+      else config.loadFromDefault();
+    } catch (error) {
+      throw new InputError({ location: { file: file ?? 'kubeconfig' } }, (error as Error).message);
+    }
+    if (context) {
+      if (!config.getContextObject(context))
+        throw new InputError(
+          { location: { file: file ?? 'kubeconfig' } },
+          `no context ${JSON.stringify(context)} (contexts: ${config.contexts.map((c) => c.name).join(', ') || 'none'})`,
+        );
+      config.setCurrentContext(context);
+    }
+    return new KubeClient(config);
+  }
+
+  /** The context in use, for messages. */
+  get contextName(): string {
+    return this.#config.getCurrentContext();
+  }
+
+  /** One call; JSON in and out (text when the server answers text). A non-2xx answer throws `KubeApiError`. */
+  async request<T>(method: string, path: string, options: RequestBody = {}): Promise<T> {
+    const url = new URL(this.#server.pathname.replace(/\/$/, '') + path, this.#server);
+    for (const [k, v] of Object.entries(options.query ?? {}))
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const requestOptions: RequestOptions = {
+      method,
+      headers: {
+        accept: 'application/json',
+        ...(payload !== undefined
+          ? {
+              'content-type': options.contentType ?? 'application/json',
+              'content-length': Buffer.byteLength(payload),
+            }
+          : {}),
+      },
+    };
+    await this.#config.applyToHTTPSOptions(requestOptions);
+    const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
+    const { status, text, json } = await new Promise<{ status: number; text: string; json: boolean }>(
+      (resolve, reject) => {
+        const req = send(url, requestOptions, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              text: Buffer.concat(chunks).toString('utf8'),
+              json: (res.headers['content-type'] ?? '').includes('json'),
+            }),
+          );
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.end(payload);
+      },
+    );
+
+    if (status < 200 || status > 299) {
+      let reason = 'Unknown';
+      let message = text.trim() || `HTTP ${status}`;
+      try {
+        const parsed = JSON.parse(text) as { reason?: string; message?: string };
+        reason = parsed.reason ?? reason;
+        message = parsed.message ?? message;
+      } catch {
+        // not a Status: keep the text
+      }
+      throw new KubeApiError(status, reason, `${method} ${url.pathname}: ${status} ${reason}: ${message}`);
+    }
+    // Health endpoints answer plain text.
+    return (json ? JSON.parse(text) : text) as T;
+  }
+
+  /** Every resource the server serves, by `group/kind`, at the group's preferred version. */
+  async resources(): Promise<Map<string, Resource>> {
+    if (this.#resources) return this.#resources;
+    const out = new Map<string, Resource>();
+    const add = (group: string, version: string, list: ApiResourceList) => {
+      for (const r of list.resources) {
+        if (r.name.includes('/')) continue; // subresources
+        out.set(`${group}/${r.kind}`, {
+          group,
+          version,
+          kind: r.kind,
+          plural: r.name,
+          namespaced: r.namespaced,
+        });
+      }
+    };
+    add('', 'v1', await this.request<ApiResourceList>('GET', '/api/v1'));
+    const groups = await this.request<ApiGroupList>('GET', '/apis');
+    await Promise.all(
+      groups.groups.map(async (g) => {
+        const version = g.preferredVersion?.version ?? g.versions[0]?.version;
+        if (version)
+          add(g.name, version, await this.request<ApiResourceList>('GET', `/apis/${g.name}/${version}`));
+      }),
+    );
+    this.#resources = out;
+    return out;
+  }
+
+  /** Forgets what discovery found (after CRDs are added). */
+  rediscover(): void {
+    this.#resources = undefined;
+  }
+
+  /** The URL path of a resource's collection (in a namespace, or across all of them). */
+  static collectionPath(resource: Resource, namespace?: string): string {
+    const base = resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}`;
+    return `${base}${resource.namespaced && namespace ? `/namespaces/${namespace}` : ''}/${resource.plural}`;
+  }
+
+  /** Every object of a resource, page by page; items get their apiVersion and kind (lists leave them out). */
+  async list(resource: Resource, namespace?: string, pageSize = 500): Promise<KubeObject[]> {
+    const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
+    const out: KubeObject[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.request<{ items: KubeObject[]; metadata?: { continue?: string } }>(
+        'GET',
+        KubeClient.collectionPath(resource, namespace),
+        { query: { limit: pageSize, continue: token } },
+      );
+      for (const item of page.items) out.push({ ...item, apiVersion, kind: resource.kind });
+      token = page.metadata?.continue || undefined;
+    } while (token);
+    return out;
+  }
+}
