@@ -1,0 +1,119 @@
+/**
+ * A live cluster as input (`--kubeconfig`), against a real kube-apiserver with the real CRDs: the same
+ * findings as from files, the analyzer's patches applied through the API fix what they say, trace and
+ * verify read the cluster too, and a cluster that can't be read is a clear exit 2.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { KubeObject } from '../../src/model/object.ts';
+import { runKfmesh, writeManifest } from '../cli-process.ts';
+import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
+
+interface JsonFinding {
+  code: string;
+  object: { kind: string; namespace: string; name: string };
+  field?: string;
+  message: string;
+  patch?: unknown[];
+}
+
+const findingsOf = (stdout: string): JsonFinding[] =>
+  (JSON.parse(stdout) as { findings: JsonFinding[] }).findings;
+const key = (o: KubeObject) =>
+  `${o.apiVersion.split('/')[0]}/${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
+const objectsOf = (text: string): KubeObject[] => parseAllDocuments(text).map((d) => d.toJS() as KubeObject);
+
+describe('--kubeconfig: a live cluster as input', apiServerTestOptions(), () => {
+  let server: TestApiServer;
+  // The example platform as KServe before 0.14 left it (InferenceService routes not bound to mesh), less
+  // the kinds whose CRDs this server doesn't have (Notebook).
+  const example = objectsOf(runKfmesh(['example']).stdout);
+  const unbound = objectsOf(runKfmesh(['render', '--no-mesh-gateway']).stdout);
+  const byKey = new Map(example.map((o) => [key(o), o]));
+  for (const o of unbound) byKey.set(key(o), o);
+  const objects = [...byKey.values()].filter((o) => o.kind !== 'Notebook');
+  const file = writeManifest(objects, 'cluster.yaml');
+
+  before(async () => {
+    server = await TestApiServer.start();
+    await server.create(objects);
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  test('analyze: the same findings from the cluster as from the same objects in a file', async () => {
+    const live = runKfmesh(['analyze', '--kubeconfig', server.kubeconfig, '-o', 'json']);
+    assert.equal(live.code, 0, live.stderr);
+    assert.match(live.stderr, /kfmesh: read \d+ objects of \d+ kinds from <cluster test> in [\d.]+ s/);
+    const fromFile = runKfmesh(['analyze', file, '-o', 'json']);
+    const strip = (fs: JsonFinding[]) =>
+      fs.map(({ code, object, field, message }) => ({ code, object, field, message }));
+    assert.deepEqual(strip(findingsOf(live.stdout)), strip(findingsOf(fromFile.stdout)));
+    assert.equal(findingsOf(live.stdout).filter((f) => f.code === 'KFM101').length, 4);
+  });
+
+  test("KFM101's patches, sent to the API server as kubectl patch would, leave no KFM101", async () => {
+    const found = findingsOf(runKfmesh(['analyze', '--kubeconfig', server.kubeconfig, '-o', 'json']).stdout);
+    const fixes = found.filter((f) => f.code === 'KFM101');
+    for (const f of fixes)
+      await server.client.request(
+        'PATCH',
+        `/apis/networking.istio.io/v1/namespaces/${f.object.namespace}/virtualservices/${f.object.name}`,
+        { body: f.patch, contentType: 'application/json-patch+json' },
+      );
+    const now = findingsOf(runKfmesh(['analyze', '--kubeconfig', server.kubeconfig, '-o', 'json']).stdout);
+    assert.deepEqual(
+      now.filter((f) => f.code === 'KFM101' || f.code === 'KFM102'),
+      [],
+    );
+    assert.equal(fixes.length, 4);
+  });
+
+  test('trace reads the cluster: the in-mesh client reaches a model', async () => {
+    const run = runKfmesh([
+      'trace',
+      '--kubeconfig',
+      server.kubeconfig,
+      '--from',
+      'kubeflow-user-example-com/curl-inside-mesh',
+      '--url',
+      'http://sklearn-iris.kubeflow-user-example-com.svc.cluster.local/v1/models/sklearn-iris:predict',
+      '--method',
+      'POST',
+      '-o',
+      'json',
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as { response: { code: number }; hops: { cluster?: string }[] };
+    assert.equal(result.response.code, 200);
+    assert.ok(!result.hops.some((h) => h.cluster === 'PassthroughCluster'));
+  });
+
+  test('verify --equivalence: the cluster before, its migration to ambient after, opens nothing', async () => {
+    const migrated = runKfmesh(['migrate', '--to', 'ambient', '--kubeconfig', server.kubeconfig]);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    const afterFile = join(server.dir, 'after.yaml');
+    writeFileSync(afterFile, migrated.stdout);
+    const run = runKfmesh(['verify', '--equivalence', '--kubeconfig', server.kubeconfig, afterFile]);
+    assert.equal(run.code, 0, run.stdout.slice(0, 2000));
+    assert.match(run.stdout, / 0 errors/);
+  });
+
+  test('a kubeconfig that is missing, names no such context, or reaches no server: exit 2, clear message', () => {
+    const missing = runKfmesh(['analyze', '--kubeconfig', '/nonexistent/kubeconfig']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^kfmesh: \/nonexistent\/kubeconfig: .*ENOENT/m);
+    const context = runKfmesh(['analyze', '--kubeconfig', server.kubeconfig, '--context', 'prod']);
+    assert.equal(context.code, 2);
+    assert.match(context.stderr, /no context "prod" \(contexts: test\)/);
+    const dead = join(server.dir, 'dead-kubeconfig');
+    writeFileSync(dead, readFileSync(server.kubeconfig, 'utf8').replace(/127\.0\.0\.1:\d+/, '127.0.0.1:1'));
+    const unreachable = runKfmesh(['analyze', '--kubeconfig', dead]);
+    assert.equal(unreachable.code, 2);
+    assert.match(unreachable.stderr, /cannot read the cluster of context test: .*ECONNREFUSED/);
+  });
+});

@@ -1,0 +1,278 @@
+/**
+ * A real Kubernetes API server for tests: etcd and kube-apiserver (1.20, built by
+ * scripts/build-kube-apiserver.sh) on free loopback ports, with a temporary data dir, self-signed serving
+ * certificates, a service-account key pair, a token for a `system:masters` user and RBAC; the real CRDs
+ * (from ../shared/crds, else the project's copies) loaded without `x-kubernetes-validations`, which this
+ * server predates.
+ *
+ * Without the binaries the tests that need it are skipped with a message, except under CI=true, where
+ * they fail: `.ci/run` builds them first.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { KubeClient, type Resource } from '../src/kube/client.ts';
+import type { KubeObject } from '../src/model/object.ts';
+import { projectRoot } from './conformance/cases.ts';
+
+const cacheDir = process.env['KFMESH_CACHE'] ?? join(homedir(), '.cache', 'kfmesh');
+const apiserverBin = join(cacheDir, 'bin', 'kube-apiserver');
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env['PATH'] ?? '').split(':')) {
+    const candidate = join(dir, name);
+    if (dir && existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** Why the server can't run here, or undefined when it can. */
+export function apiServerMissing(): string | undefined {
+  const missing = [existsSync(apiserverBin) ? '' : apiserverBin, onPath('etcd') ? '' : 'etcd'].filter(
+    Boolean,
+  );
+  return missing.length > 0
+    ? `needs ${missing.join(' and ')}: run scripts/build-kube-apiserver.sh (as .ci/run does)`
+    : undefined;
+}
+
+/** `{ skip }` for `describe`: skipped with the reason when the server can't run, never under CI=true. */
+export function apiServerTestOptions(): { skip: string | false } {
+  const missing = apiServerMissing();
+  if (missing && process.env['CI'] === 'true') throw new Error(`CI=true and the API server ${missing}`);
+  return { skip: missing ?? false };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A running etcd and kube-apiserver. */
+export class TestApiServer {
+  readonly dir: string;
+  readonly kubeconfig: string;
+  readonly token = randomBytes(16).toString('hex');
+  #etcd: ChildProcess | undefined;
+  #apiserver: ChildProcess | undefined;
+  #etcdPort = 0;
+  #peerPort = 0;
+  #port = 0;
+  #client: KubeClient | undefined;
+
+  private constructor() {
+    this.dir = mkdtempSync(join(tmpdir(), 'kfmesh-apiserver-'));
+    this.kubeconfig = join(this.dir, 'kubeconfig');
+  }
+
+  /** Starts both processes and loads the CRDs. */
+  static async start(options: { crds?: boolean } = {}): Promise<TestApiServer> {
+    const server = new TestApiServer();
+    try {
+      await server.#startEtcd();
+      await server.#startApiServer();
+      if (options.crds !== false) await server.loadCrds();
+      return server;
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
+  }
+
+  /** A client with the admin token (through the kubeconfig the server wrote). */
+  get client(): KubeClient {
+    return (this.#client ??= KubeClient.fromKubeconfig(this.kubeconfig));
+  }
+
+  async #startEtcd(): Promise<void> {
+    this.#etcdPort = await freePort();
+    this.#peerPort = await freePort();
+    const peer = `http://127.0.0.1:${this.#peerPort}`;
+    const client = `http://127.0.0.1:${this.#etcdPort}`;
+    this.#etcd = this.#spawn('etcd', onPath('etcd') ?? 'etcd', [
+      '--name=default',
+      `--data-dir=${join(this.dir, 'etcd')}`,
+      `--listen-client-urls=${client}`,
+      `--advertise-client-urls=${client}`,
+      `--listen-peer-urls=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--initial-cluster=default=${peer}`,
+      '--log-level=error',
+    ]);
+  }
+
+  async #startApiServer(): Promise<void> {
+    this.#port = await freePort();
+    const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    writeFileSync(join(this.dir, 'sa.pub'), keys.publicKey.export({ type: 'spki', format: 'pem' }));
+    writeFileSync(join(this.dir, 'sa.key'), keys.privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    writeFileSync(join(this.dir, 'tokens.csv'), `${this.token},admin,admin,system:masters\n`);
+    this.#apiserver = this.#spawn('kube-apiserver', apiserverBin, this.#apiServerArgs());
+    writeFileSync(
+      this.kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          {
+            name: 'test',
+            cluster: { server: `https://127.0.0.1:${this.#port}`, 'insecure-skip-tls-verify': true },
+          },
+        ],
+        users: [{ name: 'admin', user: { token: this.token } }],
+        contexts: [{ name: 'test', context: { cluster: 'test', user: 'admin' } }],
+        'current-context': 'test',
+      }),
+    );
+    await this.#waitReady();
+  }
+
+  #apiServerArgs(): string[] {
+    return [
+      `--etcd-servers=http://127.0.0.1:${this.#etcdPort}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${this.#port}`,
+      '--insecure-port=0',
+      `--cert-dir=${join(this.dir, 'certs')}`,
+      `--service-account-key-file=${join(this.dir, 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(this.dir, 'sa.key')}`,
+      '--service-account-issuer=https://kubernetes.default.svc',
+      `--token-auth-file=${join(this.dir, 'tokens.csv')}`,
+      '--authorization-mode=RBAC',
+      '--service-cluster-ip-range=10.96.0.0/16',
+      // No controller-manager runs: nothing would create the default ServiceAccount pods need.
+      '--disable-admission-plugins=ServiceAccount',
+      '--logtostderr=false',
+      `--log-file=${join(this.dir, 'kube-apiserver.log')}`,
+      '--v=0',
+    ];
+  }
+
+  #spawn(name: string, bin: string, args: string[]): ChildProcess {
+    const out = openSync(join(this.dir, `${name}.out`), 'a');
+    const child = spawn(bin, args, { stdio: ['ignore', out, out] });
+    child.on('error', () => undefined);
+    return child;
+  }
+
+  async #waitReady(timeoutMs = 90_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    while (Date.now() < deadline) {
+      if (this.#apiserver?.exitCode !== null && this.#apiserver?.exitCode !== undefined)
+        throw new Error(`kube-apiserver exited: ${this.#tail('kube-apiserver.out')}`);
+      try {
+        await this.client.request('GET', '/readyz');
+        return;
+      } catch (error) {
+        last = (error as Error).message;
+      }
+      await sleep(250);
+    }
+    throw new Error(`kube-apiserver not ready after ${timeoutMs} ms: ${last}`);
+  }
+
+  #tail(file: string): string {
+    try {
+      return readFileSync(join(this.dir, file), 'utf8').slice(-2000);
+    } catch {
+      return '(no output)';
+    }
+  }
+
+  /** Loads the real CRDs without `x-kubernetes-validations` and waits until each is established. */
+  async loadCrds(): Promise<void> {
+    const shared = resolve(projectRoot, '../shared/crds');
+    const dir = existsSync(shared) ? shared : join(projectRoot, 'test/data/crds');
+    const files = [
+      'istio-crd-all.yaml',
+      'gateway-api-v1.6.1-standard.yaml',
+      'kserve-inferenceservices.yaml',
+      'kubeflow-profiles.yaml',
+    ];
+    const crds = files.flatMap((f) =>
+      parseAllDocuments(readFileSync(join(dir, f), 'utf8'))
+        .map((d) => withoutCel(d.toJS()) as KubeObject | null)
+        .filter((o): o is KubeObject => o?.kind === 'CustomResourceDefinition'),
+    );
+    const path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+    await Promise.all(crds.map((crd) => this.client.request('POST', path, { body: crd })));
+    for (const crd of crds) {
+      for (;;) {
+        const got = await this.client.request<{
+          status?: { conditions?: { type: string; status: string }[] };
+        }>('GET', `${path}/${crd.metadata.name}`);
+        if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+        await sleep(100);
+      }
+    }
+    this.client.rediscover();
+  }
+
+  /**
+   * Creates objects as `kubectl create` would, cluster-scoped ones first; an object's `status` is then
+   * written to its status subresource, as its controller would have. (Server-side apply of core objects
+   * whose ports omit `protocol` fails on this server version, so fixtures are created, not applied.)
+   */
+  async create(objects: readonly KubeObject[]): Promise<void> {
+    const resources = await this.client.resources();
+    const resourceOf = (o: KubeObject): Resource => {
+      const group = o.apiVersion.includes('/') ? (o.apiVersion.split('/')[0] ?? '') : '';
+      const found = resources.get(`${group}/${o.kind}`);
+      if (!found) throw new Error(`the server does not serve ${o.apiVersion} ${o.kind}`);
+      // At the version the object names (the server converts), not the preferred one.
+      return { ...found, version: o.apiVersion.split('/').at(-1) ?? found.version };
+    };
+    const first = objects.filter((o) => !resourceOf(o).namespaced);
+    const rest = objects.filter((o) => resourceOf(o).namespaced);
+    for (const batch of [first, rest])
+      await Promise.all(
+        batch.map(async (o) => {
+          const resource = resourceOf(o);
+          const collection = KubeClient.collectionPath(resource, o.metadata.namespace);
+          await this.client.request('POST', collection, { body: o });
+          if (o['status'] !== undefined && resource.group !== '')
+            await this.client.request('PATCH', `${collection}/${o.metadata.name}/status`, {
+              body: { status: o['status'] },
+              contentType: 'application/merge-patch+json',
+            });
+        }),
+      );
+  }
+
+  /** Stops both processes and removes the data dir. */
+  async stop(): Promise<void> {
+    for (const child of [this.#apiserver, this.#etcd]) {
+      if (!child || child.exitCode !== null) continue;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, sleep(10_000)]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function withoutCel(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutCel);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => k !== 'x-kubernetes-validations')
+      .map(([k, v]) => [k, withoutCel(v)]),
+  );
+}
