@@ -197,6 +197,45 @@ export function ruleMatches(rule: AuthzRule, request: AuthzRequest, policyNamesp
   return (rule.when ?? []).every((c) => conditionMatches(c, request));
 }
 
+/** A peer as policies see it: its principal (with mTLS) and its address. */
+export interface Peer {
+  principal: string;
+  ip: string;
+}
+
+/**
+ * How the peer conditions of a policy's rules see a peer: one character per `from` source and per `when`
+ * on the peer (`source.*`, `remote.ip`), evaluated with the principal and again without it (plaintext).
+ * Two peers with the same signature are decided alike by every rule of the policy, whatever the request.
+ */
+export function peerSignature(policy: KubeObject, peer: Peer): string {
+  const spec = (policy['spec'] ?? {}) as PolicySpec;
+  const namespace = policy.metadata.namespace ?? 'default';
+  const requests: AuthzRequest[] = [peer.principal, undefined].map((principal) => ({
+    principal,
+    sourceIp: peer.ip,
+    requestPrincipal: undefined,
+    host: '',
+    method: '',
+    path: '',
+    port: 0,
+    headers: {},
+    destinationIp: '',
+  }));
+  let out = '';
+  for (const rule of spec.rules ?? []) {
+    for (const f of rule.from ?? []) {
+      const { requestPrincipals: _rp, notRequestPrincipals: _nrp, ...peerFields } = f.source ?? {};
+      for (const r of requests) out += sourceMatches(peerFields, r, namespace) ? '1' : '0';
+    }
+    for (const c of rule.when ?? [])
+      if (c.key.startsWith('source.') || c.key === 'remote.ip')
+        for (const r of requests) out += conditionMatches(c, r) ? '1' : '0';
+    out += '|';
+  }
+  return out;
+}
+
 /** Every field and its `not` twin: some value of the field matches (when set), no value of the twin does. */
 function fieldsMatch(
   fields: [string[] | undefined, string[] | undefined, (v: string) => boolean][],

@@ -18,8 +18,15 @@ import { isPlainObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh, type Mesh } from '../mesh/mesh.ts';
 import { isHttpProtocol, Protocol } from '../mesh/services.ts';
-import { ingressGatewaysServing, traceRequest, TraceInputError, type TraceResult } from '../mesh/trace.ts';
+import {
+  ingressGatewaysServing,
+  traceRequest,
+  TraceInputError,
+  type Hop,
+  type TraceResult,
+} from '../mesh/trace.ts';
 import type { Workload } from '../mesh/workloads.ts';
+import { ClientClasses, type TracedOutcome } from './client-classes.ts';
 
 /** One request of the matrix. */
 export interface MatrixRequest {
@@ -58,6 +65,8 @@ export interface ChangeGroup {
 /** The result of an equivalence check. */
 export interface EquivalenceResult {
   requests: number;
+  /** Traces made for the requests from workloads, both configurations (one per client class and request). */
+  traces: number;
   unchanged: number;
   errors: number;
   warnings: number;
@@ -68,9 +77,13 @@ export interface EquivalenceResult {
 
 export interface EquivalenceOptions {
   clusterDomain?: string;
+  /** Trace every request for every client, instead of one client per class (slower; the same result). */
+  exhaustive?: boolean;
   /** Called now and then with the requests traced so far and the total. */
   onProgress?: (done: number, total: number) => void;
 }
+
+type ClassOutcomes = { outcomes: RequestOutcome[]; outcomeOf: Int32Array };
 
 /** The host an external client uses where the ingress routes every host (`*`). */
 export const AnyIngressHost = 'ingress.example.com';
@@ -86,25 +99,57 @@ export function checkEquivalence(
   const compile = (s: Snapshot) =>
     compileMesh(s, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {});
   const meshes = [compile(before), compile(after)] as const;
-  const matrix = requestMatrix(meshes[0], meshes[1]);
+  const { clients, shapes, external } = requestShapes(meshes[0], meshes[1]);
+  const classes = meshes.map((m) => new ClientClasses(m, clients, options.exhaustive));
+  const total = clients.length * shapes.length + external.length;
   const groups = new Map<string, ChangeGroup>();
   let unchanged = 0;
-  matrix.forEach((request, index) => {
-    if (options.onProgress && index % 5000 === 0) options.onProgress(index, matrix.length);
-    const was = outcomeOf(meshes[0], request);
-    const now = outcomeOf(meshes[1], request);
+  let done = 0;
+  const record = (request: MatrixRequest, was: RequestOutcome, now: RequestOutcome, count = 1) => {
     const severity = compare(was, now);
     if (severity === undefined) {
-      unchanged++;
+      unchanged += count;
       return;
     }
     const cause = `${describe(was)} → ${describe(now)}`;
     const group = groups.get(cause) ?? { severity, cause, count: 0, examples: [] };
-    group.count++;
-    if (group.examples.length < 5) group.examples.push({ request, before: was, after: now });
+    group.count += count;
+    // An example is traced for its own client (a class's outcome came from another member's trace).
+    if (group.examples.length < 5)
+      group.examples.push({
+        request,
+        before: outcomeOf(meshes[0], request),
+        after: outcomeOf(meshes[1], request),
+      });
     groups.set(cause, group);
-  });
-  options.onProgress?.(matrix.length, matrix.length);
+  };
+  for (const shape of shapes) {
+    const [was, now] = meshes.map((mesh, i) =>
+      (classes[i] as ClientClasses).outcomes((from) => tracedOutcome(mesh, { ...shape, from })),
+    ) as [ClassOutcomes, ClassOutcomes];
+    // Count the clients of each (before, after) pair of outcomes; the first of each is the example.
+    const width = now.outcomes.length;
+    const counts = new Int32Array(was.outcomes.length * width);
+    const first = new Int32Array(counts.length).fill(-1);
+    for (let c = 0; c < clients.length; c++) {
+      const pair = (was.outcomeOf[c] as number) * width + (now.outcomeOf[c] as number);
+      if (counts[pair] === 0) first[pair] = c;
+      counts[pair] = (counts[pair] as number) + 1;
+    }
+    for (let pair = 0; pair < counts.length; pair++) {
+      const count = counts[pair] as number;
+      if (count === 0) continue;
+      const from = clients[first[pair] as number] as string;
+      const before = was.outcomes[Math.floor(pair / width)] as RequestOutcome;
+      const after = now.outcomes[pair % width] as RequestOutcome;
+      record({ from, ...shape }, before, after, count);
+    }
+    done += clients.length;
+    if (options.onProgress && done % 5000 < clients.length) options.onProgress(done, total);
+  }
+  for (const request of external)
+    record(request, outcomeOf(meshes[0], request), outcomeOf(meshes[1], request));
+  options.onProgress?.(total, total);
   const rank = { error: 0, warning: 1, note: 2 };
   const sorted = [...groups.values()].sort(
     (a, b) =>
@@ -114,7 +159,8 @@ export function checkEquivalence(
   );
   const count = (s: Severity) => sorted.filter((g) => g.severity === s).reduce((n, g) => n + g.count, 0);
   return {
-    requests: matrix.length,
+    requests: total,
+    traces: classes.reduce((n, c) => n + c.traces, 0),
     unchanged,
     errors: count('error'),
     warnings: count('warning'),
@@ -163,20 +209,60 @@ export function outcomeOf(mesh: Mesh, request: MatrixRequest): RequestOutcome {
 }
 
 function traceOutcome(mesh: Mesh, request: MatrixRequest & { via?: string }): RequestOutcome {
+  return tracedOutcome(mesh, request).outcome;
+}
+
+/**
+ * A request's outcome, and the namespaces whose policies it could meet: those of its inbound hops and of
+ * their deciding policies, of the workloads and Services it was sent to, and of the workload that answered.
+ */
+export function tracedOutcome(
+  mesh: Mesh,
+  request: MatrixRequest & { via?: string },
+): TracedOutcome<RequestOutcome> {
   let result: TraceResult;
   try {
     result = traceRequest(mesh, request);
   } catch (error) {
     if (error instanceof TraceInputError)
-      return { verdict: 'failed', code: 0, where: error.message, summary: error.message };
+      return {
+        outcome: { verdict: 'failed', code: 0, where: error.message, summary: error.message },
+        namespaces: [],
+      };
     throw error;
   }
+  const namespaces = new Set<string>();
+  for (const hop of result.hops) {
+    // Authorization is inbound only: the client's own outbound proxy meets no policy.
+    if (hop.direction === 'inbound' || hop.decision !== 'none') namespaces.add(hop.namespace);
+    if (hop.policy) namespaces.add(hop.policy.split('/')[0] ?? '');
+    const next = hop.upstream ? mesh.workloadByIp.get(hop.upstream.split(':')[0] ?? '') : undefined;
+    if (next) namespaces.add(next.namespace);
+    const service = hop.cluster ? /\|([^|.]+)\.([^|.]+)\.svc\.[^|]*$/.exec(hop.cluster) : null;
+    if (service?.[2]) namespaces.add(service[2]);
+  }
+  if (result.answeredBy) namespaces.add(result.answeredBy.split('/')[0] ?? '');
+  const target = mesh.serviceByHostname.get(new URL(request.url).hostname);
+  if (target) namespaces.add(target.namespace);
+  return { outcome: outcomeOfTrace(result, request.from), namespaces: [...namespaces] };
+}
+
+/**
+ * A proxy in words; the client's own outbound proxy is named as such, so that the outcomes of clients
+ * that fail alike compare alike.
+ */
+function proxyName(hop: Hop, from: string): string {
+  const name = `${hop.namespace}/${hop.workload}`;
+  return name === from && hop.direction === 'outbound' ? `the client's ${hop.kind}` : `${hop.kind} ${name}`;
+}
+
+function outcomeOfTrace(result: TraceResult, from: string): RequestOutcome {
   const denied = result.hops.find((h) => h.decision === 'deny');
   if (denied)
     return {
       verdict: 'denied',
       code: result.response.code,
-      where: `${denied.kind} ${denied.namespace}/${denied.workload}${denied.policy ? ` (${denied.policy})` : ''}`,
+      where: `${proxyName(denied, from)}${denied.policy ? ` (${denied.policy})` : ''}`,
       ...(denied.kind === 'sidecar' && denied.direction === 'inbound'
         ? { refusedBy: `${denied.namespace}/${denied.workload}` }
         : {}),
@@ -195,7 +281,7 @@ function traceOutcome(mesh: Mesh, request: MatrixRequest & { via?: string }): Re
     verdict: 'failed',
     code: result.response.code,
     where: last
-      ? `${result.response.code}${flags} at ${last.kind} ${last.namespace}/${last.workload}`
+      ? `${result.response.code}${flags} at ${proxyName(last, from)}`
       : `${result.response.code}${flags} (${result.summary})`,
     summary: result.summary,
   };
@@ -203,8 +289,20 @@ function traceOutcome(mesh: Mesh, request: MatrixRequest & { via?: string }): Re
 
 // ---- the matrix ----
 
-/** Every request of the matrix, in a stable order. */
+/** A request without its client: what every client of the matrix sends. */
+export type RequestShape = Omit<MatrixRequest, 'from'>;
+
+/** Every request of the matrix, in a stable order (each client × each shape, then the external ones). */
 export function requestMatrix(before: Mesh, after: Mesh): MatrixRequest[] {
+  const { clients, shapes, external } = requestShapes(before, after);
+  return [...clients.flatMap((from) => shapes.map((shape) => ({ from, ...shape }))), ...external];
+}
+
+/** The matrix as clients × request shapes, and the requests of the external client. */
+export function requestShapes(
+  before: Mesh,
+  after: Mesh,
+): { clients: string[]; shapes: RequestShape[]; external: MatrixRequest[] } {
   const clients = clientsOf(before, after);
   const pathsByNamespace = new Map<string, string[]>();
   const allPaths = new Set<string>(['/']);
@@ -217,24 +315,28 @@ export function requestMatrix(before: Mesh, after: Mesh): MatrixRequest[] {
     }
   const variants = requestVariants([before.snapshot, after.snapshot]);
   const root = before.config.rootNamespace;
-  const out: MatrixRequest[] = [];
-  const targets = serviceTargets(before, after);
-  for (const from of clients)
-    for (const target of targets) {
-      const paths = new Set([
-        ...(pathsByNamespace.get(target.namespace) ?? ['/']),
-        ...(pathsByNamespace.get(root) ?? []),
-      ]);
-      for (const path of [...paths].sort())
-        for (const v of variants)
-          out.push({ from, url: `http://${target.authority}${path}`, method: v.method, headers: v.headers });
-    }
+  const shapes: RequestShape[] = [];
+  for (const target of serviceTargets(before, after)) {
+    const paths = new Set([
+      ...(pathsByNamespace.get(target.namespace) ?? ['/']),
+      ...(pathsByNamespace.get(root) ?? []),
+    ]);
+    for (const path of [...paths].sort())
+      for (const v of variants)
+        shapes.push({ url: `http://${target.authority}${path}`, method: v.method, headers: v.headers });
+  }
+  const external: MatrixRequest[] = [];
   const ingressPaths = [...allPaths].sort().slice(0, maxPathsPerNamespace * 4);
   for (const host of ingressHosts([before, after]))
     for (const path of ingressPaths)
       for (const v of variants)
-        out.push({ from: 'external', url: `http://${host}${path}`, method: v.method, headers: v.headers });
-  return out;
+        external.push({
+          from: 'external',
+          url: `http://${host}${path}`,
+          method: v.method,
+          headers: v.headers,
+        });
+  return { clients, shapes, external };
 }
 
 /** One client per namespace, service account, proxy and labels, present in both configurations. */

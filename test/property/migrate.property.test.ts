@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import type { KubeObject } from '../../src/model/object.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { migrateToAmbient } from '../../src/ambient/migrate.ts';
-import { checkEquivalence } from '../../src/verify/equivalence.ts';
+import { checkEquivalence, type EquivalenceResult } from '../../src/verify/equivalence.ts';
 
 const namespaces = ['a', 'b'];
 const workloads = ['w0', 'w1', 'w2'];
@@ -212,6 +212,26 @@ describe('migrate properties', () => {
           JSON.stringify(
             result.groups.filter((g) => g.severity === 'error').map((g) => [g.cause, g.examples[0]]),
           ),
+        );
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  test('client classes are sound: the check traces one client per class and reports what tracing every client does', () => {
+    fc.assert(
+      fc.property(platformArb, (p) => {
+        const objects = platform(p);
+        const migrated = migrateToAmbient(Snapshot.of(objects)).objects;
+        const [before, after] = [Snapshot.of(objects), Snapshot.of(migrated)];
+        const counts = (r: EquivalenceResult) => ({
+          ...r,
+          traces: 0,
+          groups: r.groups.map((g) => `${g.severity} ${g.count} ${g.cause}`),
+        });
+        assert.deepEqual(
+          counts(checkEquivalence(before, after)),
+          counts(checkEquivalence(before, after, { exhaustive: true })),
         );
       }),
       { numRuns: 40 },

@@ -47,6 +47,18 @@ describe('verify --equivalence on the example platform', () => {
     assert.equal(result.unchanged + result.errors + result.warnings + result.notes, result.requests);
   });
 
+  test('one client per class gives what tracing every client gives, with fewer traces', () => {
+    const counts = (r: EquivalenceResult) => ({
+      ...r,
+      traces: 0,
+      groups: r.groups.map((g) => `${g.severity} ${g.count} ${g.cause}`),
+    });
+    const classes = check(migrated);
+    const exhaustive = checkEquivalence(Snapshot.of(before), Snapshot.of(migrated), { exhaustive: true });
+    assert.deepEqual(counts(classes), counts(exhaustive));
+    assert.ok(classes.traces < exhaustive.traces, `${classes.traces} < ${exhaustive.traces}`);
+  });
+
   test('the same configuration twice: every request unchanged', () => {
     const result = checkEquivalence(Snapshot.of(before), Snapshot.of(before));
     assert.equal(result.unchanged, result.requests);

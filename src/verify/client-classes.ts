@@ -1,0 +1,252 @@
+/**
+ * Client classes for the equivalence check: the outcome of one request for every client, from a few
+ * traces. Two clients get the same outcome when they route alike (the same proxy kind, namespace labels,
+ * annotations, and the same per-namespace configuration: Sidecars, objects exported to only some
+ * namespaces, source-based matches) and every AuthorizationPolicy the request can meet sees their
+ * identities alike. The policies it can meet are those of the namespaces its trace visits (hops, their
+ * deciding policies, the target, the answering workload) and the root namespace: policies elsewhere
+ * apply to no workload on the path.
+ *
+ * So: clients are grouped by how they route; in a group, one is traced; the members whose identities
+ * every policy of the visited namespaces sees as it sees the traced one's take its outcome; the rest form
+ * a group of their own, traced in turn. Whether a policy sees two identities alike is decided by
+ * evaluating its peer conditions (`peerSignature`), and for policies that name only exact namespaces,
+ * principals and service accounts, only clients those names can match are evaluated.
+ */
+import type { KubeObject } from '../model/object.ts';
+import { isPlainObject } from '../model/object.ts';
+import { peerSignature, type Peer } from '../mesh/authorization.ts';
+import { isExportedTo } from '../mesh/services.ts';
+import type { Mesh } from '../mesh/mesh.ts';
+import type { Workload } from '../mesh/workloads.ts';
+
+/** What one traced request came to, and the namespaces whose policies it could have met. */
+export interface TracedOutcome<T> {
+  outcome: T;
+  namespaces: readonly string[];
+}
+
+interface PolicyIndex {
+  policy: KubeObject;
+  /** Clients whose identity the policy may see unlike an unknown peer's; undefined: every client. */
+  candidates: ReadonlySet<string> | undefined;
+  /** How the policy sees a peer it names nowhere. */
+  unnamed: string;
+}
+
+/** The clients of one mesh, grouped once; outcomes of requests for all of them from a few traces. */
+export class ClientClasses {
+  readonly #mesh: Mesh;
+  readonly #groups: number[][];
+  readonly #clients: readonly string[];
+  readonly #peers = new Map<string, Peer>();
+  readonly #policiesByNamespace = new Map<string, PolicyIndex[]>();
+  readonly #signatures = new Map<string, Map<string, string>>();
+  /** Traces made, for the benchmark. */
+  traces = 0;
+
+  /** With `exhaustive`, every client is a class of its own: each request is traced for each client. */
+  constructor(mesh: Mesh, clients: readonly string[], exhaustive = false) {
+    this.#mesh = mesh;
+    this.#clients = clients;
+    const byView = new Map<string, number[]>();
+    const view = new RouteView(mesh);
+    clients.forEach((name, index) => {
+      const w = mesh.workloadByName.get(name);
+      if (!w) throw new Error(`client ${name} is not a workload of the mesh`);
+      this.#peers.set(name, {
+        principal: `${mesh.config.trustDomain}/ns/${w.namespace}/sa/${w.serviceAccount}`,
+        ip: w.ip,
+      });
+      const key = view.keyOf(w);
+      const group = byView.get(key) ?? [];
+      group.push(index);
+      byView.set(key, group);
+    });
+    this.#groups = exhaustive ? [...byView.values()].flat().map((c) => [c]) : [...byView.values()];
+    this.#indexPolicies(clients);
+  }
+
+  /** How many routing groups the clients fall into. */
+  get groups(): number {
+    return this.#groups.length;
+  }
+
+  /**
+   * The outcome of one request for every client, tracing one client per class: the distinct outcomes, and
+   * for each client (by its index in the list given to the constructor) the index of its outcome.
+   */
+  outcomes<T>(trace: (client: string) => TracedOutcome<T>): { outcomes: T[]; outcomeOf: Int32Array } {
+    const outcomes: T[] = [];
+    const outcomeOf = new Int32Array(this.#clients.length);
+    for (const group of this.#groups) {
+      const pending: number[][] = [group];
+      for (let members = pending.pop(); members; members = pending.pop()) {
+        const traced = this.#clients[members[0] as number] as string;
+        const { outcome, namespaces } = trace(traced);
+        this.traces++;
+        const id = outcomes.push(outcome) - 1;
+        const key = [...new Set([...namespaces, this.#mesh.config.rootNamespace])].sort().join(',');
+        const signatures = this.#signaturesFor(key);
+        const own = signatures.get(traced) ?? '';
+        const rest: number[] = [];
+        for (const m of members)
+          if ((signatures.get(this.#clients[m] as string) ?? '') === own) outcomeOf[m] = id;
+          else rest.push(m);
+        if (rest.length > 0) pending.push(rest);
+      }
+    }
+    return { outcomes, outcomeOf };
+  }
+
+  /** Clients whose identities the policies of these namespaces see otherwise than an unnamed peer's. */
+  #signaturesFor(key: string): Map<string, string> {
+    const cached = this.#signatures.get(key);
+    if (cached) return cached;
+    const policies = key.split(',').flatMap((ns) => this.#policiesByNamespace.get(ns) ?? []);
+    const out = new Map<string, string>();
+    policies.forEach((p, i) => {
+      for (const client of p.candidates ?? this.#peers.keys()) {
+        const peer = this.#peers.get(client);
+        if (!peer) continue;
+        const signature = peerSignature(p.policy, peer);
+        if (signature !== p.unnamed) out.set(client, `${out.get(client) ?? ''}${i}:${signature};`);
+      }
+    });
+    this.#signatures.set(key, out);
+    return out;
+  }
+
+  #indexPolicies(clients: readonly string[]): void {
+    const byNamespace = new Map<string, string[]>();
+    for (const name of clients) {
+      const ns = name.split('/')[0] ?? '';
+      byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), name]);
+    }
+    const nowhere: Peer = { principal: `${this.#mesh.config.trustDomain}/ns/§/sa/§`, ip: '' };
+    for (const policy of this.#mesh.snapshot.list('security.istio.io', 'AuthorizationPolicy')) {
+      const ns = policy.metadata.namespace ?? 'default';
+      const named = namedNamespaces(policy);
+      const candidates =
+        named === undefined ? undefined : new Set(named.flatMap((n) => byNamespace.get(n) ?? []));
+      const list = this.#policiesByNamespace.get(ns) ?? [];
+      list.push({ policy, candidates, unnamed: peerSignature(policy, nowhere) });
+      this.#policiesByNamespace.set(ns, list);
+    }
+  }
+}
+
+/**
+ * The namespaces a policy's peer conditions name, when they name peers only by exact namespaces,
+ * principals and service accounts (so no other peer can match them); undefined otherwise (wildcards,
+ * negations, IP blocks: every client is evaluated).
+ */
+function namedNamespaces(policy: KubeObject): string[] | undefined {
+  const spec = isPlainObject(policy['spec']) ? policy['spec'] : {};
+  const own = policy.metadata.namespace ?? 'default';
+  const out: string[] = [];
+  for (const rule of Array.isArray(spec['rules']) ? spec['rules'] : []) {
+    if (!isPlainObject(rule)) continue;
+    for (const from of Array.isArray(rule['from']) ? rule['from'] : []) {
+      const source = isPlainObject(from) && isPlainObject(from['source']) ? from['source'] : {};
+      for (const [field, values] of Object.entries(source)) {
+        if (field === 'requestPrincipals' || field === 'notRequestPrincipals') continue;
+        if (!Array.isArray(values)) return undefined;
+        for (const v of values) {
+          if (typeof v !== 'string' || v.includes('*')) return undefined;
+          if (field === 'namespaces') out.push(v);
+          else if (field === 'principals') {
+            const m = /\/ns\/([^/]+)\/sa\//.exec(v);
+            if (!m?.[1]) return undefined;
+            out.push(m[1]);
+          } else if (field === 'serviceAccounts') out.push(v.includes('/') ? (v.split('/')[0] ?? '') : own);
+          else return undefined;
+        }
+      }
+    }
+    for (const when of Array.isArray(rule['when']) ? rule['when'] : []) {
+      const k = isPlainObject(when) ? String(when['key'] ?? '') : '';
+      if (k.startsWith('source.') || k === 'remote.ip') return undefined;
+    }
+  }
+  return out;
+}
+
+/**
+ * What decides how a client's requests are routed, as a key: its proxy, its namespace's labels, its
+ * annotations, which of the label selectors of routes and Sidecars pick it, and its namespace where that
+ * namespace sees configuration others don't (a Sidecar, an object exported to only some namespaces, a
+ * route matching by source namespace).
+ */
+class RouteView {
+  readonly #mesh: Mesh;
+  /** Label selectors some route or Sidecar picks clients by (a Sidecar's only in its own namespace). */
+  readonly #selectors: { namespace?: string; labels: Record<string, string> }[];
+  readonly #bySourceNamespace: boolean;
+  readonly #limited: { namespace: string; exportTo: readonly string[] }[];
+  readonly #private = new Map<string, boolean>();
+
+  constructor(mesh: Mesh) {
+    this.#mesh = mesh;
+    const matches = mesh.virtualServices.flatMap((vs) => vs.http.flatMap((r) => r.match ?? []));
+    const sidecars = mesh.snapshot.list('networking.istio.io', 'Sidecar');
+    this.#selectors = [
+      ...matches.flatMap((m) => (m.sourceLabels ? [{ labels: m.sourceLabels }] : [])),
+      ...sidecars.flatMap((s) => {
+        const spec = isPlainObject(s['spec']) ? s['spec'] : {};
+        const selector = isPlainObject(spec['workloadSelector'])
+          ? spec['workloadSelector']['labels']
+          : undefined;
+        return isPlainObject(selector)
+          ? [{ namespace: s.metadata.namespace ?? 'default', labels: selector as Record<string, string> }]
+          : [];
+      }),
+    ];
+    this.#bySourceNamespace = matches.some((m) => m.sourceNamespace !== undefined);
+    const exported = (o: KubeObject, fallback: readonly string[]) => {
+      const spec = isPlainObject(o['spec']) ? o['spec'] : {};
+      const list = Array.isArray(spec['exportTo']) ? (spec['exportTo'] as string[]) : [];
+      return list.length > 0 ? list : fallback;
+    };
+    const defaults = mesh.config.defaultExportTo;
+    this.#limited = [
+      ...mesh.virtualServices.map((v) => ({ namespace: v.namespace, exportTo: v.exportTo })),
+      ...mesh.services.map((s) => ({ namespace: s.namespace, exportTo: s.exportTo })),
+      ...mesh.snapshot.list('networking.istio.io', 'DestinationRule').map((d) => ({
+        namespace: d.metadata.namespace ?? 'default',
+        exportTo: exported(d, defaults.destinationRule),
+      })),
+      ...mesh.snapshot
+        .list('networking.istio.io', 'ServiceEntry')
+        .map((e) => ({ namespace: e.metadata.namespace ?? 'default', exportTo: exported(e, ['*']) })),
+      ...sidecars.map((s) => ({ namespace: s.metadata.namespace ?? 'default', exportTo: ['.'] })),
+    ].filter((o) => !o.exportTo.includes('*'));
+  }
+
+  keyOf(w: Workload): string {
+    const ns = this.#mesh.snapshot.get('', 'Namespace', '', w.namespace);
+    return JSON.stringify([
+      w.proxy,
+      ns?.metadata.labels ?? {},
+      w.annotations,
+      this.#selectors
+        .map((sel) =>
+          (sel.namespace === undefined || sel.namespace === w.namespace) &&
+          Object.entries(sel.labels).every(([k, v]) => w.labels[k] === v)
+            ? '1'
+            : '0',
+        )
+        .join(''),
+      this.#bySourceNamespace || this.#isPrivate(w.namespace) ? w.namespace : '',
+    ]);
+  }
+
+  #isPrivate(namespace: string): boolean {
+    let known = this.#private.get(namespace);
+    if (known === undefined) {
+      known = this.#limited.some((o) => isExportedTo(o.exportTo, o.namespace, namespace));
+      this.#private.set(namespace, known);
+    }
+    return known;
+  }
+}
