@@ -106,6 +106,10 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       'with --cases: the configuration (the built-in example when none); with --equivalence: the one before and the one after (with --kubeconfig: the cluster is before, the path after)',
     )
     .option('--equivalence', 'compare two configurations request by request')
+    .option(
+      '--exhaustive',
+      'with --equivalence: trace every request for every client, not one client per class (slower, the same result)',
+    )
     .option('--cases <file>', 'request expectations to check (YAML; the format is in the README)')
     .option('-o, --output <format>', 'text or json', 'text')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')

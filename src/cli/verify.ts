@@ -21,6 +21,7 @@ import {
 /** Options of `kfmesh verify` as parsed from the command line. */
 export interface VerifyFlags extends ClusterFlags {
   equivalence?: boolean;
+  exhaustive?: boolean;
   cases?: string;
   output: string;
   clusterDomain: string;
@@ -52,6 +53,7 @@ export function verifyCommand(paths: string[], flags: VerifyFlags, streams: Stre
     let lastShown = Date.now();
     const result = checkEquivalence(before, after, {
       clusterDomain: flags.clusterDomain,
+      exhaustive: flags.exhaustive === true,
       onProgress: (done, total) => {
         if (Date.now() - lastShown < 2000) return;
         lastShown = Date.now();
@@ -59,7 +61,7 @@ export function verifyCommand(paths: string[], flags: VerifyFlags, streams: Stre
       },
     });
     streams.stdout(
-      format === OutputFormat.Json ? `${JSON.stringify(result, null, 2)}\n` : equivalenceText(result),
+      format === OutputFormat.Json ? `${JSON.stringify(result, null, 2)}\n` : equivalenceText(result, flags.exhaustive === true),
     );
     return result.errors > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
   });
@@ -106,10 +108,13 @@ export function casesText(results: readonly CaseResult[]): string {
 }
 
 /** The text report: the verdict, then each group of changed requests with examples. */
-export function equivalenceText(result: EquivalenceResult): string {
+export function equivalenceText(result: EquivalenceResult, exhaustive = false): string {
   const lines = [
-    `${result.requests} requests traced on both configurations: ${result.unchanged} unchanged; ` +
+    `${result.requests} requests compared on both configurations: ${result.unchanged} unchanged; ` +
       `${result.errors} errors (denied before, answered after), ${result.warnings} warnings, ${result.notes} notes.`,
+    exhaustive
+      ? `(${result.traces} traces: every request for every client)`
+      : `(${result.traces} traces: one client of each class per request, where clients route alike and every policy on the way sees them alike)`,
   ];
   for (const g of result.groups) {
     lines.push('', `${g.severity}: ${g.count} request(s): ${g.cause}`);

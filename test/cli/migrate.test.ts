@@ -122,7 +122,7 @@ describe('kfmesh verify --equivalence', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.match(
       run.stdout,
-      /^\d+ requests traced on both configurations: \d+ unchanged; 0 errors \(denied before, answered after\)/,
+      /^\d+ requests compared on both configurations: \d+ unchanged; 0 errors \(denied before, answered after\)/,
     );
     assert.match(run.stdout, /No request denied before is allowed after\.\n$/);
   });
