@@ -61,7 +61,9 @@ export function verifyCommand(paths: string[], flags: VerifyFlags, streams: Stre
       },
     });
     streams.stdout(
-      format === OutputFormat.Json ? `${JSON.stringify(result, null, 2)}\n` : equivalenceText(result, flags.exhaustive === true),
+      format === OutputFormat.Json
+        ? `${JSON.stringify(result, null, 2)}\n`
+        : equivalenceText(result, flags.exhaustive === true),
     );
     return result.errors > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
   });
