@@ -11,6 +11,7 @@ const pureCore = [
   'src/verify/**',
   'src/render/**',
   'src/example/**',
+  'src/controller/plan.ts',
 ];
 
 export default tseslint.config(

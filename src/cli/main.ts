@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { examplePlatformYaml } from '../example/platform.ts';
 import { ExitCode, oneOf, runCommand, type Streams } from './io.ts';
 import { analyzeCommand, type AnalyzeFlags } from './analyze.ts';
+import { controllerCommand, type ControllerFlags } from './controller.ts';
 import { migrateCommand, type MigrateFlags } from './migrate.ts';
 import { renderCommand, type RenderFlags } from './render.ts';
 import { traceCommand, type TraceFlags } from './trace.ts';
@@ -115,6 +116,38 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: VerifyFlags) => {
       result.code = await verifyCommand(paths, flags, streams);
+    });
+
+  root
+    .command('controller')
+    .description(
+      "keep every InferenceService's and Profile's mesh objects applied in a cluster, in the chosen mode, until SIGTERM",
+    )
+    .option('--kubeconfig <file>', 'the cluster (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
+    .option('--context <name>', 'the kubeconfig context to use')
+    .addOption(
+      new Option(
+        '--mode <mode>',
+        'the default data-plane mode (a namespace label kfmesh.io/mode overrides it)',
+      )
+        .choices(['sidecar', 'ambient'])
+        .default('sidecar'),
+    )
+    .option(
+      '--namespace <ns>',
+      'handle only this namespace (repeatable; default: all)',
+      (value: string, all: string[]) => [...all, value],
+      [] as string[],
+    )
+    .option(
+      '--metrics-bind-address <addr>',
+      'serve Prometheus metrics here (HOST:PORT, :PORT, 0 = off)',
+      ':8080',
+    )
+    .option('--health-probe-bind-address <addr>', 'serve /healthz and /readyz here (0 = off)', ':8081')
+    .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
+    .action(async (flags: ControllerFlags) => {
+      result.code = await controllerCommand(flags, streams);
     });
 
   root

@@ -180,18 +180,35 @@ export class KubeClient {
 
   /** Every object of a resource, page by page; items get their apiVersion and kind (lists leave them out). */
   async list(resource: Resource, namespace?: string, pageSize = 500): Promise<KubeObject[]> {
+    return (await this.listWithVersion(resource, namespace, pageSize)).items;
+  }
+
+  /** The same, with the list's resourceVersion (where a watch of the resource starts). */
+  async listWithVersion(
+    resource: Resource,
+    namespace?: string,
+    pageSize = 500,
+  ): Promise<{ items: KubeObject[]; resourceVersion: string }> {
     const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
     const out: KubeObject[] = [];
     let token: string | undefined;
+    let resourceVersion = '';
     do {
-      const page = await this.request<{ items: KubeObject[]; metadata?: { continue?: string } }>(
-        'GET',
-        KubeClient.collectionPath(resource, namespace),
-        { query: { limit: pageSize, continue: token } },
-      );
+      const page = await this.request<{
+        items: KubeObject[];
+        metadata?: { continue?: string; resourceVersion?: string };
+      }>('GET', KubeClient.collectionPath(resource, namespace), {
+        query: { limit: pageSize, continue: token },
+      });
       for (const item of page.items) out.push({ ...item, apiVersion, kind: resource.kind });
       token = page.metadata?.continue || undefined;
+      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
     } while (token);
-    return out;
+    return { items: out, resourceVersion };
+  }
+
+  /** The kubeconfig this client reads (for watches, which client-node runs). */
+  get config(): KubeConfig {
+    return this.#config;
   }
 }

@@ -1,0 +1,93 @@
+/**
+ * `kfmesh controller`: runs the controller against the cluster of a kubeconfig (or in-cluster), with
+ * structured logs (pino, JSON lines on standard error), Prometheus metrics and health probes, until
+ * SIGTERM or SIGINT, then stops cleanly (the current reconcile finishes, watches close).
+ */
+import { pino } from 'pino';
+import { KubeClient } from '../kube/client.ts';
+import { Controller } from '../controller/controller.ts';
+import { controllerMetrics, parseBindAddress, serveEndpoints } from '../controller/operations.ts';
+import { MeshMode } from '../render/desired-state.ts';
+import { ExitCode, oneOf, runCommand, UsageError, type Streams } from './io.ts';
+
+export interface ControllerFlags {
+  kubeconfig?: string;
+  context?: string;
+  mode: string;
+  namespace: string[];
+  metricsBindAddress: string;
+  healthProbeBindAddress: string;
+  clusterDomain: string;
+}
+
+/** Runs until a signal (or `until` resolves, for tests); exit 0 after a clean stop. */
+export function controllerCommand(
+  flags: ControllerFlags,
+  streams: Streams,
+  until?: Promise<void>,
+): Promise<ExitCode> {
+  return runCommand(streams, async () => {
+    const mode = oneOf('--mode', flags.mode, [MeshMode.Sidecar, MeshMode.Ambient] as const);
+    const bind = (flag: string, value: string) => {
+      try {
+        return parseBindAddress(flag, value);
+      } catch (error) {
+        throw new UsageError((error as Error).message);
+      }
+    };
+    const metricsAt = bind('--metrics-bind-address', flags.metricsBindAddress);
+    const probesAt = bind('--health-probe-bind-address', flags.healthProbeBindAddress);
+    const log = pino({ base: { component: 'kfmesh-controller' } }, pino.destination(2));
+    const client = KubeClient.fromKubeconfig(flags.kubeconfig, flags.context);
+    const depth = { of: (): number => 0 };
+    const metrics = controllerMetrics(() => depth.of());
+    const controller = new Controller(client, {
+      mode,
+      namespaces: flags.namespace,
+      clusterDomain: flags.clusterDomain,
+      log: (level, message, fields) => log[level](fields ?? {}, message),
+      onReconcile: (_owner, ms, error) => {
+        metrics.reconciles.inc({ result: error === undefined ? 'success' : 'error' });
+        metrics.reconcileSeconds.observe(ms / 1000);
+      },
+      onApply: (ms) => metrics.applySeconds.observe(ms / 1000),
+    });
+    depth.of = () => controller.queueDepth;
+    const servers = [];
+    if (metricsAt)
+      servers.push(
+        await serveEndpoints(metricsAt, {
+          '/metrics': async () => ({
+            code: 200,
+            type: metrics.registry.contentType,
+            body: await metrics.registry.metrics(),
+          }),
+        }),
+      );
+    if (probesAt)
+      servers.push(
+        await serveEndpoints(probesAt, {
+          '/healthz': async () => ({ code: 200, type: 'text/plain', body: 'ok\n' }),
+          '/readyz': async () =>
+            controller.synced
+              ? { code: 200, type: 'text/plain', body: 'ok\n' }
+              : { code: 503, type: 'text/plain', body: 'caches not synced\n' },
+        }),
+      );
+    for (const s of servers) log.info({ address: `${s.address.address}:${s.address.port}` }, 'serving');
+    const stopped = new Promise<string>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+      void until?.then(() => resolve('stop'));
+    });
+    log.info({ mode, namespaces: flags.namespace, context: client.contextName }, 'starting');
+    await Promise.race([controller.start(), stopped]);
+    const reason = await stopped;
+    log.info({ reason }, 'stopping');
+    await controller.stop();
+    await Promise.all(servers.map((s) => new Promise((r) => s.server.close(r))));
+    log.info('stopped');
+    log.flush();
+    return ExitCode.Ok;
+  });
+}

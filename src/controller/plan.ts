@@ -1,0 +1,166 @@
+/**
+ * What the controller does, as pure functions over a snapshot: the desired objects grouped by the
+ * object they are for (an InferenceService, a Profile, a Notebook, a namespace), each marked as kfmesh's;
+ * whether a live object already holds what is desired; which live objects kfmesh owns and no longer
+ * wants; and the `MeshReady` condition of each InferenceService and Profile.
+ */
+import type { KubeObject } from '../model/object.ts';
+import { groupOf, isPlainObject } from '../model/object.ts';
+import { ManagedByLabel, ManagedByValue } from '../model/ownership.ts';
+import { formatObjectProblem } from '../model/errors.ts';
+import type { RenderResult } from '../render/desired-state.ts';
+
+/** The owner of a group of desired objects: `Kind/namespace/name` (namespace empty when cluster-scoped). */
+export type OwnerKey = string;
+
+export const OwnerKindLabel = 'kfmesh.io/owner-kind';
+export const OwnerNamespaceLabel = 'kfmesh.io/owner-namespace';
+export const OwnerNameLabel = 'kfmesh.io/owner-name';
+
+const clusterScopedOwners = new Set(['Profile', 'Namespace']);
+
+/** `Kind/namespace/name`. */
+export function ownerKey(kind: string, namespace: string | undefined, name: string): OwnerKey {
+  return `${kind}/${clusterScopedOwners.has(kind) ? '' : (namespace ?? '')}/${name}`;
+}
+
+export function parseOwnerKey(key: OwnerKey): { kind: string; namespace: string; name: string } {
+  const [kind = '', namespace = '', ...rest] = key.split('/');
+  return { kind, namespace, name: rest.join('/') };
+}
+
+/**
+ * The owner of a generated or live object: its controller ownerReference, else kfmesh's owner labels,
+ * else (an object kfmesh generates for a namespace, such as its labels) the namespace.
+ */
+export function ownerOf(object: KubeObject): OwnerKey | undefined {
+  const controller = (object.metadata.ownerReferences ?? []).find((r) => r.controller);
+  if (controller) return ownerKey(controller.kind, object.metadata.namespace, controller.name);
+  const labels = object.metadata.labels ?? {};
+  const kind = labels[OwnerKindLabel];
+  const name = labels[OwnerNameLabel];
+  if (kind && name) return ownerKey(kind, labels[OwnerNamespaceLabel], name);
+  if (object.kind === 'Namespace' && groupOf(object.apiVersion) === '')
+    return ownerKey('Namespace', undefined, object.metadata.name ?? '');
+  return undefined;
+}
+
+/** Is this live object one kfmesh manages (and so may change or delete)? */
+export function isManaged(object: KubeObject): boolean {
+  return object.metadata.labels?.[ManagedByLabel] === ManagedByValue;
+}
+
+/** The desired objects by owner, each labelled as kfmesh's and with its owner. */
+export function desiredByOwner(result: RenderResult): Map<OwnerKey, KubeObject[]> {
+  const out = new Map<OwnerKey, KubeObject[]>();
+  for (const object of result.objects) {
+    const owner = ownerOf(object) ?? ownerKey('Namespace', undefined, object.metadata.namespace ?? '');
+    const { kind, namespace, name } = parseOwnerKey(owner);
+    const marked: KubeObject = {
+      ...object,
+      metadata: {
+        ...object.metadata,
+        labels: {
+          ...object.metadata.labels,
+          [ManagedByLabel]: ManagedByValue,
+          [OwnerKindLabel]: kind,
+          ...(namespace ? { [OwnerNamespaceLabel]: namespace } : {}),
+          [OwnerNameLabel]: name,
+        },
+      },
+    };
+    out.set(owner, [...(out.get(owner) ?? []), marked]);
+  }
+  return out;
+}
+
+/** Does `live` hold every field of `desired` with the same value (what server-side apply would set)? */
+export function holds(live: unknown, desired: unknown): boolean {
+  if (Array.isArray(desired)) {
+    if (!Array.isArray(live) || live.length !== desired.length) return false;
+    return desired.every((d, i) => holds(live[i], d));
+  }
+  if (isPlainObject(desired)) {
+    if (!isPlainObject(live)) return false;
+    return Object.entries(desired).every(([k, v]) => holds(live[k], v));
+  }
+  return live === desired;
+}
+
+/** A status condition as Kubernetes writes them. */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime?: string;
+}
+
+export const MeshReady = 'MeshReady';
+
+/** The `MeshReady` condition of each InferenceService and Profile the render looked at. */
+export function meshReadyConditions(
+  result: RenderResult,
+  owners: readonly OwnerKey[],
+): Map<OwnerKey, Condition> {
+  const problems = new Map<OwnerKey, string>();
+  for (const p of result.problems) {
+    const o = p.context.object;
+    if (o) problems.set(ownerKey(o.kind, o.namespace, o.name), formatObjectProblem(p));
+  }
+  const counts = new Map<OwnerKey, number>();
+  for (const object of result.objects) {
+    const owner = ownerOf(object);
+    if (owner) counts.set(owner, (counts.get(owner) ?? 0) + 1);
+  }
+  const out = new Map<OwnerKey, Condition>();
+  for (const owner of owners) {
+    const problem = problems.get(owner);
+    out.set(
+      owner,
+      problem
+        ? { type: MeshReady, status: 'False', reason: 'InvalidSpec', message: problem }
+        : {
+            type: MeshReady,
+            status: 'True',
+            reason: 'Applied',
+            message: `${counts.get(owner) ?? 0} mesh object(s) applied`,
+          },
+    );
+  }
+  return out;
+}
+
+/** The conditions with `condition` set (its transition time kept when its status did not change). */
+export function withCondition(
+  conditions: readonly Condition[],
+  condition: Condition,
+  now: string,
+): Condition[] {
+  const previous = conditions.find((c) => c.type === condition.type);
+  const next: Condition = {
+    ...condition,
+    lastTransitionTime:
+      previous && previous.status === condition.status && previous.lastTransitionTime
+        ? previous.lastTransitionTime
+        : now,
+  };
+  return [...conditions.filter((c) => c.type !== condition.type), next];
+}
+
+/** Is `condition` already what `conditions` say (ignoring the transition time)? */
+export function hasCondition(conditions: readonly Condition[], condition: Condition): boolean {
+  const c = conditions.find((x) => x.type === condition.type);
+  return (
+    c !== undefined &&
+    c.status === condition.status &&
+    c.reason === condition.reason &&
+    c.message === condition.message
+  );
+}
+
+/** A condition list from an object's status, as far as it is one. */
+export function conditionsOf(object: KubeObject | undefined): Condition[] {
+  const status = object && isPlainObject(object['status']) ? object['status'] : {};
+  return Array.isArray(status['conditions']) ? (status['conditions'] as Condition[]) : [];
+}

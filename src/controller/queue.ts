@@ -1,0 +1,118 @@
+/**
+ * A work queue as controllers use them: a key is queued at most once, a key being worked on is not
+ * handed out twice (a change meanwhile queues it again for after), failed keys come back after a per-key
+ * exponential backoff, and an overall token bucket limits how fast keys are handed out. The clock and the
+ * timers are injected, so tests can drive it.
+ */
+export interface QueueOptions {
+  /** First retry delay and its cap, in ms (client-go: 5 ms and 1000 s). */
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** Token bucket: keys per second and burst (client-go: 10 and 100). */
+  qps?: number;
+  burst?: number;
+  now?: () => number;
+  setTimer?: (fn: () => void, ms: number) => unknown;
+}
+
+export class WorkQueue {
+  readonly #queue: string[] = [];
+  readonly #queued = new Set<string>();
+  readonly #active = new Set<string>();
+  readonly #dirty = new Set<string>();
+  readonly #failures = new Map<string, number>();
+  readonly #waiters: ((key: string | undefined) => void)[] = [];
+  readonly #options: Required<QueueOptions>;
+  #tokens: number;
+  #refilledAt: number;
+  #closed = false;
+
+  constructor(options: QueueOptions = {}) {
+    this.#options = {
+      baseDelayMs: options.baseDelayMs ?? 5,
+      maxDelayMs: options.maxDelayMs ?? 1_000_000,
+      qps: options.qps ?? 10,
+      burst: options.burst ?? 100,
+      now: options.now ?? Date.now,
+      setTimer: options.setTimer ?? ((fn, ms) => setTimeout(fn, ms).unref()),
+    };
+    this.#tokens = this.#options.burst;
+    this.#refilledAt = this.#options.now();
+  }
+
+  /** Keys waiting (not counting those being worked on). */
+  get depth(): number {
+    return this.#queue.length;
+  }
+
+  /** Queues a key (once). A key being worked on is queued again when its work is done. */
+  add(key: string): void {
+    if (this.#closed) return;
+    if (this.#active.has(key)) {
+      this.#dirty.add(key);
+      return;
+    }
+    if (this.#queued.has(key)) return;
+    this.#queued.add(key);
+    const waiter = this.#waiters.shift();
+    if (waiter) {
+      this.#queued.delete(key);
+      this.#active.add(key);
+      waiter(key);
+    } else this.#queue.push(key);
+  }
+
+  /** Queues a key again after its backoff (which doubles with each failure in a row). */
+  retry(key: string): number {
+    const failures = (this.#failures.get(key) ?? 0) + 1;
+    this.#failures.set(key, failures);
+    const delay = Math.min(this.#options.baseDelayMs * 2 ** (failures - 1), this.#options.maxDelayMs);
+    this.#options.setTimer(() => this.add(key), delay);
+    return delay;
+  }
+
+  /** Forgets a key's failures (after it succeeded). */
+  forget(key: string): void {
+    this.#failures.delete(key);
+  }
+
+  /** The next key, when one is queued and the rate allows; undefined once the queue is closed. */
+  async next(): Promise<string | undefined> {
+    await this.#token();
+    if (this.#closed) return undefined;
+    const key = this.#queue.shift();
+    if (key !== undefined) {
+      this.#queued.delete(key);
+      this.#active.add(key);
+      return key;
+    }
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  /** Marks a key's work done; queues it again if it changed meanwhile. */
+  done(key: string): void {
+    this.#active.delete(key);
+    if (this.#dirty.delete(key)) this.add(key);
+  }
+
+  /** Stops handing out keys; waiting callers get undefined. */
+  close(): void {
+    this.#closed = true;
+    for (const w of this.#waiters.splice(0)) w(undefined);
+  }
+
+  async #token(): Promise<void> {
+    for (;;) {
+      const now = this.#options.now();
+      const { qps, burst } = this.#options;
+      this.#tokens = Math.min(burst, this.#tokens + ((now - this.#refilledAt) / 1000) * qps);
+      this.#refilledAt = now;
+      if (this.#tokens >= 1 || this.#closed) {
+        this.#tokens -= 1;
+        return;
+      }
+      const wait = ((1 - this.#tokens) / qps) * 1000;
+      await new Promise<void>((r) => this.#options.setTimer(r, wait));
+    }
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * `kfmesh controller` against a real kube-apiserver with the real CRDs: it applies an InferenceService's
+ * mesh objects, keeps them as rendered (restores a deleted object and a field it owns, keeps a field it
+ * doesn't), leaves objects it didn't create alone, marks a bad InferenceService MeshReady=False with the
+ * field named and an Event, prunes what an InferenceService no longer needs, serves its probes and
+ * metrics, and stops cleanly on SIGTERM.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { parseAllDocuments } from 'yaml';
+import type { KubeObject } from '../../src/model/object.ts';
+import { KubeApiError } from '../../src/kube/client.ts';
+import { kfmeshBin, runKfmesh } from '../cli-process.ts';
+import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `check` returns a value (not undefined), or fails after `ms`. */
+async function eventually<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    await sleep(200);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+const example = parseAllDocuments(runKfmesh(['example']).stdout).map((d) => d.toJS() as KubeObject);
+const ns = 'kubeflow-user-example-com';
+const vsPath = (name: string) => `/apis/networking.istio.io/v1/namespaces/${ns}/virtualservices/${name}`;
+const isvcPath = (name: string) =>
+  `/apis/serving.kserve.io/v1beta1/namespaces/${ns}/inferenceservices/${name}`;
+
+describe('kfmesh controller against a real API server', apiServerTestOptions(), () => {
+  let server: TestApiServer;
+  let controller: ChildProcess;
+  let stderr = '';
+  let probes = '';
+  let metrics = '';
+
+  const get = <T = KubeObject>(path: string) => server.client.request<T>('GET', path);
+  const missing = async (path: string) => {
+    try {
+      await get(path);
+      return undefined;
+    } catch (error) {
+      return error instanceof KubeApiError && error.status === 404 ? true : undefined;
+    }
+  };
+
+  before(async () => {
+    server = await TestApiServer.start();
+    const platform = example.filter(
+      (o) =>
+        o.kind === 'Namespace' ||
+        o.kind === 'ConfigMap' ||
+        (o.kind === 'InferenceService' && o.metadata.name === 'sklearn-iris'),
+    );
+    await server.create(platform);
+    controller = spawn(
+      process.execPath,
+      [
+        kfmeshBin,
+        'controller',
+        '--kubeconfig',
+        server.kubeconfig,
+        '--metrics-bind-address',
+        '127.0.0.1:0',
+        '--health-probe-bind-address',
+        '127.0.0.1:0',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    controller.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const addresses = await eventually('the controller to serve', async () => {
+      const found = [...stderr.matchAll(/"address":"([^"]+)".*"msg":"serving"/g)].map((m) => m[1] ?? '');
+      return found.length === 2 ? found : undefined;
+    });
+    [metrics, probes] = addresses as [string, string];
+  });
+
+  after(async () => {
+    if (controller && controller.exitCode === null) controller.kill('SIGKILL');
+    await server?.stop();
+  });
+
+  test("applies the InferenceService's VirtualService, marked as kfmesh's and owned by it; MeshReady True", async () => {
+    const vs = await eventually<KubeObject>('the VirtualService', () => get(vsPath('sklearn-iris')));
+    assert.equal(vs.metadata.labels?.['app.kubernetes.io/managed-by'], 'kfmesh');
+    assert.equal(vs.metadata.ownerReferences?.[0]?.kind, 'InferenceService');
+    assert.ok(((vs['spec'] as { gateways: string[] }).gateways ?? []).includes('mesh'));
+    const condition = await eventually('MeshReady', async () => {
+      const isvc = await get<{ status?: { conditions?: { type: string; status: string }[] } }>(
+        isvcPath('sklearn-iris'),
+      );
+      return isvc.status?.conditions?.find((c) => c.type === 'MeshReady');
+    });
+    assert.equal(condition.status, 'True');
+  });
+
+  test('restores a deleted object and a field it owns; keeps a field it does not own', async () => {
+    await server.client.request('DELETE', vsPath('sklearn-iris'));
+    await eventually('the VirtualService back', () => get(vsPath('sklearn-iris')));
+    await server.client.request('PATCH', vsPath('sklearn-iris'), {
+      body: { metadata: { annotations: { 'team.example.com/note': 'kept' } }, spec: { hosts: ['edited'] } },
+      contentType: 'application/merge-patch+json',
+    });
+    const restored = await eventually('spec.hosts restored', async () => {
+      const vs = await get(vsPath('sklearn-iris'));
+      return (vs['spec'] as { hosts: string[] }).hosts.includes('edited') ? undefined : vs;
+    });
+    assert.equal(restored.metadata.annotations?.['team.example.com/note'], 'kept');
+  });
+
+  test('leaves an object it did not create alone', async () => {
+    const theirs = {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'VirtualService',
+      metadata: { name: 'theirs', namespace: ns, labels: { 'kfmesh.io/owner-kind': 'InferenceService' } },
+      spec: { hosts: ['theirs.example.com'], http: [{ route: [{ destination: { host: 'x' } }] }] },
+    };
+    await server.create([theirs]);
+    // A change that makes the controller reconcile everything (a ConfigMap), then a marker it must see.
+    await server.create([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'poke', namespace: ns } }]);
+    await sleep(1500);
+    const still = await get(vsPath('theirs'));
+    assert.deepEqual((still['spec'] as { hosts: string[] }).hosts, ['theirs.example.com']);
+  });
+
+  test('a bad InferenceService: MeshReady False naming the field, an Event, nothing applied for it', async () => {
+    const name = `model-with-a-name-long-enough-that-its-predictor-svc-breaks`;
+    const bad = {
+      apiVersion: 'serving.kserve.io/v1beta1',
+      kind: 'InferenceService',
+      metadata: { name, namespace: ns },
+      spec: { predictor: { sklearn: { storageUri: 'gs://models/iris' } } },
+    };
+    await server.create([bad]);
+    const condition = await eventually('MeshReady False', async () => {
+      const isvc = await get<{
+        status?: { conditions?: { type: string; status: string; message: string }[] };
+      }>(isvcPath(name));
+      return isvc.status?.conditions?.find((c) => c.type === 'MeshReady' && c.status === 'False');
+    });
+    assert.match(
+      condition.message,
+      /metadata\.name: the predictor Service name .* is not a valid Service name/,
+    );
+    const events = await get<{ items: { reason: string; involvedObject: { name: string } }[] }>(
+      `/api/v1/namespaces/${ns}/events`,
+    );
+    assert.ok(events.items.some((e) => e.involvedObject.name === name && e.reason === 'InvalidSpec'));
+    assert.equal(await missing(vsPath(name)), true);
+    // The good one is untouched.
+    await get(vsPath('sklearn-iris'));
+  });
+
+  test('deleting the InferenceService prunes its objects', async () => {
+    await server.client.request('DELETE', isvcPath('sklearn-iris'));
+    await eventually('the VirtualService pruned', () => missing(vsPath('sklearn-iris')));
+    await eventually('the ExternalName Service pruned', () =>
+      missing(`/api/v1/namespaces/${ns}/services/sklearn-iris`),
+    );
+  });
+
+  test('probes and metrics are served; SIGTERM stops it cleanly', async () => {
+    const ready = await fetch(`http://${probes}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.equal((await fetch(`http://${probes}/healthz`)).status, 200);
+    const text = await (await fetch(`http://${metrics}/metrics`)).text();
+    assert.match(text, /kfmesh_reconcile_total\{result="success"\} \d+/);
+    assert.match(text, /kfmesh_apply_duration_seconds_count \d+/);
+    assert.match(text, /kfmesh_workqueue_depth \d+/);
+    const exited = new Promise<number | null>((r) => controller.once('exit', r));
+    controller.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr.slice(-2000));
+    assert.match(stderr, /"msg":"stopped"/);
+  });
+});
