@@ -3,7 +3,10 @@
  * structured logs (pino, JSON lines on standard error), Prometheus metrics and health probes, until
  * SIGTERM or SIGINT, then stops cleanly (the current reconcile finishes, watches close).
  */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
+import { LeaderElector } from '../controller/leader.ts';
 import { KubeClient } from '../kube/client.ts';
 import { Controller } from '../controller/controller.ts';
 import { controllerMetrics, parseBindAddress, serveEndpoints } from '../controller/operations.ts';
@@ -18,6 +21,9 @@ export interface ControllerFlags {
   metricsBindAddress: string;
   healthProbeBindAddress: string;
   clusterDomain: string;
+  leaderElect?: boolean;
+  leaderElectionNamespace?: string;
+  leaderElectionId: string;
 }
 
 /** Runs until a signal (or `until` resolves, for tests); exit 0 after a clean stop. */
@@ -53,6 +59,13 @@ export function controllerCommand(
       onApply: (ms) => metrics.applySeconds.observe(ms / 1000),
     });
     depth.of = () => controller.queueDepth;
+    const elector = flags.leaderElect
+      ? new LeaderElector(client, {
+          namespace: flags.leaderElectionNamespace ?? process.env['POD_NAMESPACE'] ?? 'kfmesh-system',
+          name: flags.leaderElectionId,
+          identity: `${hostname()}_${randomBytes(4).toString('hex')}`,
+        })
+      : undefined;
     const servers = [];
     if (metricsAt)
       servers.push(
@@ -68,26 +81,46 @@ export function controllerCommand(
       servers.push(
         await serveEndpoints(probesAt, {
           '/healthz': async () => ({ code: 200, type: 'text/plain', body: 'ok\n' }),
+          // A replica standing by (not leading) is ready; a leader once its caches are synced.
           '/readyz': async () =>
-            controller.synced
+            controller.synced || (elector !== undefined && !elector.leading)
               ? { code: 200, type: 'text/plain', body: 'ok\n' }
               : { code: 503, type: 'text/plain', body: 'caches not synced\n' },
         }),
       );
     for (const s of servers) log.info({ address: `${s.address.address}:${s.address.port}` }, 'serving');
+    let lostLease: () => void = () => undefined;
     const stopped = new Promise<string>((resolve) => {
       process.once('SIGTERM', () => resolve('SIGTERM'));
       process.once('SIGINT', () => resolve('SIGINT'));
       void until?.then(() => resolve('stop'));
+      lostLease = () => resolve('lost the leader lease');
     });
     log.info({ mode, namespaces: flags.namespace, context: client.contextName }, 'starting');
-    await Promise.race([controller.start(), stopped]);
-    const reason = await stopped;
+    let starting: Promise<void> | undefined;
+    if (elector) {
+      log.info({ identity: elector.identity }, 'waiting for the leader lease');
+      void elector.run(
+        () => {
+          metrics.isLeader.set(1);
+          log.info({ identity: elector.identity }, 'leading');
+          starting = controller.start();
+        },
+        () => {
+          metrics.isLeader.set(0);
+          lostLease();
+        },
+      );
+    } else starting = controller.start();
+    const reason = await Promise.race([stopped, starting?.then(() => stopped) ?? stopped]);
     log.info({ reason }, 'stopping');
+    await elector?.stop();
+    await starting?.catch(() => undefined);
     await controller.stop();
     await Promise.all(servers.map((s) => new Promise((r) => s.server.close(r))));
     log.info('stopped');
     log.flush();
-    return ExitCode.Ok;
+    // Losing the lease is a failure: the replica exits and is restarted, as client-go's controllers do.
+    return reason === 'lost the leader lease' ? ExitCode.CheckFailed : ExitCode.Ok;
   });
 }

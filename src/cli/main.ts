@@ -145,6 +145,12 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       ':8080',
     )
     .option('--health-probe-bind-address <addr>', 'serve /healthz and /readyz here (0 = off)', ':8081')
+    .option('--leader-elect', 'run as one of several replicas: only the holder of a Lease reconciles')
+    .option(
+      '--leader-election-namespace <ns>',
+      'the namespace of the Lease (default: $POD_NAMESPACE, else kfmesh-system)',
+    )
+    .option('--leader-election-id <name>', 'the name of the Lease', 'kfmesh-controller')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (flags: ControllerFlags) => {
       result.code = await controllerCommand(flags, streams);
