@@ -20,6 +20,14 @@ import { isExportedTo } from '../mesh/services.ts';
 import type { Mesh } from '../mesh/mesh.ts';
 import type { Workload } from '../mesh/workloads.ts';
 
+/** A set of clients (indices into the client list), with its splits by namespaces' policies. */
+interface ClientSet {
+  id: number;
+  members: Int32Array;
+  splits: Map<string, Split>;
+}
+type Split = { same: ClientSet; rest?: ClientSet };
+
 /** What one traced request came to, and the namespaces whose policies it could have met. */
 export interface TracedOutcome<T> {
   outcome: T;
@@ -37,7 +45,9 @@ interface PolicyIndex {
 /** The clients of one mesh, grouped once; outcomes of requests for all of them from a few traces. */
 export class ClientClasses {
   readonly #mesh: Mesh;
-  readonly #groups: number[][];
+  readonly #groups: ClientSet[];
+  readonly #partitions = new Map<string, Int32Array>();
+  #sets = 0;
   readonly #clients: readonly string[];
   readonly #peers = new Map<string, Peer>();
   readonly #policiesByNamespace = new Map<string, PolicyIndex[]>();
@@ -63,7 +73,8 @@ export class ClientClasses {
       group.push(index);
       byView.set(key, group);
     });
-    this.#groups = exhaustive ? [...byView.values()].flat().map((c) => [c]) : [...byView.values()];
+    const groups = exhaustive ? [...byView.values()].flat().map((c) => [c]) : [...byView.values()];
+    this.#groups = groups.map((members) => this.#set(Int32Array.from(members)));
     this.#indexPolicies(clients);
   }
 
@@ -74,29 +85,70 @@ export class ClientClasses {
 
   /**
    * The outcome of one request for every client, tracing one client per class: the distinct outcomes, and
-   * for each client (by its index in the list given to the constructor) the index of its outcome.
+   * the partition of the clients they belong to (`partition` names it; `membership` gives, for each client
+   * by its index in the list given to the constructor, the index of its outcome). Splitting a set of
+   * clients by the policies of some namespaces is done once per set and namespaces, and requests to the
+   * same namespace mostly meet the same policies, so after the first few requests a request costs its
+   * traces and not a pass over every client.
    */
-  outcomes<T>(trace: (client: string) => TracedOutcome<T>): { outcomes: T[]; outcomeOf: Int32Array } {
+  outcomes<T>(trace: (client: string) => TracedOutcome<T>): { outcomes: T[]; partition: string } {
     const outcomes: T[] = [];
-    const outcomeOf = new Int32Array(this.#clients.length);
+    const sets: number[] = [];
     for (const group of this.#groups) {
-      const pending: number[][] = [group];
-      for (let members = pending.pop(); members; members = pending.pop()) {
-        const traced = this.#clients[members[0] as number] as string;
+      const pending: ClientSet[] = [group];
+      for (let set = pending.pop(); set; set = pending.pop()) {
+        const traced = this.#clients[set.members[0] as number] as string;
         const { outcome, namespaces } = trace(traced);
         this.traces++;
-        const id = outcomes.push(outcome) - 1;
         const key = [...new Set([...namespaces, this.#mesh.config.rootNamespace])].sort().join(',');
-        const signatures = this.#signaturesFor(key);
-        const own = signatures.get(traced) ?? '';
-        const rest: number[] = [];
-        for (const m of members)
-          if ((signatures.get(this.#clients[m] as string) ?? '') === own) outcomeOf[m] = id;
-          else rest.push(m);
-        if (rest.length > 0) pending.push(rest);
+        const split = this.#split(set, key);
+        outcomes.push(outcome);
+        sets.push(split.same.id);
+        if (split.rest) pending.push(split.rest);
+        this.#remember(split.same);
       }
     }
-    return { outcomes, outcomeOf };
+    return { outcomes, partition: sets.join(',') };
+  }
+
+  /** For each client, the index of its class in a partition that `outcomes` returned. */
+  membership(partition: string): Int32Array {
+    const known = this.#partitions.get(partition);
+    if (known) return known;
+    const out = new Int32Array(this.#clients.length);
+    partition.split(',').forEach((id, index) => {
+      for (const m of this.#byId.get(Number(id))?.members ?? []) out[m] = index;
+    });
+    this.#partitions.set(partition, out);
+    return out;
+  }
+
+  readonly #byId = new Map<number, ClientSet>();
+
+  #remember(set: ClientSet): void {
+    this.#byId.set(set.id, set);
+  }
+
+  #set(members: Int32Array): ClientSet {
+    return { id: this.#sets++, members, splits: new Map() };
+  }
+
+  /** The members whose identities these namespaces' policies see as they see the first member's, and the rest. */
+  #split(set: ClientSet, key: string): Split {
+    const known = set.splits.get(key);
+    if (known) return known;
+    const signatures = this.#signaturesFor(key);
+    const own = signatures.get(this.#clients[set.members[0] as number] as string) ?? '';
+    const same: number[] = [];
+    const rest: number[] = [];
+    for (const m of set.members)
+      ((signatures.get(this.#clients[m] as string) ?? '') === own ? same : rest).push(m);
+    const split: Split =
+      rest.length === 0
+        ? { same: set }
+        : { same: this.#set(Int32Array.from(same)), rest: this.#set(Int32Array.from(rest)) };
+    set.splits.set(key, split);
+    return split;
   }
 
   /** Clients whose identities the policies of these namespaces see otherwise than an unnamed peer's. */

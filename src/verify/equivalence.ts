@@ -83,7 +83,7 @@ export interface EquivalenceOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-type ClassOutcomes = { outcomes: RequestOutcome[]; outcomeOf: Int32Array };
+type ClassOutcomes = { outcomes: RequestOutcome[]; partition: string };
 
 /** The host an external client uses where the ingress routes every host (`*`). */
 export const AnyIngressHost = 'ingress.example.com';
@@ -123,19 +123,38 @@ export function checkEquivalence(
       });
     groups.set(cause, group);
   };
+  // How many clients fall in each (before, after) pair of classes, and the first of them, by the pair of
+  // partitions: computed once per pair of partitions, which recur from request to request.
+  const pairs = new Map<string, { counts: Int32Array; first: Int32Array; width: number }>();
+  const pairsOf = (before: string, after: string, width: number, height: number) => {
+    const key = `${before}|${after}`;
+    const known = pairs.get(key);
+    if (known) return known;
+    const [b, a] = [classes[0]?.membership(before), classes[1]?.membership(after)] as [
+      Int32Array,
+      Int32Array,
+    ];
+    const counts = new Int32Array(height * width);
+    const first = new Int32Array(counts.length).fill(-1);
+    for (let c = 0; c < clients.length; c++) {
+      const pair = (b[c] as number) * width + (a[c] as number);
+      if (counts[pair] === 0) first[pair] = c;
+      counts[pair] = (counts[pair] as number) + 1;
+    }
+    const out = { counts, first, width };
+    pairs.set(key, out);
+    return out;
+  };
   for (const shape of shapes) {
     const [was, now] = meshes.map((mesh, i) =>
       (classes[i] as ClientClasses).outcomes((from) => tracedOutcome(mesh, { ...shape, from })),
     ) as [ClassOutcomes, ClassOutcomes];
-    // Count the clients of each (before, after) pair of outcomes; the first of each is the example.
-    const width = now.outcomes.length;
-    const counts = new Int32Array(was.outcomes.length * width);
-    const first = new Int32Array(counts.length).fill(-1);
-    for (let c = 0; c < clients.length; c++) {
-      const pair = (was.outcomeOf[c] as number) * width + (now.outcomeOf[c] as number);
-      if (counts[pair] === 0) first[pair] = c;
-      counts[pair] = (counts[pair] as number) + 1;
-    }
+    const { counts, first, width } = pairsOf(
+      was.partition,
+      now.partition,
+      now.outcomes.length,
+      was.outcomes.length,
+    );
     for (let pair = 0; pair < counts.length; pair++) {
       const count = counts[pair] as number;
       if (count === 0) continue;
