@@ -78,9 +78,16 @@ export class TestApiServer {
     this.kubeconfig = join(this.dir, 'kubeconfig');
   }
 
-  /** Starts both processes and loads the CRDs. */
-  static async start(options: { crds?: boolean } = {}): Promise<TestApiServer> {
+  /** Users besides the admin, by name, each with a token of its own (for RBAC tests). */
+  readonly #users = new Map<string, string>();
+
+  /**
+   * Starts both processes and loads the CRDs. `users` are names the token file admits (for example
+   * `system:serviceaccount:ns:name`, which RBAC bindings to that ServiceAccount then apply to).
+   */
+  static async start(options: { crds?: boolean; users?: string[] } = {}): Promise<TestApiServer> {
     const server = new TestApiServer();
+    for (const user of options.users ?? []) server.#users.set(user, randomBytes(16).toString('hex'));
     try {
       await server.#startEtcd();
       await server.#startApiServer();
@@ -119,7 +126,13 @@ export class TestApiServer {
     const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
     writeFileSync(join(this.dir, 'sa.pub'), keys.publicKey.export({ type: 'spki', format: 'pem' }));
     writeFileSync(join(this.dir, 'sa.key'), keys.privateKey.export({ type: 'pkcs8', format: 'pem' }));
-    writeFileSync(join(this.dir, 'tokens.csv'), `${this.token},admin,admin,system:masters\n`);
+    const others = [...this.#users].map(
+      ([user, token], i) => `${token},${user},uid-${i},system:authenticated\n`,
+    );
+    writeFileSync(
+      join(this.dir, 'tokens.csv'),
+      [`${this.token},admin,admin,system:masters\n`, ...others].join(''),
+    );
     this.#apiserver = this.#spawn('kube-apiserver', apiserverBin, this.#apiServerArgs());
     writeFileSync(
       this.kubeconfig,
@@ -138,6 +151,31 @@ export class TestApiServer {
       }),
     );
     await this.#waitReady();
+  }
+
+  #kubeconfigText(token: string): string {
+    return JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        {
+          name: 'test',
+          cluster: { server: `https://127.0.0.1:${this.#port}`, 'insecure-skip-tls-verify': true },
+        },
+      ],
+      users: [{ name: 'user', user: { token } }],
+      contexts: [{ name: 'test', context: { cluster: 'test', user: 'user' } }],
+      'current-context': 'test',
+    });
+  }
+
+  /** A kubeconfig file for one of the `users` the server was started with. */
+  kubeconfigFor(user: string): string {
+    const token = this.#users.get(user);
+    if (!token) throw new Error(`no user ${user}: start the server with it`);
+    const file = join(this.dir, `kubeconfig-${this.#users.size}-${user.replace(/[^a-z0-9-]/gi, '_')}`);
+    writeFileSync(file, this.#kubeconfigText(token));
+    return file;
   }
 
   #apiServerArgs(): string[] {

@@ -16,6 +16,7 @@ import { clusterKinds } from '../load/cluster.ts';
 import { KubeApiError, KubeClient, type Resource } from '../kube/client.ts';
 import { desiredState, type MeshMode, type RenderResult } from '../render/desired-state.ts';
 import { WorkQueue } from './queue.ts';
+import { appliedKinds, neverDeleted } from './permissions.ts';
 import {
   conditionsOf,
   desiredByOwner,
@@ -213,6 +214,11 @@ export class Controller {
     const desired = byOwner.get(owner) ?? [];
     const wanted = new Set(desired.map(identity));
     for (const object of desired) {
+      if (!appliedKinds.includes(`${groupOf(object.apiVersion)}/${object.kind}`)) {
+        // Not a kind the deployment's role lets it write: rendered, but left to `kfmesh render`.
+        this.#log('warn', "not applying a kind outside the controller's role", { object: identity(object) });
+        continue;
+      }
       const live = this.#cached(object);
       if (live && !isManaged(live) && !(object.kind === 'Namespace' && groupOf(object.apiVersion) === '')) {
         // Someone else's object: kfmesh never takes it over (Namespaces excepted: kfmesh sets only labels).
@@ -231,7 +237,9 @@ export class Controller {
     }
     for (const live of this.#objects()) {
       if (!isManaged(live) || ownerOf(live) !== owner || wanted.has(identity(live))) continue;
-      if (live.kind === 'Namespace') continue; // never deleted; its labels go with their owner
+      const kindKey = `${groupOf(live.apiVersion)}/${live.kind}`;
+      // Namespaces are never deleted (kfmesh only labels them); kinds kfmesh doesn't write are not its.
+      if (neverDeleted.includes(kindKey) || !appliedKinds.includes(kindKey)) continue;
       await this.#client.request('DELETE', this.#path(live)).catch((error: unknown) => {
         if (!(error instanceof KubeApiError && error.status === 404)) throw error;
       });
