@@ -7,30 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
 import { KubeApiError } from '../../src/kube/client.ts';
-import { kfmeshBin, runKfmesh } from '../cli-process.ts';
+import { runKfmesh } from '../cli-process.ts';
+import { eventually, sleep, startController, type RunningController } from '../controller-process.ts';
 import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls until `check` returns a value (not undefined), or fails after `ms`. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    await sleep(200);
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}
 
 const example = parseAllDocuments(runKfmesh(['example']).stdout).map((d) => d.toJS() as KubeObject);
 const ns = 'kubeflow-user-example-com';
@@ -40,8 +22,7 @@ const isvcPath = (name: string) =>
 
 describe('kfmesh controller against a real API server', apiServerTestOptions(), () => {
   let server: TestApiServer;
-  let controller: ChildProcess;
-  let stderr = '';
+  let controller: RunningController;
   let probes = '';
   let metrics = '';
 
@@ -64,32 +45,23 @@ describe('kfmesh controller against a real API server', apiServerTestOptions(), 
         (o.kind === 'InferenceService' && o.metadata.name === 'sklearn-iris'),
     );
     await server.create(platform);
-    controller = spawn(
-      process.execPath,
-      [
-        kfmeshBin,
-        'controller',
-        '--kubeconfig',
-        server.kubeconfig,
-        '--metrics-bind-address',
-        '127.0.0.1:0',
-        '--health-probe-bind-address',
-        '127.0.0.1:0',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    controller.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
+    controller = startController(server.kubeconfig, [
+      '--metrics-bind-address',
+      '127.0.0.1:0',
+      '--health-probe-bind-address',
+      '127.0.0.1:0',
+    ]);
     const addresses = await eventually('the controller to serve', async () => {
-      const found = [...stderr.matchAll(/"address":"([^"]+)".*"msg":"serving"/g)].map((m) => m[1] ?? '');
+      const found = [...controller.log().matchAll(/"address":"([^"]+)".*"msg":"serving"/g)].map(
+        (m) => m[1] ?? '',
+      );
       return found.length === 2 ? found : undefined;
     });
     [metrics, probes] = addresses as [string, string];
   });
 
   after(async () => {
-    if (controller && controller.exitCode === null) controller.kill('SIGKILL');
+    if (controller && controller.process.exitCode === null) controller.process.kill('SIGKILL');
     await server?.stop();
   });
 
@@ -180,9 +152,7 @@ describe('kfmesh controller against a real API server', apiServerTestOptions(), 
     assert.match(text, /kfmesh_reconcile_total\{result="success"\} \d+/);
     assert.match(text, /kfmesh_apply_duration_seconds_count \d+/);
     assert.match(text, /kfmesh_workqueue_depth \d+/);
-    const exited = new Promise<number | null>((r) => controller.once('exit', r));
-    controller.kill('SIGTERM');
-    assert.equal(await exited, 0, stderr.slice(-2000));
-    assert.match(stderr, /"msg":"stopped"/);
+    assert.equal(await controller.terminate(), 0, controller.log().slice(-2000));
+    assert.match(controller.log(), /"msg":"stopped"/);
   });
 });

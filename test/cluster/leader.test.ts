@@ -4,55 +4,26 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { kfmeshBin } from '../cli-process.ts';
 import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Replica {
-  process: ChildProcess;
-  log: () => string;
-}
+import { eventually, sleep, startController, type RunningController } from '../controller-process.ts';
 
 describe('leader election between two controller replicas', apiServerTestOptions(), () => {
   let server: TestApiServer;
-  const replicas: Replica[] = [];
-
-  const start = (): Replica => {
-    let log = '';
-    const child = spawn(
-      process.execPath,
-      [
-        kfmeshBin,
-        'controller',
-        '--kubeconfig',
-        server.kubeconfig,
-        '--leader-elect',
-        '--leader-election-namespace',
-        'kfmesh-system',
-        '--metrics-bind-address',
-        '0',
-        '--health-probe-bind-address',
-        '0',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    child.stderr?.on('data', (c: Buffer) => {
-      log += c.toString();
-    });
-    const replica = { process: child, log: () => log };
+  const replicas: RunningController[] = [];
+  const start = (): RunningController => {
+    const replica = startController(server.kubeconfig, [
+      '--leader-elect',
+      '--leader-election-namespace',
+      'kfmesh-system',
+      '--metrics-bind-address',
+      '0',
+      '--health-probe-bind-address',
+      '0',
+    ]);
     replicas.push(replica);
     return replica;
   };
-  const leading = (r: Replica) => /"msg":"leading"/.test(r.log());
-  async function until(what: string, check: () => boolean, ms = 30_000): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!check()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await sleep(200);
-    }
-  }
+  const leading = (r: RunningController) => (/"msg":"leading"/.test(r.log()) ? true : undefined);
 
   before(async () => {
     server = await TestApiServer.start({ crds: false });
@@ -65,11 +36,13 @@ describe('leader election between two controller replicas', apiServerTestOptions
 
   test('one leads, the other waits; the leader stops and the other takes over', async () => {
     const a = start();
-    await until('a to lead', () => leading(a));
+    await eventually('a to lead', () => leading(a), { context: a.log });
     const b = start();
-    await until('b to wait', () => /"msg":"waiting for the leader lease"/.test(b.log()));
+    await eventually('b to wait', () =>
+      /"msg":"waiting for the leader lease"/.test(b.log()) ? true : undefined,
+    );
     await sleep(5000); // more than two retry periods: b must still not lead
-    assert.equal(leading(b), false, b.log());
+    assert.equal(leading(b), undefined, b.log());
     const lease = await server.client.request<{ spec: { holderIdentity: string } }>(
       'GET',
       '/apis/coordination.k8s.io/v1/namespaces/kfmesh-system/leases/kfmesh-controller',
@@ -77,12 +50,9 @@ describe('leader election between two controller replicas', apiServerTestOptions
     assert.match(lease.spec.holderIdentity, /_[0-9a-f]{8}$/);
     assert.ok(a.log().includes(lease.spec.holderIdentity));
 
-    const exited = new Promise<number | null>((r) => a.process.once('exit', r));
-    a.process.kill('SIGTERM');
-    assert.equal(await exited, 0, a.log().slice(-1500));
-    // The lease was given up: b takes it within a retry period or two, not after the 15 s lease duration.
-    const since = Date.now();
-    await until('b to lead', () => leading(b), 10_000);
-    assert.ok(Date.now() - since < 10_000);
+    assert.equal(await a.terminate(), 0, a.log().slice(-1500));
+    // The lease was given up: b takes it at its next try, well before a's last renewal (at most 2 s before
+    // SIGTERM) would have expired (15 s).
+    await eventually('b to lead', () => leading(b), { ms: 10_000, context: b.log });
   });
 });

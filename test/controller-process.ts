@@ -1,0 +1,59 @@
+/** `kfmesh controller` as a child process for the cluster tests, and waiting for what it should do. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { kfmeshBin } from './cli-process.ts';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A running controller: its process and what it has logged so far (JSON lines). */
+export interface RunningController {
+  process: ChildProcess;
+  log(): string;
+  /** SIGTERM, then its exit code. */
+  terminate(): Promise<number | null>;
+}
+
+/** Starts `kfmesh controller --kubeconfig FILE ARGS...`. */
+export function startController(kubeconfig: string, args: readonly string[]): RunningController {
+  let log = '';
+  const child = spawn(process.execPath, [kfmeshBin, 'controller', '--kubeconfig', kubeconfig, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  return {
+    process: child,
+    log: () => log,
+    terminate: () => {
+      const exited = new Promise<number | null>((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/**
+ * Polls `check` until it returns a value (errors count as not yet), or fails after `ms` with `context()`
+ * (for example the controller's log) in the message.
+ */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  options: { ms?: number; context?: () => string } = {},
+): Promise<T> {
+  const deadline = Date.now() + (options.ms ?? 30_000);
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}${last ? `: ${String(last)}` : ''}${options.context ? `\n${options.context().slice(-3000)}` : ''}`,
+      );
+    await sleep(200);
+  }
+}
