@@ -292,6 +292,23 @@ export class TestApiServer {
       );
   }
 
+  /**
+   * Stops kube-apiserver and starts it again on the same port (etcd, and so every object, stays): for
+   * tests of clients that must ride out an API server restart. Resolves once it is ready again.
+   */
+  async restartApiServer(downMs = 1000): Promise<void> {
+    const child = this.#apiserver;
+    if (child && child.exitCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, sleep(10_000)]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    await sleep(downMs);
+    this.#apiserver = this.#spawn('kube-apiserver', apiserverBin, this.#apiServerArgs());
+    await this.#waitReady();
+  }
+
   /** Stops both processes and removes the data dir. */
   async stop(): Promise<void> {
     for (const child of [this.#apiserver, this.#etcd]) {

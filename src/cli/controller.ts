@@ -24,6 +24,7 @@ export interface ControllerFlags {
   leaderElect?: boolean;
   leaderElectionNamespace?: string;
   leaderElectionId: string;
+  watchTimeout: string;
 }
 
 /** Runs until a signal (or `until` resolves, for tests); exit 0 after a clean stop. */
@@ -41,6 +42,11 @@ export function controllerCommand(
         throw new UsageError((error as Error).message);
       }
     };
+    const watchTimeoutSeconds = Number(flags.watchTimeout);
+    if (!Number.isInteger(watchTimeoutSeconds) || watchTimeoutSeconds < 1)
+      throw new UsageError(
+        `--watch-timeout must be a whole number of seconds, got ${JSON.stringify(flags.watchTimeout)}`,
+      );
     const metricsAt = bind('--metrics-bind-address', flags.metricsBindAddress);
     const probesAt = bind('--health-probe-bind-address', flags.healthProbeBindAddress);
     const log = pino({ base: { component: 'kfmesh-controller' } }, pino.destination(2));
@@ -51,6 +57,7 @@ export function controllerCommand(
       mode,
       namespaces: flags.namespace,
       clusterDomain: flags.clusterDomain,
+      watchTimeoutSeconds,
       log: (level, message, fields) => log[level](fields ?? {}, message),
       onReconcile: (_owner, ms, error) => {
         metrics.reconciles.inc({ result: error === undefined ? 'success' : 'error' });

@@ -151,6 +151,11 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       'the namespace of the Lease (default: $POD_NAMESPACE, else kfmesh-system)',
     )
     .option('--leader-election-id <name>', 'the name of the Lease', 'kfmesh-controller')
+    .option(
+      '--watch-timeout <seconds>',
+      'how long the API server keeps a watch open before it is renewed (a stalled one is restarted after it)',
+      '300',
+    )
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (flags: ControllerFlags) => {
       result.code = await controllerCommand(flags, streams);

@@ -38,6 +38,8 @@ export interface ControllerOptions {
   /** Only these namespaces (all when empty). */
   namespaces?: readonly string[];
   clusterDomain?: string;
+  /** How long the server keeps a watch open before the informer renews it (default 300 s). */
+  watchTimeoutSeconds?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
   /** Called after each reconcile (for metrics): the owner, its duration, and the error if it failed. */
   onReconcile?: (owner: OwnerKey, ms: number, error?: unknown) => void;
@@ -56,6 +58,7 @@ export class Controller {
   readonly #caches = new Map<string, Map<string, KubeObject>>();
   readonly #resources = new Map<string, Resource>();
   readonly #informers: Informer<KubernetesObject>[] = [];
+  readonly #watchdogs: ReturnType<typeof setInterval>[] = [];
   #generation = 0;
   #rendered: { generation: number; result: RenderResult; byOwner: Map<OwnerKey, KubeObject[]> } | undefined;
   #synced = false;
@@ -94,6 +97,7 @@ export class Controller {
     this.#stopped = true;
     this.#queue.close();
     await this.#worker;
+    for (const w of this.#watchdogs) clearInterval(w);
     await Promise.all(this.#informers.map((i) => i.stop()));
   }
 
@@ -104,14 +108,22 @@ export class Controller {
     this.#caches.set(kindKey, cache);
     const namespaces = this.#options.namespaces ?? [];
     const scoped = resource.namespaced && namespaces.length === 1 ? namespaces[0] : undefined;
-    const path = `${KubeClient.collectionPath(resource, scoped)}?allowWatchBookmarks=true`;
+    // The server ends each watch after watchTimeoutSeconds and the informer opens the next one, so a
+    // watch that stops answering (its server went away mid-request) is noticed by the watchdog below.
+    const timeout = this.#options.watchTimeoutSeconds ?? 300;
+    const path = `${KubeClient.collectionPath(resource, scoped)}?allowWatchBookmarks=true&timeoutSeconds=${timeout}`;
     const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
+    const key = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+    // A (re-)list replaces the cache with what the server has now (the informer reports only what
+    // changed against its own copy), and, after the first, everything is reconciled again.
     const informer = makeInformer<KubernetesObject>(this.#client.config, path, async () => {
       const { items, resourceVersion } = await this.#client.listWithVersion(resource, scoped);
       cache.clear();
+      for (const item of items) if (this.#inScope(item)) cache.set(key(item), item);
+      this.#generation++;
+      if (this.#synced) for (const owner of this.#allOwners()) this.#queue.add(owner);
       return { apiVersion, kind: `${resource.kind}List`, metadata: { resourceVersion }, items };
     });
-    const key = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
     const changed = (o: KubernetesObject, deleted: boolean) => {
       const object = { ...o, apiVersion, kind: resource.kind } as KubeObject;
       if (!this.#inScope(object)) return;
@@ -123,18 +135,34 @@ export class Controller {
     informer.on('add', (o) => changed(o, false));
     informer.on('update', (o) => changed(o, false));
     informer.on('delete', (o) => changed(o, true));
+    // A failed watch stops the informer; so does a failed restart (the list fails while the server is
+    // down), which reports no error of its own: both come back here, with backoff from 1 s to 30 s.
     let delay = 1000;
-    informer.on('error', (error: unknown) => {
+    const restart = (error: unknown) => {
       if (this.#stopped) return;
       this.#log('warn', 'watch failed; restarting', { kind: kindKey, error: String(error), retryMs: delay });
       setTimeout(() => {
-        if (!this.#stopped) void informer.start().catch(() => undefined);
+        if (this.#stopped) return;
+        informer.start().then(() => this.#log('info', 'watch restarted', { kind: kindKey }), restart);
       }, delay).unref();
       delay = Math.min(delay * 2, 30_000);
-    });
+    };
+    informer.on('error', restart);
+    let connectedAt = Date.now();
     informer.on('connect', () => {
       delay = 1000;
+      connectedAt = Date.now();
     });
+    const watchdog = setInterval(
+      () => {
+        if (this.#stopped || Date.now() - connectedAt < (timeout + 10) * 1000) return;
+        connectedAt = Date.now();
+        void informer.stop().then(() => restart(new Error(`no watch renewal in ${timeout + 10} s`)));
+      },
+      Math.min(timeout, 10) * 1000,
+    );
+    watchdog.unref();
+    this.#watchdogs.push(watchdog);
     this.#informers.push(informer);
     await informer.start();
   }

@@ -36,6 +36,8 @@ export interface RequestBody {
   body?: unknown;
   contentType?: string;
   query?: Record<string, string | number | boolean | undefined>;
+  /** How long to wait for the answer (default 10 s). */
+  timeoutMs?: number;
 }
 
 interface ApiResourceList {
