@@ -127,10 +127,15 @@ describe('kfmesh controller against a real API server', apiServerTestOptions(), 
       condition.message,
       /metadata\.name: the predictor Service name .* is not a valid Service name/,
     );
-    const events = await get<{ items: { reason: string; involvedObject: { name: string } }[] }>(
-      `/api/v1/namespaces/${ns}/events`,
-    );
-    assert.ok(events.items.some((e) => e.involvedObject.name === name && e.reason === 'InvalidSpec'));
+    // The Event follows the condition.
+    await eventually('the InvalidSpec Event', async () => {
+      const events = await get<{ items: { reason: string; involvedObject: { name: string } }[] }>(
+        `/api/v1/namespaces/${ns}/events`,
+      );
+      return events.items.some((e) => e.involvedObject.name === name && e.reason === 'InvalidSpec')
+        ? true
+        : undefined;
+    });
     assert.equal(await missing(vsPath(name)), true);
     // The good one is untouched.
     await get(vsPath('sklearn-iris'));
