@@ -4,6 +4,17 @@ import { kfmeshBin } from './cli-process.ts';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A replica with leader election in `kfmesh-system`, without metrics or probe servers. */
+export const leaderArgs: readonly string[] = [
+  '--leader-elect',
+  '--leader-election-namespace',
+  'kfmesh-system',
+  '--metrics-bind-address',
+  '0',
+  '--health-probe-bind-address',
+  '0',
+];
+
 /** A running controller: its process and what it has logged so far (JSON lines). */
 export interface RunningController {
   process: ChildProcess;

@@ -5,21 +5,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
-import { eventually, sleep, startController, type RunningController } from '../controller-process.ts';
+import {
+  eventually,
+  leaderArgs,
+  sleep,
+  startController,
+  type RunningController,
+} from '../controller-process.ts';
 
 describe('leader election between two controller replicas', apiServerTestOptions(), () => {
   let server: TestApiServer;
   const replicas: RunningController[] = [];
   const start = (): RunningController => {
-    const replica = startController(server.kubeconfig, [
-      '--leader-elect',
-      '--leader-election-namespace',
-      'kfmesh-system',
-      '--metrics-bind-address',
-      '0',
-      '--health-probe-bind-address',
-      '0',
-    ]);
+    const replica = startController(server.kubeconfig, leaderArgs);
     replicas.push(replica);
     return replica;
   };

@@ -10,7 +10,7 @@ import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
 import { KubeApiError } from '../../src/kube/client.ts';
 import { runKfmesh } from '../cli-process.ts';
-import { eventually, startController, type RunningController } from '../controller-process.ts';
+import { eventually, leaderArgs, startController, type RunningController } from '../controller-process.ts';
 import { projectRoot } from '../conformance/cases.ts';
 import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
 
@@ -41,15 +41,7 @@ describe('the controller with only the ClusterRole and Role of deploy/', apiServ
           (o.kind === 'InferenceService' && o.metadata.name === 'sklearn-iris'),
       ),
     ]);
-    controller = startController(server.kubeconfigFor(account), [
-      '--leader-elect',
-      '--leader-election-namespace',
-      'kfmesh-system',
-      '--metrics-bind-address',
-      '0',
-      '--health-probe-bind-address',
-      '0',
-    ]);
+    controller = startController(server.kubeconfigFor(account), leaderArgs);
   });
   after(async () => {
     if (controller && controller.process.exitCode === null) controller.process.kill('SIGKILL');
