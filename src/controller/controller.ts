@@ -12,11 +12,11 @@ import { makeInformer, type Informer, type KubernetesObject } from '@kubernetes/
 import type { KubeObject } from '../model/object.ts';
 import { groupOf } from '../model/object.ts';
 import { Snapshot } from '../load/snapshot.ts';
-import { clusterKinds } from '../load/cluster.ts';
+import { servedKinds } from '../load/cluster.ts';
 import { KubeApiError, KubeClient, type Resource } from '../kube/client.ts';
 import { desiredState, type MeshMode, type RenderResult } from '../render/desired-state.ts';
 import { WorkQueue } from './queue.ts';
-import { appliedKinds, neverDeleted } from './permissions.ts';
+import { appliedKinds, neverDeleted, statusWritten } from './permissions.ts';
 import {
   conditionsOf,
   desiredByOwner,
@@ -49,7 +49,8 @@ export interface ControllerOptions {
 
 /** The kinds whose changes concern every owner (configuration, namespaces' labels). */
 const everyOwnerKinds = new Set(['/Namespace', '/ConfigMap']);
-const ownerKinds = new Set(['serving.kserve.io/InferenceService', 'kubeflow.org/Profile']);
+/** The owners that are objects of their own (with a status): InferenceServices and Profiles. */
+const ownerKinds = new Set(statusWritten);
 
 export class Controller {
   readonly #client: KubeClient;
@@ -81,10 +82,7 @@ export class Controller {
 
   /** Starts the informers and the worker; resolves once the caches are filled. */
   async start(): Promise<void> {
-    const served = await this.#client.resources();
-    const wanted = Object.entries(clusterKinds).flatMap(([group, kinds]) =>
-      kinds.flatMap((kind) => served.get(`${group}/${kind}`) ?? []),
-    );
+    const wanted = await servedKinds(this.#client);
     await Promise.all(wanted.map((r) => this.#startInformer(r)));
     this.#synced = true;
     this.#log('info', 'caches synced', { kinds: wanted.length, objects: this.#objects().length });
@@ -276,16 +274,20 @@ export class Controller {
     await this.#writeCondition(owner, result);
   }
 
-  async #writeCondition(owner: OwnerKey, result: RenderResult): Promise<void> {
+  /** The cached InferenceService or Profile an owner key names (other owners have no object of their own). */
+  #ownerObject(owner: OwnerKey): KubeObject | undefined {
     const { kind, namespace, name } = parseOwnerKey(owner);
-    if (kind !== 'InferenceService' && kind !== 'Profile') return;
-    const group = kind === 'InferenceService' ? 'serving.kserve.io' : 'kubeflow.org';
-    const live = this.#caches.get(`${group}/${kind}`)?.get(`${namespace}/${name}`);
+    const kindKey = [...ownerKinds].find((k) => k.endsWith(`/${kind}`));
+    return kindKey ? this.#caches.get(kindKey)?.get(`${namespace}/${name}`) : undefined;
+  }
+
+  async #writeCondition(owner: OwnerKey, result: RenderResult): Promise<void> {
+    const live = this.#ownerObject(owner);
     if (!live) return;
     const condition = meshReadyConditions(result, [owner]).get(owner);
     const current = conditionsOf(live);
     if (!condition || hasCondition(current, condition)) return;
-    const conditions = withCondition(current, condition, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+    const conditions = withCondition(current, condition, kubeTime());
     await this.#client.request('PATCH', `${this.#path(live)}/status`, {
       body: { metadata: { resourceVersion: live.metadata.resourceVersion }, status: { conditions } },
       contentType: 'application/merge-patch+json',
@@ -294,13 +296,11 @@ export class Controller {
   }
 
   async #event(owner: OwnerKey, reason: string, message: string): Promise<void> {
-    const { kind, namespace, name } = parseOwnerKey(owner);
-    const group =
-      kind === 'InferenceService' ? 'serving.kserve.io' : kind === 'Profile' ? 'kubeflow.org' : '';
-    const live = this.#caches.get(`${group}/${kind}`)?.get(`${namespace}/${name}`);
+    const live = this.#ownerObject(owner);
     if (!live) return;
+    const { kind, namespace, name } = parseOwnerKey(owner);
     const ns = namespace || 'default';
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const now = kubeTime();
     await this.#client.request('POST', `/api/v1/namespaces/${ns}/events`, {
       body: {
         apiVersion: 'v1',
@@ -341,6 +341,11 @@ export class Controller {
   #log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
     this.#options.log?.(level, message, fields);
   }
+}
+
+/** Now, as Kubernetes writes times (RFC 3339, whole seconds). */
+function kubeTime(): string {
+  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
 function identity(object: KubeObject): string {

@@ -4,7 +4,7 @@
  * Secrets are never read.
  */
 import type { KubeObject } from '../model/object.ts';
-import { KubeClient } from '../kube/client.ts';
+import type { KubeClient, Resource } from '../kube/client.ts';
 import type { LoadedObject } from './parse.ts';
 
 /** The kinds kfmesh reads, by API group. */
@@ -28,6 +28,14 @@ export const clusterKinds: Readonly<Record<string, readonly string[]>> = {
   'kubeflow.org': ['Profile', 'Notebook'],
 };
 
+/** The kinds kfmesh reads that this server serves (at their preferred versions). */
+export async function servedKinds(client: KubeClient): Promise<Resource[]> {
+  const served = await client.resources();
+  return Object.entries(clusterKinds).flatMap(([group, kinds]) =>
+    kinds.flatMap((kind) => served.get(`${group}/${kind}`) ?? []),
+  );
+}
+
 /** What was read, for a progress line. */
 export interface ClusterRead {
   source: string;
@@ -41,10 +49,7 @@ export async function readCluster(
   namespaces: readonly string[] = [],
 ): Promise<ClusterRead> {
   const source = `<cluster ${client.contextName}>`;
-  const served = await client.resources();
-  const wanted = Object.entries(clusterKinds).flatMap(([group, kinds]) =>
-    kinds.flatMap((kind) => served.get(`${group}/${kind}`) ?? []),
-  );
+  const wanted = await servedKinds(client);
   const lists = await Promise.all(
     wanted.map(async (resource) => {
       if (namespaces.length === 0 || !resource.namespaced) {

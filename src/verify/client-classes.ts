@@ -47,7 +47,6 @@ export class ClientClasses {
   readonly #mesh: Mesh;
   readonly #groups: ClientSet[];
   readonly #partitions = new Map<string, Int32Array>();
-  #sets = 0;
   readonly #clients: readonly string[];
   readonly #peers = new Map<string, Peer>();
   readonly #policiesByNamespace = new Map<string, PolicyIndex[]>();
@@ -105,7 +104,6 @@ export class ClientClasses {
         outcomes.push(outcome);
         sets.push(split.same.id);
         if (split.rest) pending.push(split.rest);
-        this.#remember(split.same);
       }
     }
     return { outcomes, partition: sets.join(',') };
@@ -123,14 +121,13 @@ export class ClientClasses {
     return out;
   }
 
+  /** Every set made, by id (a partition names its sets by id). */
   readonly #byId = new Map<number, ClientSet>();
 
-  #remember(set: ClientSet): void {
-    this.#byId.set(set.id, set);
-  }
-
   #set(members: Int32Array): ClientSet {
-    return { id: this.#sets++, members, splits: new Map() };
+    const set: ClientSet = { id: this.#byId.size, members, splits: new Map() };
+    this.#byId.set(set.id, set);
+    return set;
   }
 
   /** The members whose identities these namespaces' policies see as they see the first member's, and the rest. */
