@@ -7,6 +7,8 @@ export const DataplaneModeLabel = 'istio.io/dataplane-mode';
 export const UseWaypointLabel = 'istio.io/use-waypoint';
 export const IngressUseWaypointLabel = 'istio.io/ingress-use-waypoint';
 export const WaypointForLabel = 'istio.io/waypoint-for';
+/** The sidecar injection label: `disabled` in an ambient namespace, so no sidecar comes back. */
+export const SidecarInjectionLabel = 'istio-injection';
 
 /** A waypoint: a Gateway of class `istio-waypoint` with the HBONE listener, for service traffic. */
 export function waypointFor(namespace: string, name: string, owner: KubeObject): KubeObject {

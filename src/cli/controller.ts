@@ -25,6 +25,7 @@ export interface ControllerFlags {
   leaderElectionNamespace?: string;
   leaderElectionId: string;
   watchTimeout: string;
+  workers: string;
 }
 
 /** Runs until a signal (or `until` resolves, for tests); exit 0 after a clean stop. */
@@ -47,6 +48,11 @@ export function controllerCommand(
       throw new UsageError(
         `--watch-timeout must be a whole number of seconds, got ${JSON.stringify(flags.watchTimeout)}`,
       );
+    const workers = Number(flags.workers);
+    if (!Number.isInteger(workers) || workers < 1 || workers > 64)
+      throw new UsageError(
+        `--workers must be a whole number from 1 to 64, got ${JSON.stringify(flags.workers)}`,
+      );
     const metricsAt = bind('--metrics-bind-address', flags.metricsBindAddress);
     const probesAt = bind('--health-probe-bind-address', flags.healthProbeBindAddress);
     const log = pino({ base: { component: 'kfmesh-controller' } }, pino.destination(2));
@@ -58,6 +64,7 @@ export function controllerCommand(
       namespaces: flags.namespace,
       clusterDomain: flags.clusterDomain,
       watchTimeoutSeconds,
+      workers,
       log: (level, message, fields) => log[level](fields ?? {}, message),
       onReconcile: (_owner, ms, error) => {
         metrics.reconciles.inc({ result: error === undefined ? 'success' : 'error' });

@@ -156,6 +156,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       'how long the API server keeps a watch open before it is renewed (a stalled one is restarted after it)',
       '300',
     )
+    .option('--workers <n>', 'owners reconciled at the same time', '4')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (flags: ControllerFlags) => {
       result.code = await controllerCommand(flags, streams);

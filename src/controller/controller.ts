@@ -1,16 +1,22 @@
 /**
  * The controller: informers (list + watch with bookmarks, re-list on 410, restart with backoff on any
- * other error) keep a cache of the kinds kfmesh reads; every change queues the owners it concerns; a
- * worker reconciles one owner at a time: the owner's desired objects (from the same `desiredState` that
- * `kfmesh render` prints, computed once per cache generation) are server-side applied with field manager
- * `kfmesh` where the live object doesn't already hold them, live objects kfmesh manages for that owner
- * and no longer wants are deleted, and the owner's `MeshReady` condition is written. Failures are retried
- * with per-key exponential backoff and reported as Events. Objects kfmesh did not create (without its
- * managed-by label) are never changed or deleted.
+ * other error) keep a cache of the kinds kfmesh reads; every change queues the owners it concerns; a few
+ * workers reconcile owners, never one owner twice at a time: the owner's desired objects are server-side
+ * applied with field manager `kfmesh` where the live object doesn't already hold them, live objects kfmesh
+ * manages for that owner and no longer wants are deleted, and the owner's `MeshReady` condition is
+ * written. Failures are retried with per-key exponential backoff and reported as Events. Objects kfmesh
+ * did not create (without its managed-by label) are never changed or deleted.
+ *
+ * The desired objects come from the same `desiredState` that `kfmesh render` prints, over the cache less
+ * the objects kfmesh manages (its own output is not its input). The cache has a generation that counts
+ * changes of that input; a queued owner remembers the generation it needs, and the workers share one
+ * render that is at least that new. Renders are spaced so they take at most about half of the time, so a
+ * storm of changes (a cold start, a namespace of models created at once) costs a few renders, not one per
+ * change.
  */
 import { makeInformer, type Informer, type KubernetesObject } from '@kubernetes/client-node';
 import type { KubeObject } from '../model/object.ts';
-import { groupOf } from '../model/object.ts';
+import { groupOf, isPlainObject } from '../model/object.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { servedKinds } from '../load/cluster.ts';
 import { KubeApiError, KubeClient, type Resource } from '../kube/client.ts';
@@ -23,10 +29,12 @@ import {
   hasCondition,
   holds,
   isManaged,
+  MeshReady,
   meshReadyConditions,
   ownerKey,
   ownerOf,
   parseOwnerKey,
+  unmarked,
   withCondition,
   type OwnerKey,
 } from './plan.ts';
@@ -40,6 +48,8 @@ export interface ControllerOptions {
   clusterDomain?: string;
   /** How long the server keeps a watch open before the informer renews it (default 300 s). */
   watchTimeoutSeconds?: number;
+  /** Owners reconciled at the same time (default 4). */
+  workers?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
   /** Called after each reconcile (for metrics): the owner, its duration, and the error if it failed. */
   onReconcile?: (owner: OwnerKey, ms: number, error?: unknown) => void;
@@ -57,14 +67,22 @@ export class Controller {
   readonly #options: ControllerOptions;
   readonly #queue = new WorkQueue({ baseDelayMs: 50, maxDelayMs: 300_000, qps: 50, burst: 200 });
   readonly #caches = new Map<string, Map<string, KubeObject>>();
+  /** The managed objects of each owner, by identity (an index into the caches). */
+  readonly #managed = new Map<OwnerKey, Map<string, KubeObject>>();
+  /** The input generation each queued owner needs its render to reflect. */
+  readonly #needs = new Map<OwnerKey, number>();
   readonly #resources = new Map<string, Resource>();
   readonly #informers: Informer<KubernetesObject>[] = [];
   readonly #watchdogs: ReturnType<typeof setInterval>[] = [];
   #generation = 0;
   #rendered: { generation: number; result: RenderResult; byOwner: Map<OwnerKey, KubeObject[]> } | undefined;
+  /** When the last render ended and how long it took (ms), to space renders. */
+  #renderedAt = 0;
+  #renderMs = 0;
+  #renders = 0;
   #synced = false;
   #stopped = false;
-  #worker: Promise<void> | undefined;
+  #workers: Promise<void>[] = [];
 
   constructor(client: KubeClient, options: ControllerOptions) {
     this.#client = client;
@@ -80,21 +98,26 @@ export class Controller {
     return this.#queue.depth;
   }
 
+  /** How many times the desired state was rendered. */
+  get renders(): number {
+    return this.#renders;
+  }
+
   /** Starts the informers and the worker; resolves once the caches are filled. */
   async start(): Promise<void> {
     const wanted = await servedKinds(this.#client);
     await Promise.all(wanted.map((r) => this.#startInformer(r)));
     this.#synced = true;
     this.#log('info', 'caches synced', { kinds: wanted.length, objects: this.#objects().length });
-    for (const owner of this.#allOwners()) this.#queue.add(owner);
-    this.#worker = this.#work();
+    for (const owner of this.#allOwners()) this.#enqueue(owner);
+    this.#workers = Array.from({ length: Math.max(1, this.#options.workers ?? 4) }, () => this.#work());
   }
 
   /** Stops the worker (after its current key) and the informers. */
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#queue.close();
-    await this.#worker;
+    await Promise.all(this.#workers);
     for (const w of this.#watchdogs) clearInterval(w);
     await Promise.all(this.#informers.map((i) => i.stop()));
   }
@@ -116,19 +139,26 @@ export class Controller {
     // changed against its own copy), and, after the first, everything is reconciled again.
     const informer = makeInformer<KubernetesObject>(this.#client.config, path, async () => {
       const { items, resourceVersion } = await this.#client.listWithVersion(resource, scoped);
+      for (const old of cache.values()) this.#unindex(old);
       cache.clear();
-      for (const item of items) if (this.#inScope(item)) cache.set(key(item), item);
+      for (const item of items) if (this.#inScope(item)) this.#put(cache, key(item), item);
       this.#generation++;
-      if (this.#synced) for (const owner of this.#allOwners()) this.#queue.add(owner);
+      if (this.#synced) for (const owner of this.#allOwners()) this.#enqueue(owner);
       return { apiVersion, kind: `${resource.kind}List`, metadata: { resourceVersion }, items };
     });
     const changed = (o: KubernetesObject, deleted: boolean) => {
       const object = { ...o, apiVersion, kind: resource.kind } as KubeObject;
       if (!this.#inScope(object)) return;
+      const old = cache.get(key(o));
+      if (old) this.#unindex(old);
       if (deleted) cache.delete(key(o));
-      else cache.set(key(o), object);
-      this.#generation++;
-      if (this.#synced) this.#enqueueFor(kindKey, object);
+      else this.#put(cache, key(o), object);
+      const inputChanged =
+        isInput(old) || isInput(deleted ? undefined : object)
+          ? !sameInput(old, deleted ? undefined : object)
+          : false;
+      if (inputChanged) this.#generation++;
+      if (this.#synced) this.#enqueueFor(kindKey, object, inputChanged);
     };
     informer.on('add', (o) => changed(o, false));
     informer.on('update', (o) => changed(o, false));
@@ -173,54 +203,109 @@ export class Controller {
     return ns === undefined || namespaces.includes(ns) || object.kind === 'ConfigMap';
   }
 
-  #enqueueFor(kindKey: string, object: KubeObject): void {
+  /** Queues an owner, to be reconciled with a render of at least the current input generation. */
+  #enqueue(owner: OwnerKey): void {
+    this.#needs.set(owner, Math.max(this.#needs.get(owner) ?? 0, this.#generation));
+    this.#queue.add(owner);
+  }
+
+  #enqueueFor(kindKey: string, object: KubeObject, inputChanged: boolean): void {
+    if (kindKey === '/Namespace') {
+      // A namespace's labels concern the owners in it (its mode) and the namespace's own labels.
+      const namespace = object.metadata.name ?? '';
+      if (inputChanged)
+        for (const owner of this.#allOwners()) {
+          const o = parseOwnerKey(owner);
+          if (o.namespace === namespace || (o.kind === 'Profile' && o.name === namespace))
+            this.#enqueue(owner);
+        }
+      this.#enqueue(ownerKey('Namespace', undefined, namespace));
+      return;
+    }
     if (everyOwnerKinds.has(kindKey)) {
-      for (const owner of this.#allOwners()) this.#queue.add(owner);
-      if (object.kind === 'Namespace')
-        this.#queue.add(ownerKey('Namespace', undefined, object.metadata.name ?? ''));
+      if (inputChanged) for (const owner of this.#allOwners()) this.#enqueue(owner);
       return;
     }
     if (ownerKinds.has(kindKey))
-      this.#queue.add(ownerKey(object.kind, object.metadata.namespace, object.metadata.name ?? ''));
+      this.#enqueue(ownerKey(object.kind, object.metadata.namespace, object.metadata.name ?? ''));
     if (kindKey === 'kubeflow.org/Notebook')
-      this.#queue.add(ownerKey('Notebook', object.metadata.namespace, object.metadata.name ?? ''));
+      this.#enqueue(ownerKey('Notebook', object.metadata.namespace, object.metadata.name ?? ''));
     const owner = isManaged(object) ? ownerOf(object) : undefined;
-    if (owner) this.#queue.add(owner);
+    if (owner) this.#enqueue(owner);
+  }
+
+  /** Caches an object and indexes it under its owner when kfmesh manages it. */
+  #put(cache: Map<string, KubeObject>, key: string, object: KubeObject): void {
+    cache.set(key, object);
+    const owner = isManaged(object) ? ownerOf(object) : undefined;
+    if (!owner) return;
+    const objects = this.#managed.get(owner) ?? new Map<string, KubeObject>();
+    objects.set(identity(object), object);
+    this.#managed.set(owner, objects);
+  }
+
+  #unindex(object: KubeObject): void {
+    const owner = isManaged(object) ? ownerOf(object) : undefined;
+    const objects = owner ? this.#managed.get(owner) : undefined;
+    if (!owner || !objects) return;
+    objects.delete(identity(object));
+    if (objects.size === 0) this.#managed.delete(owner);
   }
 
   #objects(): KubeObject[] {
     return [...this.#caches.values()].flatMap((c) => [...c.values()]);
   }
 
-  /** Every owner kfmesh has or had objects for: the InferenceServices, Profiles and Notebooks, and the owners of managed objects. */
+  /**
+   * Every owner kfmesh has or had objects for: the InferenceServices, Profiles and Notebooks, the owners
+   * of managed objects, and the owners the last render has objects for.
+   */
   #allOwners(): OwnerKey[] {
-    const out = new Set<OwnerKey>();
-    for (const o of this.#objects()) {
-      if (ownerKinds.has(`${groupOf(o.apiVersion)}/${o.kind}`) || o.kind === 'Notebook')
+    const out = new Set<OwnerKey>(this.#managed.keys());
+    for (const kindKey of [...ownerKinds, 'kubeflow.org/Notebook'])
+      for (const o of this.#caches.get(kindKey)?.values() ?? [])
         out.add(ownerKey(o.kind, o.metadata.namespace, o.metadata.name ?? ''));
-      const owner = isManaged(o) ? ownerOf(o) : undefined;
-      if (owner) out.add(owner);
-    }
-    for (const owner of this.#desired().byOwner.keys()) out.add(owner);
+    for (const owner of this.#rendered?.byOwner.keys() ?? []) out.add(owner);
+    for (const o of this.#caches.get('/Namespace')?.values() ?? [])
+      if (isManaged(o)) out.add(ownerKey('Namespace', undefined, o.metadata.name ?? ''));
     return [...out].sort();
   }
 
-  #desired(): { result: RenderResult; byOwner: Map<OwnerKey, KubeObject[]> } {
-    if (this.#rendered?.generation === this.#generation) return this.#rendered;
-    const snapshot = Snapshot.of(this.#objects(), '<cluster>');
-    const result = desiredState(snapshot, {
-      mode: this.#options.mode,
-      ...(this.#options.clusterDomain ? { clusterDomain: this.#options.clusterDomain } : {}),
-    });
-    this.#rendered = { generation: this.#generation, result, byOwner: desiredByOwner(result) };
+  /**
+   * A render that reflects at least input generation `needed`: the last one if it does, else a new one,
+   * started no sooner after the last than the last took (so renders take at most about half the time).
+   */
+  async #desired(needed: number): Promise<{ result: RenderResult; byOwner: Map<OwnerKey, KubeObject[]> }> {
+    while (!this.#rendered || this.#rendered.generation < needed) {
+      const wait = this.#renderedAt + this.#renderMs - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (this.#rendered && this.#rendered.generation >= needed) break;
+      const started = Date.now();
+      const generation = this.#generation;
+      const input = this.#objects().filter((o) => isInput(o));
+      const result = desiredState(Snapshot.of(input, '<cluster>'), {
+        mode: this.#options.mode,
+        ...(this.#options.clusterDomain ? { clusterDomain: this.#options.clusterDomain } : {}),
+      });
+      const byOwner = desiredByOwner(result);
+      const before = this.#rendered?.byOwner;
+      this.#rendered = { generation, result, byOwner };
+      this.#renders++;
+      this.#renderedAt = Date.now();
+      this.#renderMs = this.#renderedAt - started;
+      // Owners with objects now and none before (a new model's namespace going ambient) are queued.
+      for (const owner of byOwner.keys()) if (!before?.has(owner)) this.#enqueue(owner);
+    }
     return this.#rendered;
   }
 
   async #work(): Promise<void> {
     for (let key = await this.#queue.next(); key !== undefined; key = await this.#queue.next()) {
       const started = Date.now();
+      const needed = this.#needs.get(key) ?? 0;
+      this.#needs.delete(key);
       try {
-        await this.#reconcile(key);
+        await this.#reconcile(key, needed);
         this.#queue.forget(key);
         this.#options.onReconcile?.(key, Date.now() - started);
       } catch (error) {
@@ -234,11 +319,15 @@ export class Controller {
     }
   }
 
-  /** One owner: apply what is desired and not held, delete what kfmesh manages and no longer wants, set MeshReady. */
-  async #reconcile(owner: OwnerKey): Promise<void> {
-    const { result, byOwner } = this.#desired();
+  /**
+   * One owner: apply what is desired and not held, delete what kfmesh manages and no longer wants, set
+   * MeshReady (False when an object kfmesh needs is someone else's and lacks what kfmesh would apply).
+   */
+  async #reconcile(owner: OwnerKey, needed: number): Promise<void> {
+    const { result, byOwner } = await this.#desired(needed);
     const desired = byOwner.get(owner) ?? [];
     const wanted = new Set(desired.map(identity));
+    const notOurs: string[] = [];
     for (const object of desired) {
       if (!appliedKinds.includes(`${groupOf(object.apiVersion)}/${object.kind}`)) {
         // Not a kind the deployment's role lets it write: rendered, but left to `kfmesh render`.
@@ -246,12 +335,17 @@ export class Controller {
         continue;
       }
       const live = this.#cached(object);
+      if (live && holds(live, object)) continue;
       if (live && !isManaged(live) && !(object.kind === 'Namespace' && groupOf(object.apiVersion) === '')) {
         // Someone else's object: kfmesh never takes it over (Namespaces excepted: kfmesh sets only labels).
-        this.#log('warn', 'not applying over an object kfmesh does not manage', { object: identity(object) });
+        if (!holds(live, unmarked(object))) {
+          notOurs.push(`${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`);
+          this.#log('warn', 'not applying over an object kfmesh does not manage', {
+            object: identity(object),
+          });
+        }
         continue;
       }
-      if (live && holds(live, object)) continue;
       const started = Date.now();
       await this.#client.request('PATCH', this.#path(object), {
         body: object,
@@ -261,8 +355,8 @@ export class Controller {
       this.#options.onApply?.(Date.now() - started);
       this.#log('info', 'applied', { owner, object: identity(object) });
     }
-    for (const live of this.#objects()) {
-      if (!isManaged(live) || ownerOf(live) !== owner || wanted.has(identity(live))) continue;
+    for (const live of [...(this.#managed.get(owner)?.values() ?? [])]) {
+      if (wanted.has(identity(live))) continue;
       const kindKey = `${groupOf(live.apiVersion)}/${live.kind}`;
       // Namespaces are never deleted (kfmesh only labels them); kinds kfmesh doesn't write are not its.
       if (neverDeleted.includes(kindKey) || !appliedKinds.includes(kindKey)) continue;
@@ -271,7 +365,7 @@ export class Controller {
       });
       this.#log('info', 'pruned', { owner, object: identity(live) });
     }
-    await this.#writeCondition(owner, result);
+    await this.#writeCondition(owner, result, notOurs);
   }
 
   /** The cached InferenceService or Profile an owner key names (other owners have no object of their own). */
@@ -281,10 +375,10 @@ export class Controller {
     return kindKey ? this.#caches.get(kindKey)?.get(`${namespace}/${name}`) : undefined;
   }
 
-  async #writeCondition(owner: OwnerKey, result: RenderResult): Promise<void> {
+  async #writeCondition(owner: OwnerKey, result: RenderResult, notOurs: readonly string[]): Promise<void> {
     const live = this.#ownerObject(owner);
     if (!live) return;
-    const condition = meshReadyConditions(result, [owner]).get(owner);
+    const condition = meshReadyConditions(result, [owner], notOurs).get(owner);
     const current = conditionsOf(live);
     if (!condition || hasCondition(current, condition)) return;
     const conditions = withCondition(current, condition, kubeTime());
@@ -346,6 +440,37 @@ export class Controller {
 /** Now, as Kubernetes writes times (RFC 3339, whole seconds). */
 function kubeTime(): string {
   return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/**
+ * Is this cached object input of the render? Everything but the objects kfmesh manages, except
+ * Namespaces, whose own labels (the mode label) are input though kfmesh sets some of them.
+ */
+function isInput(object: KubeObject | undefined): boolean {
+  return (
+    object !== undefined &&
+    (!isManaged(object) || (object.kind === 'Namespace' && groupOf(object.apiVersion) === ''))
+  );
+}
+
+/** Do two versions of an object say the same to the render (ignoring versions, field managers and MeshReady)? */
+function sameInput(a: KubeObject | undefined, b: KubeObject | undefined): boolean {
+  if (!a || !b) return a === b;
+  return inputView(a) === inputView(b);
+}
+
+function inputView(object: KubeObject): string {
+  const {
+    resourceVersion: _rv,
+    managedFields: _mf,
+    ...metadata
+  } = object.metadata as KubeObject['metadata'] & {
+    managedFields?: unknown;
+  };
+  const status = isPlainObject(object['status']) ? { ...object['status'] } : undefined;
+  if (status && Array.isArray(status['conditions']))
+    status['conditions'] = (status['conditions'] as { type?: string }[]).filter((c) => c.type !== MeshReady);
+  return JSON.stringify({ ...object, metadata, status });
 }
 
 function identity(object: KubeObject): string {

@@ -74,6 +74,16 @@ export function desiredByOwner(result: RenderResult): Map<OwnerKey, KubeObject[]
   return out;
 }
 
+/** A desired object without the labels that mark it as kfmesh's (what another owner's object would have to hold). */
+export function unmarked(object: KubeObject): KubeObject {
+  const marks = new Set([ManagedByLabel, OwnerKindLabel, OwnerNamespaceLabel, OwnerNameLabel]);
+  const labels = Object.fromEntries(
+    Object.entries(object.metadata.labels ?? {}).filter(([k]) => !marks.has(k)),
+  );
+  const { labels: _marked, ...metadata } = object.metadata;
+  return { ...object, metadata: Object.keys(labels).length > 0 ? { ...metadata, labels } : metadata };
+}
+
 /** Does `live` hold every field of `desired` with the same value (what server-side apply would set)? */
 export function holds(live: unknown, desired: unknown): boolean {
   if (Array.isArray(desired)) {
@@ -98,10 +108,15 @@ export interface Condition {
 
 export const MeshReady = 'MeshReady';
 
-/** The `MeshReady` condition of each InferenceService and Profile the render looked at. */
+/**
+ * The `MeshReady` condition of each InferenceService and Profile the render looked at: False with reason
+ * InvalidSpec when it could not be rendered, False with reason NotManaged when objects it needs belong to
+ * someone else and lack what kfmesh would apply (`notOurs`, as `Kind namespace/name`), else True.
+ */
 export function meshReadyConditions(
   result: RenderResult,
   owners: readonly OwnerKey[],
+  notOurs: readonly string[] = [],
 ): Map<OwnerKey, Condition> {
   const problems = new Map<OwnerKey, string>();
   for (const p of result.problems) {
@@ -116,17 +131,21 @@ export function meshReadyConditions(
   const out = new Map<OwnerKey, Condition>();
   for (const owner of owners) {
     const problem = problems.get(owner);
-    out.set(
-      owner,
-      problem
-        ? { type: MeshReady, status: 'False', reason: 'InvalidSpec', message: problem }
-        : {
-            type: MeshReady,
-            status: 'True',
-            reason: 'Applied',
-            message: `${counts.get(owner) ?? 0} mesh object(s) applied`,
-          },
-    );
+    let condition: Condition = {
+      type: MeshReady,
+      status: 'True',
+      reason: 'Applied',
+      message: `${counts.get(owner) ?? 0} mesh object(s) applied`,
+    };
+    if (problem) condition = { type: MeshReady, status: 'False', reason: 'InvalidSpec', message: problem };
+    else if (notOurs.length > 0)
+      condition = {
+        type: MeshReady,
+        status: 'False',
+        reason: 'NotManaged',
+        message: `${notOurs.join(', ')}: exists without the label ${ManagedByLabel}=${ManagedByValue} and differs from what kfmesh would apply; kfmesh does not change objects it did not create (delete it, or label it to hand it over)`,
+      };
+    out.set(owner, condition);
   }
   return out;
 }

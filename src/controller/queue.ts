@@ -1,14 +1,15 @@
 /**
  * A work queue as controllers use them: a key is queued at most once, a key being worked on is not
- * handed out twice (a change meanwhile queues it again for after), failed keys come back after a per-key
- * exponential backoff, and an overall token bucket limits how fast keys are handed out. The clock and the
- * timers are injected, so tests can drive it.
+ * handed out twice (a change meanwhile queues it again for after), and a failed key comes back after the
+ * longer of its own exponential backoff and the wait of an overall token bucket shared by all retries (so a
+ * storm of failures can't flood the API server). Keys added because something changed are handed out at
+ * once: only retries are rate-limited. The clock and the timers are injected, so tests can drive it.
  */
 export interface QueueOptions {
   /** First retry delay and its cap, in ms (client-go: 5 ms and 1000 s). */
   baseDelayMs?: number;
   maxDelayMs?: number;
-  /** Token bucket: keys per second and burst (client-go: 10 and 100). */
+  /** Token bucket of retries: retries per second and burst (client-go: 10 and 100). */
   qps?: number;
   burst?: number;
   now?: () => number;
@@ -62,11 +63,15 @@ export class WorkQueue {
     } else this.#queue.push(key);
   }
 
-  /** Queues a key again after its backoff (which doubles with each failure in a row). */
+  /**
+   * Queues a key again after its backoff (which doubles with each failure in a row), or later when the
+   * retries' token bucket is empty. Returns the delay in ms.
+   */
   retry(key: string): number {
     const failures = (this.#failures.get(key) ?? 0) + 1;
     this.#failures.set(key, failures);
-    const delay = Math.min(this.#options.baseDelayMs * 2 ** (failures - 1), this.#options.maxDelayMs);
+    const backoff = Math.min(this.#options.baseDelayMs * 2 ** (failures - 1), this.#options.maxDelayMs);
+    const delay = Math.max(backoff, this.#reserveToken());
     this.#options.setTimer(() => this.add(key), delay);
     return delay;
   }
@@ -76,9 +81,8 @@ export class WorkQueue {
     this.#failures.delete(key);
   }
 
-  /** The next key, when one is queued and the rate allows; undefined once the queue is closed. */
+  /** The next key, once one is queued; undefined once the queue is closed. */
   async next(): Promise<string | undefined> {
-    await this.#token();
     if (this.#closed) return undefined;
     const key = this.#queue.shift();
     if (key !== undefined) {
@@ -101,18 +105,13 @@ export class WorkQueue {
     for (const w of this.#waiters.splice(0)) w(undefined);
   }
 
-  async #token(): Promise<void> {
-    for (;;) {
-      const now = this.#options.now();
-      const { qps, burst } = this.#options;
-      this.#tokens = Math.min(burst, this.#tokens + ((now - this.#refilledAt) / 1000) * qps);
-      this.#refilledAt = now;
-      if (this.#tokens >= 1 || this.#closed) {
-        this.#tokens -= 1;
-        return;
-      }
-      const wait = ((1 - this.#tokens) / qps) * 1000;
-      await new Promise<void>((r) => this.#options.setTimer(r, wait));
-    }
+  /** Takes a token from the retries' bucket; returns how long until it is there (0 when it is now). */
+  #reserveToken(): number {
+    const now = this.#options.now();
+    const { qps, burst } = this.#options;
+    this.#tokens = Math.min(burst, this.#tokens + ((now - this.#refilledAt) / 1000) * qps);
+    this.#refilledAt = now;
+    this.#tokens -= 1;
+    return this.#tokens >= 0 ? 0 : Math.ceil((-this.#tokens / qps) * 1000);
   }
 }

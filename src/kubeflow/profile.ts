@@ -10,6 +10,7 @@ import { inventedMeta, ownerReferenceTo } from '../model/ownership.ts';
 import {
   DataplaneModeLabel,
   IngressUseWaypointLabel,
+  SidecarInjectionLabel,
   UseWaypointLabel,
   waypointFor,
 } from '../ambient/waypoint.ts';
@@ -27,15 +28,21 @@ export function profileOwner(profile: KubeObject): string {
   return ((profile['spec'] ?? {}) as ProfileSpec).owner?.name ?? '';
 }
 
-/** The namespace labels of a Profile: the controller's defaults merged with the labels file (`""` removes). */
+/**
+ * The namespace labels of a Profile: the controller's defaults merged with the labels file (`""` removes).
+ * In ambient mode `istio-injection` is set to `disabled` (as the Kubeflow profile controller's ambient mode
+ * does) rather than left out: an apply can't remove a label another manager set, and an `enabled` one left
+ * behind would put sidecars back into the namespace.
+ */
 export function profileNamespaceLabels(
   config: KubeflowConfig,
   mode: 'sidecar' | 'ambient',
 ): Record<string, string> {
   const labels: Record<string, string> =
     mode === 'sidecar'
-      ? { 'istio-injection': 'enabled' }
+      ? { [SidecarInjectionLabel]: 'enabled' }
       : {
+          [SidecarInjectionLabel]: 'disabled',
           [DataplaneModeLabel]: 'ambient',
           [UseWaypointLabel]: config.waypointName,
           [IngressUseWaypointLabel]: 'true',
@@ -45,11 +52,14 @@ export function profileNamespaceLabels(
       .filter(([, v]) => v === '')
       .map(([k]) => k),
   );
-  // In ambient mode a sidecar injection label would put sidecars back; the labels file may not add it.
-  if (mode === 'ambient') removed.add('istio-injection');
+  // The mode's own labels win over the labels file (in ambient mode it may not turn injection back on).
   for (const [key, value] of Object.entries(config.namespaceLabels))
     if (value !== '' && !(key in labels)) labels[key] = value;
-  return Object.fromEntries(Object.entries(labels).filter(([k]) => !removed.has(k)));
+  return Object.fromEntries(
+    Object.entries(labels).filter(
+      ([k]) => !removed.has(k) || (mode === 'ambient' && k === SidecarInjectionLabel),
+    ),
+  );
 }
 
 /** The rules of the owner policy: the owner through the ingress or KFP UI, the namespace, probes, the kernel check. */

@@ -10,7 +10,13 @@ import type { InferenceService } from '../model/inference-service.ts';
 import { compareRefs, refOf, type KubeObject } from '../model/object.ts';
 import { managedByLabels, ownerReferenceTo } from '../model/ownership.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import { DataplaneModeLabel, hasWaypoint, UseWaypointLabel, waypointFor } from '../ambient/waypoint.ts';
+import {
+  DataplaneModeLabel,
+  hasWaypoint,
+  SidecarInjectionLabel,
+  UseWaypointLabel,
+  waypointFor,
+} from '../ambient/waypoint.ts';
 import { ambientInferenceServiceObjects, serverlessInAmbientFinding } from '../kserve/ambient.ts';
 import { isKnativeMode, kserveConfigFrom } from '../kserve/config.ts';
 import { isInferenceService, renderInferenceService, type InferenceServiceRender } from '../kserve/render.ts';
@@ -123,6 +129,7 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
     const meta: KubeObject['metadata'] = {
       name: namespace,
       labels: {
+        [SidecarInjectionLabel]: 'disabled',
         [DataplaneModeLabel]: 'ambient',
         [UseWaypointLabel]: kubeflow.waypointName,
         ...managedByLabels(nsObject),

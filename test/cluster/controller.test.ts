@@ -141,6 +141,104 @@ describe('kfmesh controller against a real API server', apiServerTestOptions(), 
     await get(vsPath('sklearn-iris'));
   });
 
+  test('updating the InferenceService: its VirtualService follows (cluster-local drops the ingress host)', async () => {
+    await server.client.request('PATCH', isvcPath('sklearn-iris'), {
+      body: { metadata: { labels: { 'networking.knative.dev/visibility': 'cluster-local' } } },
+      contentType: 'application/merge-patch+json',
+    });
+    const vs = await eventually('the VirtualService without the ingress host', async () => {
+      const live = await get(vsPath('sklearn-iris'));
+      const { hosts } = live['spec'] as { hosts: string[] };
+      return hosts.some((h) => h.endsWith('.example.com')) ? undefined : live;
+    });
+    assert.deepEqual((vs['spec'] as { hosts: string[] }).hosts, [`sklearn-iris.${ns}.svc.cluster.local`]);
+  });
+
+  test("someone else's object in the way: MeshReady False (NotManaged) naming it, the object kept", async () => {
+    const name = 'preexisting';
+    await server.create([
+      {
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'VirtualService',
+        metadata: { name, namespace: ns },
+        spec: { hosts: ['preexisting.example.org'], http: [{ route: [{ destination: { host: 'x' } }] }] },
+      },
+    ]);
+    const model = example.find((o) => o.kind === 'InferenceService' && o.metadata.name === 'sklearn-iris');
+    assert.ok(model);
+    await server.create([{ ...model, metadata: { ...model.metadata, name, uid: undefined } }]);
+    const condition = await eventually('MeshReady False', async () => {
+      const isvc = await get<{
+        status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+      }>(isvcPath(name));
+      return isvc.status?.conditions?.find((c) => c.type === 'MeshReady' && c.status === 'False');
+    });
+    assert.equal(condition.reason, 'NotManaged');
+    assert.match(condition.message, new RegExp(`VirtualService ${ns}/${name}`));
+    const still = await get(vsPath(name));
+    assert.deepEqual((still['spec'] as { hosts: string[] }).hosts, ['preexisting.example.org']);
+    await server.client.request('DELETE', isvcPath(name));
+  });
+
+  test("a Profile: its namespace's objects follow the namespace's mode, and go with the Profile", async () => {
+    const team = 'ml-research';
+    const profile = example.find((o) => o.kind === 'Profile' && o.metadata.name === team);
+    assert.ok(profile);
+    const nsPath = `/api/v1/namespaces/${team}`;
+    const waypoint = `/apis/gateway.networking.k8s.io/v1/namespaces/${team}/gateways/waypoint`;
+    const policy = (name: string) =>
+      `/apis/security.istio.io/v1/namespaces/${team}/authorizationpolicies/${name}`;
+    const labels = async () => (await get(nsPath)).metadata.labels ?? {};
+    await server.create([{ ...profile, metadata: { ...profile.metadata, uid: undefined } }]);
+    const owner = await eventually<KubeObject>('the owner policy', () =>
+      get(policy('ns-owner-access-istio')),
+    );
+    assert.equal(owner.metadata.ownerReferences?.[0]?.kind, 'Profile');
+    assert.equal(
+      owner['spec'] && (owner['spec'] as { selector?: unknown; targetRefs?: unknown }).targetRefs,
+      undefined,
+    );
+    assert.equal((await labels())['istio-injection'], 'enabled');
+    assert.equal(await missing(waypoint), true);
+
+    // To ambient: the waypoint, the L4 policy, the ambient labels; the owner policy targets the waypoint.
+    await server.client.request('PATCH', nsPath, {
+      body: { metadata: { labels: { 'kfmesh.io/mode': 'ambient' } } },
+      contentType: 'application/merge-patch+json',
+    });
+    await eventually('the waypoint', () => get(waypoint));
+    await eventually('the L4 policy', () => get(policy('ns-l4-waypoint')));
+    await eventually('the ambient labels', async () => {
+      const l = await labels();
+      return l['istio.io/dataplane-mode'] === 'ambient' &&
+        l['istio.io/use-waypoint'] === 'waypoint' &&
+        l['istio-injection'] === 'disabled'
+        ? l
+        : undefined;
+    });
+    await eventually('the owner policy on the waypoint', async () => {
+      const live = await get(policy('ns-owner-access-istio'));
+      return (live['spec'] as { targetRefs?: { name: string }[] }).targetRefs?.[0]?.name === 'waypoint'
+        ? live
+        : undefined;
+    });
+
+    // Back to sidecar: the waypoint and the L4 policy are pruned, the injection label is back.
+    await server.client.request('PATCH', nsPath, {
+      body: { metadata: { labels: { 'kfmesh.io/mode': 'sidecar' } } },
+      contentType: 'application/merge-patch+json',
+    });
+    await eventually('the waypoint pruned', () => missing(waypoint));
+    await eventually('the L4 policy pruned', () => missing(policy('ns-l4-waypoint')));
+    await eventually('the sidecar labels', async () => {
+      const l = await labels();
+      return l['istio-injection'] === 'enabled' && !('istio.io/dataplane-mode' in l) ? l : undefined;
+    });
+
+    await server.client.request('DELETE', `/apis/kubeflow.org/v1/profiles/${team}`);
+    await eventually('the owner policy pruned', () => missing(policy('ns-owner-access-istio')));
+  });
+
   test('deleting the InferenceService prunes its objects', async () => {
     await server.client.request('DELETE', isvcPath('sklearn-iris'));
     await eventually('the VirtualService pruned', () => missing(vsPath('sklearn-iris')));

@@ -117,8 +117,9 @@ spec:
 describe('Profiles in ambient mode (KEP-2676)', () => {
   const objects = render([profile('team-a')], 'ambient').objects;
 
-  test('namespace labels: ambient, the waypoint for services and for ingress; no sidecar injection', () => {
+  test('namespace labels: ambient, the waypoint for services and for ingress; sidecar injection disabled', () => {
     assert.deepEqual(find(objects, 'Namespace', 'team-a').metadata.labels, {
+      'istio-injection': 'disabled',
       'istio.io/dataplane-mode': 'ambient',
       'istio.io/use-waypoint': 'waypoint',
       'istio.io/ingress-use-waypoint': 'true',
