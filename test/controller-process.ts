@@ -23,12 +23,20 @@ export interface RunningController {
   terminate(): Promise<number | null>;
 }
 
-/** Starts `kfmesh controller --kubeconfig FILE ARGS...`. */
-export function startController(kubeconfig: string, args: readonly string[]): RunningController {
+/** Starts `kfmesh controller --kubeconfig FILE ARGS...` (with `nodeArgs` for Node itself, such as --cpu-prof). */
+export function startController(
+  kubeconfig: string,
+  args: readonly string[],
+  nodeArgs: readonly string[] = [],
+): RunningController {
   let log = '';
-  const child = spawn(process.execPath, [kfmeshBin, 'controller', '--kubeconfig', kubeconfig, ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, kfmeshBin, 'controller', '--kubeconfig', kubeconfig, ...args],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   child.stderr?.on('data', (chunk: Buffer) => {
     log += chunk.toString();
   });

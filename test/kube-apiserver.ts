@@ -74,7 +74,9 @@ export class TestApiServer {
   #client: KubeClient | undefined;
 
   private constructor() {
-    this.dir = mkdtempSync(join(tmpdir(), 'kfmesh-apiserver-'));
+    // On a memory file system where there is one: etcd syncs each write to disk, and a test server's data
+    // need not outlive it.
+    this.dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'kfmesh-apiserver-'));
     this.kubeconfig = join(this.dir, 'kubeconfig');
   }
 
@@ -255,6 +257,23 @@ export class TestApiServer {
           status?: { conditions?: { type: string; status: string }[] };
         }>('GET', `${path}/${crd.metadata.name}`);
         if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+        await sleep(100);
+      }
+    }
+    // Discovery serves an established CRD's resources a moment later.
+    for (const crd of crds) {
+      const spec = crd['spec'] as {
+        group: string;
+        names: { plural: string };
+        versions: { name: string; served: boolean }[];
+      };
+      const version = spec.versions.find((v) => v.served)?.name;
+      if (!version) continue;
+      for (;;) {
+        const list = await this.client
+          .request<{ resources: { name: string }[] }>('GET', `/apis/${spec.group}/${version}`)
+          .catch(() => ({ resources: [] }));
+        if (list.resources.some((r) => r.name === spec.names.plural)) break;
         await sleep(100);
       }
     }

@@ -20,7 +20,7 @@ import { groupOf, isPlainObject } from '../model/object.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { servedKinds } from '../load/cluster.ts';
 import { KubeApiError, KubeClient, type Resource } from '../kube/client.ts';
-import { desiredState, type MeshMode, type RenderResult } from '../render/desired-state.ts';
+import { desiredState, type MeshMode } from '../render/desired-state.ts';
 import { WorkQueue } from './queue.ts';
 import { appliedKinds, neverDeleted, statusWritten } from './permissions.ts';
 import {
@@ -31,6 +31,8 @@ import {
   isManaged,
   MeshReady,
   meshReadyConditions,
+  notManaged,
+  type Condition,
   ownerKey,
   ownerOf,
   parseOwnerKey,
@@ -62,6 +64,13 @@ const everyOwnerKinds = new Set(['/Namespace', '/ConfigMap']);
 /** The owners that are objects of their own (with a status): InferenceServices and Profiles. */
 const ownerKinds = new Set(statusWritten);
 
+/** One render: the input generation it reflects, the desired objects by owner, and each owner's MeshReady. */
+interface Rendered {
+  generation: number;
+  byOwner: Map<OwnerKey, KubeObject[]>;
+  conditions: Map<OwnerKey, Condition>;
+}
+
 export class Controller {
   readonly #client: KubeClient;
   readonly #options: ControllerOptions;
@@ -75,12 +84,17 @@ export class Controller {
   readonly #informers: Informer<KubernetesObject>[] = [];
   readonly #watchdogs: ReturnType<typeof setInterval>[] = [];
   #generation = 0;
-  #rendered: { generation: number; result: RenderResult; byOwner: Map<OwnerKey, KubeObject[]> } | undefined;
+  #rendered: Rendered | undefined;
   /** When the last render ended and how long it took (ms), to space renders. */
   #renderedAt = 0;
   #renderMs = 0;
   #renders = 0;
   #synced = false;
+  #syncedAt = 0;
+  #reconciles = 0;
+  #applies = 0;
+  /** Whether the queue has drained once since the caches synced (logged as "in sync"). */
+  #drained = false;
   #stopped = false;
   #workers: Promise<void>[] = [];
 
@@ -108,6 +122,7 @@ export class Controller {
     const wanted = await servedKinds(this.#client);
     await Promise.all(wanted.map((r) => this.#startInformer(r)));
     this.#synced = true;
+    this.#syncedAt = Date.now();
     this.#log('info', 'caches synced', { kinds: wanted.length, objects: this.#objects().length });
     for (const owner of this.#allOwners()) this.#enqueue(owner);
     this.#workers = Array.from({ length: Math.max(1, this.#options.workers ?? 4) }, () => this.#work());
@@ -275,7 +290,7 @@ export class Controller {
    * A render that reflects at least input generation `needed`: the last one if it does, else a new one,
    * started no sooner after the last than the last took (so renders take at most about half the time).
    */
-  async #desired(needed: number): Promise<{ result: RenderResult; byOwner: Map<OwnerKey, KubeObject[]> }> {
+  async #desired(needed: number): Promise<Rendered> {
     while (!this.#rendered || this.#rendered.generation < needed) {
       const wait = this.#renderedAt + this.#renderMs - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -289,7 +304,12 @@ export class Controller {
       });
       const byOwner = desiredByOwner(result);
       const before = this.#rendered?.byOwner;
-      this.#rendered = { generation, result, byOwner };
+      const owners = [...ownerKinds].flatMap((kindKey) =>
+        [...(this.#caches.get(kindKey)?.values() ?? [])].map((o) =>
+          ownerKey(o.kind, o.metadata.namespace, o.metadata.name ?? ''),
+        ),
+      );
+      this.#rendered = { generation, byOwner, conditions: meshReadyConditions(result, owners) };
       this.#renders++;
       this.#renderedAt = Date.now();
       this.#renderMs = this.#renderedAt - started;
@@ -314,7 +334,18 @@ export class Controller {
         this.#log('error', 'reconcile failed', { owner: key, error: (error as Error).message, retryMs });
         await this.#event(key, 'ReconcileFailed', (error as Error).message).catch(() => undefined);
       } finally {
+        this.#reconciles++;
         this.#queue.done(key);
+        if (!this.#drained && this.#queue.idle) {
+          this.#drained = true;
+          this.#log('info', 'in sync', {
+            reconciles: this.#reconciles,
+            applies: this.#applies,
+            renders: this.#renders,
+            failing: this.#queue.failing,
+            seconds: (Date.now() - this.#syncedAt) / 1000,
+          });
+        }
       }
     }
   }
@@ -324,7 +355,7 @@ export class Controller {
    * MeshReady (False when an object kfmesh needs is someone else's and lacks what kfmesh would apply).
    */
   async #reconcile(owner: OwnerKey, needed: number): Promise<void> {
-    const { result, byOwner } = await this.#desired(needed);
+    const { byOwner, conditions } = await this.#desired(needed);
     const desired = byOwner.get(owner) ?? [];
     const wanted = new Set(desired.map(identity));
     const notOurs: string[] = [];
@@ -335,10 +366,11 @@ export class Controller {
         continue;
       }
       const live = this.#cached(object);
-      if (live && holds(live, object)) continue;
+      // The cache holds each kind at the version the server prefers; the fields are compared, not the version.
+      if (live && holds(live, { ...object, apiVersion: live.apiVersion })) continue;
       if (live && !isManaged(live) && !(object.kind === 'Namespace' && groupOf(object.apiVersion) === '')) {
         // Someone else's object: kfmesh never takes it over (Namespaces excepted: kfmesh sets only labels).
-        if (!holds(live, unmarked(object))) {
+        if (!holds(live, unmarked({ ...object, apiVersion: live.apiVersion }))) {
           notOurs.push(`${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`);
           this.#log('warn', 'not applying over an object kfmesh does not manage', {
             object: identity(object),
@@ -347,11 +379,13 @@ export class Controller {
         continue;
       }
       const started = Date.now();
-      await this.#client.request('PATCH', this.#path(object), {
+      const applied = await this.#client.request<KubeObject>('PATCH', this.#path(object), {
         body: object,
         contentType: 'application/apply-patch+yaml',
         query: { fieldManager: FieldManager, force: true },
       });
+      this.#remember(applied);
+      this.#applies++;
       this.#options.onApply?.(Date.now() - started);
       this.#log('info', 'applied', { owner, object: identity(object) });
     }
@@ -363,9 +397,10 @@ export class Controller {
       await this.#client.request('DELETE', this.#path(live)).catch((error: unknown) => {
         if (!(error instanceof KubeApiError && error.status === 404)) throw error;
       });
+      this.#remember(live, true);
       this.#log('info', 'pruned', { owner, object: identity(live) });
     }
-    await this.#writeCondition(owner, result, notOurs);
+    await this.#writeCondition(owner, notOurs.length > 0 ? notManaged(notOurs) : conditions.get(owner));
   }
 
   /** The cached InferenceService or Profile an owner key names (other owners have no object of their own). */
@@ -375,17 +410,17 @@ export class Controller {
     return kindKey ? this.#caches.get(kindKey)?.get(`${namespace}/${name}`) : undefined;
   }
 
-  async #writeCondition(owner: OwnerKey, result: RenderResult, notOurs: readonly string[]): Promise<void> {
+  async #writeCondition(owner: OwnerKey, condition: Condition | undefined): Promise<void> {
     const live = this.#ownerObject(owner);
     if (!live) return;
-    const condition = meshReadyConditions(result, [owner], notOurs).get(owner);
     const current = conditionsOf(live);
     if (!condition || hasCondition(current, condition)) return;
     const conditions = withCondition(current, condition, kubeTime());
-    await this.#client.request('PATCH', `${this.#path(live)}/status`, {
+    const written = await this.#client.request<KubeObject>('PATCH', `${this.#path(live)}/status`, {
       body: { metadata: { resourceVersion: live.metadata.resourceVersion }, status: { conditions } },
       contentType: 'application/merge-patch+json',
     });
+    this.#remember(written);
     if (condition.status === 'False') await this.#event(owner, condition.reason, condition.message);
   }
 
@@ -416,6 +451,27 @@ export class Controller {
         count: 1,
       },
     });
+  }
+
+  /**
+   * Puts what the server answered to a write into the cache (or takes a deleted object out) before its
+   * watch event arrives, so that a reconcile in between doesn't write it again. A newer version already
+   * cached is kept. The input generation moves only if the render's input changed.
+   */
+  #remember(object: KubeObject, deleted = false): void {
+    const cache = this.#caches.get(`${groupOf(object.apiVersion)}/${object.kind}`);
+    if (!cache || !object.metadata) return;
+    const key = `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+    const old = cache.get(key);
+    if (old && !deleted && newerOrSame(old, object)) return;
+    if (old) this.#unindex(old);
+    if (deleted) cache.delete(key);
+    else this.#put(cache, key, object);
+    if (
+      (isInput(old) || isInput(deleted ? undefined : object)) &&
+      !sameInput(old, deleted ? undefined : object)
+    )
+      this.#generation++;
   }
 
   #cached(object: KubeObject): KubeObject | undefined {
@@ -451,6 +507,12 @@ function isInput(object: KubeObject | undefined): boolean {
     object !== undefined &&
     (!isManaged(object) || (object.kind === 'Namespace' && groupOf(object.apiVersion) === ''))
   );
+}
+
+/** Is `a` at least as new as `b` (by resourceVersion, when both are numbers as etcd's are)? */
+function newerOrSame(a: KubeObject, b: KubeObject): boolean {
+  const [x, y] = [Number(a.metadata.resourceVersion), Number(b.metadata.resourceVersion)];
+  return Number.isInteger(x) && Number.isInteger(y) && x >= y;
 }
 
 /** Do two versions of an object say the same to the render (ignoring versions, field managers and MeshReady)? */

@@ -110,13 +110,11 @@ export const MeshReady = 'MeshReady';
 
 /**
  * The `MeshReady` condition of each InferenceService and Profile the render looked at: False with reason
- * InvalidSpec when it could not be rendered, False with reason NotManaged when objects it needs belong to
- * someone else and lack what kfmesh would apply (`notOurs`, as `Kind namespace/name`), else True.
+ * InvalidSpec (naming the field) when it could not be rendered, else True with the count of its objects.
  */
 export function meshReadyConditions(
   result: RenderResult,
   owners: readonly OwnerKey[],
-  notOurs: readonly string[] = [],
 ): Map<OwnerKey, Condition> {
   const problems = new Map<OwnerKey, string>();
   for (const p of result.problems) {
@@ -131,23 +129,32 @@ export function meshReadyConditions(
   const out = new Map<OwnerKey, Condition>();
   for (const owner of owners) {
     const problem = problems.get(owner);
-    let condition: Condition = {
-      type: MeshReady,
-      status: 'True',
-      reason: 'Applied',
-      message: `${counts.get(owner) ?? 0} mesh object(s) applied`,
-    };
-    if (problem) condition = { type: MeshReady, status: 'False', reason: 'InvalidSpec', message: problem };
-    else if (notOurs.length > 0)
-      condition = {
-        type: MeshReady,
-        status: 'False',
-        reason: 'NotManaged',
-        message: `${notOurs.join(', ')}: exists without the label ${ManagedByLabel}=${ManagedByValue} and differs from what kfmesh would apply; kfmesh does not change objects it did not create (delete it, or label it to hand it over)`,
-      };
-    out.set(owner, condition);
+    out.set(
+      owner,
+      problem
+        ? { type: MeshReady, status: 'False', reason: 'InvalidSpec', message: problem }
+        : {
+            type: MeshReady,
+            status: 'True',
+            reason: 'Applied',
+            message: `${counts.get(owner) ?? 0} mesh object(s) applied`,
+          },
+    );
   }
   return out;
+}
+
+/**
+ * `MeshReady` False with reason NotManaged: objects the owner needs (`Kind namespace/name`) belong to
+ * someone else and lack what kfmesh would apply.
+ */
+export function notManaged(objects: readonly string[]): Condition {
+  return {
+    type: MeshReady,
+    status: 'False',
+    reason: 'NotManaged',
+    message: `${objects.join(', ')}: exists without the label ${ManagedByLabel}=${ManagedByValue} and differs from what kfmesh would apply; kfmesh does not change objects it did not create (delete it, or label it to hand it over)`,
+  };
 }
 
 /** The conditions with `condition` set (its transition time kept when its status did not change). */

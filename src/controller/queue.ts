@@ -46,6 +46,16 @@ export class WorkQueue {
     return this.#queue.length;
   }
 
+  /** No key waiting and none being worked on (retries may be pending). */
+  get idle(): boolean {
+    return this.#queue.length === 0 && this.#active.size === 0;
+  }
+
+  /** Keys whose last try failed (waiting for their retry). */
+  get failing(): number {
+    return this.#failures.size;
+  }
+
   /** Queues a key (once). A key being worked on is queued again when its work is done. */
   add(key: string): void {
     if (this.#closed) return;

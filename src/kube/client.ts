@@ -5,7 +5,8 @@
  * renamed keys), for core and custom resources alike.
  */
 import { request as httpRequest } from 'node:http';
-import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { createHash } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { InputError } from '../model/errors.ts';
 import type { KubeObject } from '../model/object.ts';
@@ -51,6 +52,8 @@ interface ApiGroupList {
 export class KubeClient {
   readonly #config: KubeConfig;
   readonly #server: URL;
+  /** Keep-alive agents by their TLS settings, so requests share connections (one handshake, not one each). */
+  readonly #agents = new Map<string, Agent>();
   #resources: Map<string, Resource> | undefined;
 
   constructor(config: KubeConfig) {
@@ -104,6 +107,7 @@ export class KubeClient {
       },
     };
     await this.#config.applyToHTTPSOptions(requestOptions);
+    if (url.protocol === 'https:') requestOptions.agent = this.#agentFor(requestOptions);
     const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
     const { status, text, json } = await new Promise<{ status: number; text: string; json: boolean }>(
       (resolve, reject) => {
@@ -140,6 +144,33 @@ export class KubeClient {
     return (json ? JSON.parse(text) : text) as T;
   }
 
+  /**
+   * A keep-alive agent for these TLS settings (the kubeconfig's CA, client certificate and key, which an
+   * exec plugin may renew: new settings get a new agent, and the previous one is dropped; its idle
+   * connections end when the server closes them).
+   */
+  #agentFor(options: RequestOptions): Agent {
+    const tls = [options.ca, options.cert, options.key, options.rejectUnauthorized, options.servername];
+    const key = createHash('sha256').update(JSON.stringify(tls)).digest('hex');
+    let agent = this.#agents.get(key);
+    if (!agent) {
+      this.#agents.clear();
+      agent = new Agent({
+        keepAlive: true,
+        maxSockets: 32,
+        ...(options.ca ? { ca: options.ca } : {}),
+        ...(options.cert ? { cert: options.cert } : {}),
+        ...(options.key ? { key: options.key } : {}),
+        ...(options.rejectUnauthorized !== undefined
+          ? { rejectUnauthorized: options.rejectUnauthorized }
+          : {}),
+        ...(options.servername ? { servername: options.servername } : {}),
+      });
+      this.#agents.set(key, agent);
+    }
+    return agent;
+  }
+
   /** Every resource the server serves, by `group/kind`, at the group's preferred version. */
   async resources(): Promise<Map<string, Resource>> {
     if (this.#resources) return this.#resources;
@@ -158,14 +189,22 @@ export class KubeClient {
     };
     add('', 'v1', await this.request<ApiResourceList>('GET', '/api/v1'));
     const groups = await this.request<ApiGroupList>('GET', '/apis');
+    // A group the server lists but can't describe yet (a CRD not yet established, an aggregated API that is
+    // down) is left out, as kubectl does, and discovery is asked again next time.
+    let complete = true;
     await Promise.all(
       groups.groups.map(async (g) => {
         const version = g.preferredVersion?.version ?? g.versions[0]?.version;
-        if (version)
+        if (!version) return;
+        try {
           add(g.name, version, await this.request<ApiResourceList>('GET', `/apis/${g.name}/${version}`));
+        } catch (error) {
+          if (!(error instanceof KubeApiError)) throw error;
+          complete = false;
+        }
       }),
     );
-    this.#resources = out;
+    if (complete) this.#resources = out;
     return out;
   }
 

@@ -1,8 +1,9 @@
 /**
  * The controller rides out an API server restart in the middle of a sync: its watches fail and restart
  * with backoff, failed applies are retried, and in the end every InferenceService has its objects, once,
- * and changes made after the restart are seen. (The controller runs in this process, so the test can
- * restart the server right after its first apply.)
+ * and changes made after the restart are seen. Once with the controller in this process, so the test can
+ * restart the server right after its first apply; once as `kfmesh controller`, as it is deployed, restarted
+ * as soon as its log shows an apply.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -12,32 +13,36 @@ import { KubeClient } from '../../src/kube/client.ts';
 import { Controller } from '../../src/controller/controller.ts';
 import { runKfmesh } from '../cli-process.ts';
 import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
-import { eventually } from '../controller-process.ts';
+import { eventually, startController, type RunningController } from '../controller-process.ts';
 
 const ns = 'kubeflow-user-example-com';
 const models = 40;
+const example = parseAllDocuments(runKfmesh(['example']).stdout).map((d) => d.toJS() as KubeObject);
+const iris = example.find((o) => o.kind === 'InferenceService' && o.metadata.name === 'sklearn-iris');
+const model = (name: string) =>
+  JSON.parse(JSON.stringify(iris).replaceAll('sklearn-iris', name)) as KubeObject;
+
+/** A server with the example's namespaces and configuration and `models` copies of its first model. */
+async function serverWithModels(): Promise<TestApiServer> {
+  const server = await TestApiServer.start();
+  await server.create([
+    ...example.filter((o) => o.kind === 'Namespace' || o.kind === 'ConfigMap'),
+    ...Array.from({ length: models }, (_, i) => model(`model-${i}`)),
+  ]);
+  return server;
+}
+
+async function virtualServices(server: TestApiServer): Promise<KubeObject[]> {
+  const path = `/apis/networking.istio.io/v1/namespaces/${ns}/virtualservices`;
+  return (await server.client.request<{ items: KubeObject[] }>('GET', path)).items;
+}
 
 describe('the controller across an API server restart', apiServerTestOptions(), () => {
   let server: TestApiServer;
   let controller: Controller | undefined;
-  const example = parseAllDocuments(runKfmesh(['example']).stdout).map((d) => d.toJS() as KubeObject);
-  const iris = example.find((o) => o.kind === 'InferenceService' && o.metadata.name === 'sklearn-iris');
-  const model = (name: string) =>
-    JSON.parse(JSON.stringify(iris).replaceAll('sklearn-iris', name)) as KubeObject;
-  const virtualServices = async () =>
-    (
-      await server.client.request<{ items: KubeObject[] }>(
-        'GET',
-        `/apis/networking.istio.io/v1/namespaces/${ns}/virtualservices`,
-      )
-    ).items;
 
   before(async () => {
-    server = await TestApiServer.start();
-    await server.create([
-      ...example.filter((o) => o.kind === 'Namespace' || o.kind === 'ConfigMap'),
-      ...Array.from({ length: models }, (_, i) => model(`model-${i}`)),
-    ]);
+    server = await serverWithModels();
   });
   after(async () => {
     await controller?.stop();
@@ -61,7 +66,7 @@ describe('the controller across an API server restart', apiServerTestOptions(), 
     const all = await eventually(
       `${models} VirtualServices`,
       async () => {
-        const list = await virtualServices();
+        const list = await virtualServices(server);
         return list.length === models ? list : undefined;
       },
       context,
@@ -80,8 +85,55 @@ describe('the controller across an API server restart', apiServerTestOptions(), 
     await eventually(
       'the new VirtualService',
       async () =>
-        (await virtualServices()).some((v) => v.metadata.name === 'after-restart') ? true : undefined,
+        (await virtualServices(server)).some((v) => v.metadata.name === 'after-restart') ? true : undefined,
       context,
     );
+  });
+});
+
+describe('kfmesh controller (the command) across an API server restart', apiServerTestOptions(), () => {
+  let server: TestApiServer;
+  let controller: RunningController | undefined;
+  const names = async () => (await virtualServices(server)).map((v) => v.metadata.name ?? '');
+
+  before(async () => {
+    server = await serverWithModels();
+  });
+  after(async () => {
+    if (controller && controller.process.exitCode === null) controller.process.kill('SIGKILL');
+    await server?.stop();
+  });
+
+  test('restarted while it applies: every model gets its VirtualService; later changes are seen', async () => {
+    controller = startController(server.kubeconfig, [
+      '--metrics-bind-address',
+      '0',
+      '--health-probe-bind-address',
+      '0',
+    ]);
+    const running = controller;
+    const context = { ms: 90_000, context: () => running.log() };
+    await eventually(
+      'the first apply',
+      () => (/"msg":"applied"/.test(running.log()) ? true : undefined),
+      context,
+    );
+    await server.restartApiServer(2000);
+    const all = await eventually(
+      `${models} VirtualServices`,
+      async () => {
+        const list = await names();
+        return list.length === models ? list : undefined;
+      },
+      context,
+    );
+    assert.deepEqual(all.sort(), Array.from({ length: models }, (_, i) => `model-${i}`).sort());
+    await server.create([model('after-restart')]);
+    await eventually(
+      'the new VirtualService',
+      async () => ((await names()).includes('after-restart') ? true : undefined),
+      context,
+    );
+    assert.equal(await running.terminate(), 0, running.log().slice(-2000));
   });
 });
