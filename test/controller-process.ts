@@ -44,6 +44,7 @@ export function startController(
     process: child,
     log: () => log,
     terminate: () => {
+      if (child.exitCode !== null) return Promise.resolve(child.exitCode);
       const exited = new Promise<number | null>((r) => child.once('exit', r));
       child.kill('SIGTERM');
       return exited;

@@ -103,6 +103,9 @@ export function controllerCommand(
         }),
       );
     for (const s of servers) log.info({ address: `${s.address.address}:${s.address.port}` }, 'serving');
+    // Signal handlers don't keep Node running, and at times nothing else does (every watch down, waiting
+    // for its restart timer, without metrics or probe servers): this timer does, until the command stops.
+    const alive = setInterval(() => undefined, 60_000);
     let lostLease: () => void = () => undefined;
     const stopped = new Promise<string>((resolve) => {
       process.once('SIGTERM', () => resolve('SIGTERM'));
@@ -132,6 +135,7 @@ export function controllerCommand(
     await starting?.catch(() => undefined);
     await controller.stop();
     await Promise.all(servers.map((s) => new Promise((r) => s.server.close(r))));
+    clearInterval(alive);
     log.info('stopped');
     log.flush();
     // Losing the lease is a failure: the replica exits and is restarted, as client-go's controllers do.

@@ -8,11 +8,12 @@
  * did not create (without its managed-by label) are never changed or deleted.
  *
  * The desired objects come from the same `desiredState` that `kfmesh render` prints, over the cache less
- * the objects kfmesh manages (its own output is not its input). The cache has a generation that counts
- * changes of that input; a queued owner remembers the generation it needs, and the workers share one
- * render that is at least that new. Renders are spaced so they take at most about half of the time, so a
- * storm of changes (a cold start, a namespace of models created at once) costs a few renders, not one per
- * change.
+ * the objects kfmesh manages (its own output is not its input), one namespace at a time: a namespace's
+ * objects depend only on what is in it, its Namespace and Profile, and the platform's settings
+ * (`namespaceInput`). Each input change moves a generation, recorded for its namespace (or for all, for a
+ * settings change); a reconcile uses its namespace's last render when nothing that namespace reads has
+ * changed since, so the workers share renders. A namespace's renders are spaced by their own duration, so
+ * one that changes all the time is rendered at most about half the time.
  */
 import { makeInformer, type Informer, type KubernetesObject } from '@kubernetes/client-node';
 import type { KubeObject } from '../model/object.ts';
@@ -31,7 +32,11 @@ import {
   isManaged,
   MeshReady,
   meshReadyConditions,
+  namespaceInput,
   notManaged,
+  ownerNamespace,
+  isPlatformConfig,
+  renderNamespaceOf,
   type Condition,
   ownerKey,
   ownerOf,
@@ -59,16 +64,19 @@ export interface ControllerOptions {
   onApply?: (ms: number) => void;
 }
 
-/** The kinds whose changes concern every owner (configuration, namespaces' labels). */
-const everyOwnerKinds = new Set(['/Namespace', '/ConfigMap']);
 /** The owners that are objects of their own (with a status): InferenceServices and Profiles. */
 const ownerKinds = new Set(statusWritten);
 
-/** One render: the input generation it reflects, the desired objects by owner, and each owner's MeshReady. */
+/**
+ * One namespace's render: the input generation it reflects, the desired objects by owner, each owner's
+ * MeshReady, and when it ended and how long it took (ms).
+ */
 interface Rendered {
   generation: number;
   byOwner: Map<OwnerKey, KubeObject[]>;
   conditions: Map<OwnerKey, Condition>;
+  renderedAt: number;
+  renderMs: number;
 }
 
 export class Controller {
@@ -78,16 +86,15 @@ export class Controller {
   readonly #caches = new Map<string, Map<string, KubeObject>>();
   /** The managed objects of each owner, by identity (an index into the caches). */
   readonly #managed = new Map<OwnerKey, Map<string, KubeObject>>();
-  /** The input generation each queued owner needs its render to reflect. */
-  readonly #needs = new Map<OwnerKey, number>();
+  /** The input generation at each namespace's last change, and at the last change every namespace reads. */
+  readonly #changedAt = new Map<string, number>();
+  #sharedChangedAt = 0;
+  /** The last render of each namespace. */
+  readonly #rendered = new Map<string, Rendered>();
   readonly #resources = new Map<string, Resource>();
   readonly #informers: Informer<KubernetesObject>[] = [];
   readonly #watchdogs: ReturnType<typeof setInterval>[] = [];
   #generation = 0;
-  #rendered: Rendered | undefined;
-  /** When the last render ended and how long it took (ms), to space renders. */
-  #renderedAt = 0;
-  #renderMs = 0;
   #renders = 0;
   #synced = false;
   #syncedAt = 0;
@@ -157,7 +164,7 @@ export class Controller {
       for (const old of cache.values()) this.#unindex(old);
       cache.clear();
       for (const item of items) if (this.#inScope(item)) this.#put(cache, key(item), item);
-      this.#generation++;
+      this.#sharedChangedAt = ++this.#generation;
       if (this.#synced) for (const owner of this.#allOwners()) this.#enqueue(owner);
       return { apiVersion, kind: `${resource.kind}List`, metadata: { resourceVersion }, items };
     });
@@ -172,7 +179,7 @@ export class Controller {
         isInput(old) || isInput(deleted ? undefined : object)
           ? !sameInput(old, deleted ? undefined : object)
           : false;
-      if (inputChanged) this.#generation++;
+      if (inputChanged) this.#inputChanged(object);
       if (this.#synced) this.#enqueueFor(kindKey, object, inputChanged);
     };
     informer.on('add', (o) => changed(o, false));
@@ -218,9 +225,7 @@ export class Controller {
     return ns === undefined || namespaces.includes(ns) || object.kind === 'ConfigMap';
   }
 
-  /** Queues an owner, to be reconciled with a render of at least the current input generation. */
   #enqueue(owner: OwnerKey): void {
-    this.#needs.set(owner, Math.max(this.#needs.get(owner) ?? 0, this.#generation));
     this.#queue.add(owner);
   }
 
@@ -237,8 +242,9 @@ export class Controller {
       this.#enqueue(ownerKey('Namespace', undefined, namespace));
       return;
     }
-    if (everyOwnerKinds.has(kindKey)) {
-      if (inputChanged) for (const owner of this.#allOwners()) this.#enqueue(owner);
+    if (kindKey === '/ConfigMap') {
+      if (inputChanged && isPlatformConfig(object))
+        for (const owner of this.#allOwners()) this.#enqueue(owner);
       return;
     }
     if (ownerKinds.has(kindKey))
@@ -280,52 +286,69 @@ export class Controller {
     for (const kindKey of [...ownerKinds, 'kubeflow.org/Notebook'])
       for (const o of this.#caches.get(kindKey)?.values() ?? [])
         out.add(ownerKey(o.kind, o.metadata.namespace, o.metadata.name ?? ''));
-    for (const owner of this.#rendered?.byOwner.keys() ?? []) out.add(owner);
+    for (const rendered of this.#rendered.values())
+      for (const owner of rendered.byOwner.keys()) out.add(owner);
     for (const o of this.#caches.get('/Namespace')?.values() ?? [])
       if (isManaged(o)) out.add(ownerKey('Namespace', undefined, o.metadata.name ?? ''));
     return [...out].sort();
   }
 
   /**
-   * A render that reflects at least input generation `needed`: the last one if it does, else a new one,
-   * started no sooner after the last than the last took (so renders take at most about half the time).
+   * The desired state of a namespace as its input is now: its last render if nothing it reads changed
+   * since, else a new one, started no sooner after the last than the last took (so a namespace changing
+   * all the time is rendered at most about half the time).
    */
-  async #desired(needed: number): Promise<Rendered> {
-    while (!this.#rendered || this.#rendered.generation < needed) {
-      const wait = this.#renderedAt + this.#renderMs - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      if (this.#rendered && this.#rendered.generation >= needed) break;
-      const started = Date.now();
-      const generation = this.#generation;
-      const input = this.#objects().filter((o) => isInput(o));
-      const result = desiredState(Snapshot.of(input, '<cluster>'), {
-        mode: this.#options.mode,
-        ...(this.#options.clusterDomain ? { clusterDomain: this.#options.clusterDomain } : {}),
-      });
-      const byOwner = desiredByOwner(result);
-      const before = this.#rendered?.byOwner;
-      const owners = [...ownerKinds].flatMap((kindKey) =>
-        [...(this.#caches.get(kindKey)?.values() ?? [])].map((o) =>
-          ownerKey(o.kind, o.metadata.namespace, o.metadata.name ?? ''),
-        ),
-      );
-      this.#rendered = { generation, byOwner, conditions: meshReadyConditions(result, owners) };
-      this.#renders++;
-      this.#renderedAt = Date.now();
-      this.#renderMs = this.#renderedAt - started;
-      // Owners with objects now and none before (a new model's namespace going ambient) are queued.
-      for (const owner of byOwner.keys()) if (!before?.has(owner)) this.#enqueue(owner);
+  async #desired(namespace: string): Promise<Rendered> {
+    const fresh = (r: Rendered) =>
+      r.generation >= this.#sharedChangedAt && r.generation >= (this.#changedAt.get(namespace) ?? 0);
+    let last = this.#rendered.get(namespace);
+    while (!last || !fresh(last)) {
+      const wait = last ? last.renderedAt + last.renderMs - Date.now() : 0;
+      if (wait > 0) {
+        await new Promise((r) => setTimeout(r, wait));
+        last = this.#rendered.get(namespace);
+        if (last && fresh(last)) break;
+      }
+      last = this.#render(namespace, last);
     }
-    return this.#rendered;
+    return last;
+  }
+
+  #render(namespace: string, before: Rendered | undefined): Rendered {
+    const started = Date.now();
+    const generation = this.#generation;
+    const input = namespaceInput(
+      this.#objects().filter((o) => isInput(o)),
+      namespace,
+    );
+    const result = desiredState(Snapshot.of(input, '<cluster>'), {
+      mode: this.#options.mode,
+      ...(this.#options.clusterDomain ? { clusterDomain: this.#options.clusterDomain } : {}),
+    });
+    const byOwner = desiredByOwner(result);
+    const owners = input
+      .filter((o) => ownerKinds.has(`${groupOf(o.apiVersion)}/${o.kind}`))
+      .map((o) => ownerKey(o.kind, o.metadata.namespace, o.metadata.name ?? ''));
+    const now = Date.now();
+    const rendered: Rendered = {
+      generation,
+      byOwner,
+      conditions: meshReadyConditions(result, owners),
+      renderedAt: now,
+      renderMs: now - started,
+    };
+    this.#rendered.set(namespace, rendered);
+    this.#renders++;
+    // Owners with objects now and none before (a new model's namespace going ambient) are queued.
+    for (const owner of byOwner.keys()) if (!before?.byOwner.has(owner)) this.#enqueue(owner);
+    return rendered;
   }
 
   async #work(): Promise<void> {
     for (let key = await this.#queue.next(); key !== undefined; key = await this.#queue.next()) {
       const started = Date.now();
-      const needed = this.#needs.get(key) ?? 0;
-      this.#needs.delete(key);
       try {
-        await this.#reconcile(key, needed);
+        await this.#reconcile(key);
         this.#queue.forget(key);
         this.#options.onReconcile?.(key, Date.now() - started);
       } catch (error) {
@@ -354,8 +377,8 @@ export class Controller {
    * One owner: apply what is desired and not held, delete what kfmesh manages and no longer wants, set
    * MeshReady (False when an object kfmesh needs is someone else's and lacks what kfmesh would apply).
    */
-  async #reconcile(owner: OwnerKey, needed: number): Promise<void> {
-    const { byOwner, conditions } = await this.#desired(needed);
+  async #reconcile(owner: OwnerKey): Promise<void> {
+    const { byOwner, conditions } = await this.#desired(ownerNamespace(owner));
     const desired = byOwner.get(owner) ?? [];
     const wanted = new Set(desired.map(identity));
     const notOurs: string[] = [];
@@ -471,7 +494,15 @@ export class Controller {
       (isInput(old) || isInput(deleted ? undefined : object)) &&
       !sameInput(old, deleted ? undefined : object)
     )
-      this.#generation++;
+      this.#inputChanged(object);
+  }
+
+  /** Moves the input generation, for the namespace the object is read by (or for all). */
+  #inputChanged(object: KubeObject): void {
+    const namespace = renderNamespaceOf(object);
+    this.#generation++;
+    if (namespace === undefined) this.#sharedChangedAt = this.#generation;
+    else this.#changedAt.set(namespace, this.#generation);
   }
 
   #cached(object: KubeObject): KubeObject | undefined {

@@ -45,6 +45,47 @@ export function ownerOf(object: KubeObject): OwnerKey | undefined {
   return undefined;
 }
 
+/** The namespace an owner's objects are in: its own, or for a Profile or Namespace, the one it names. */
+export function ownerNamespace(owner: OwnerKey): string {
+  const { namespace, name } = parseOwnerKey(owner);
+  return namespace || name;
+}
+
+/** The ConfigMaps the render reads settings from (KServe's, Kubeflow's profile controller's, kfmesh's). */
+export function isPlatformConfig(object: KubeObject): boolean {
+  if (object.kind !== 'ConfigMap' || groupOf(object.apiVersion) !== '') return false;
+  const name = object.metadata.name ?? '';
+  return (
+    ['inferenceservice-config', 'config-domain', 'kfmesh'].includes(name) ||
+    name.startsWith('profiles-config') ||
+    name.startsWith('namespace-labels-data')
+  );
+}
+
+/**
+ * Which namespace's render reads this object: the namespace it is in, or that a Namespace or Profile
+ * names; undefined for what every namespace's render reads (the platform's settings, other cluster-scoped
+ * objects). The desired objects of a namespace depend only on its own objects and the shared ones, so a
+ * change re-renders only its namespace.
+ */
+export function renderNamespaceOf(object: KubeObject): string | undefined {
+  if (isPlatformConfig(object)) return undefined;
+  if (object.metadata.namespace) return object.metadata.namespace;
+  if ((object.kind === 'Namespace' && groupOf(object.apiVersion) === '') || object.kind === 'Profile')
+    return object.metadata.name;
+  return undefined;
+}
+
+/** The render input of one namespace: its own objects and the shared ones. */
+export function namespaceInput(objects: Iterable<KubeObject>, namespace: string): KubeObject[] {
+  const out: KubeObject[] = [];
+  for (const o of objects) {
+    const ns = renderNamespaceOf(o);
+    if (ns === undefined || ns === namespace) out.push(o);
+  }
+  return out;
+}
+
 /** Is this live object one kfmesh manages (and so may change or delete)? */
 export function isManaged(object: KubeObject): boolean {
   return object.metadata.labels?.[ManagedByLabel] === ManagedByValue;

@@ -1,0 +1,224 @@
+/**
+ * The controller's pure plan: owners, marking, "does the live object hold it", conditions, and the
+ * per-namespace split of rendering (a namespace's render reads only its own objects and the shared ones,
+ * so the union of the namespaces' renders is the whole render).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { KubeObject } from '../../src/model/object.ts';
+import { Snapshot } from '../../src/load/snapshot.ts';
+import { desiredState, type MeshMode } from '../../src/render/desired-state.ts';
+import { exampleAmbientPlatform, examplePlatform } from '../../src/example/platform.ts';
+import {
+  desiredByOwner,
+  hasCondition,
+  holds,
+  isPlatformConfig,
+  meshReadyConditions,
+  namespaceInput,
+  notManaged,
+  ownerKey,
+  ownerNamespace,
+  ownerOf,
+  renderNamespaceOf,
+  unmarked,
+  withCondition,
+  type Condition,
+} from '../../src/controller/plan.ts';
+import { kubeflowBenchPlatform } from '../bench/kubeflow-platform.ts';
+import { inferenceService } from '../fixtures.ts';
+
+const render = (objects: readonly KubeObject[], mode: MeshMode) =>
+  desiredState(Snapshot.of(objects), { mode });
+const canonical = (objects: readonly KubeObject[]) => objects.map((o) => JSON.stringify(o)).sort();
+
+describe('owners', () => {
+  test('the controller ownerReference, else the owner labels, else the namespace of a Namespace', () => {
+    const vs: KubeObject = {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'VirtualService',
+      metadata: {
+        name: 'm',
+        namespace: 'team',
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'ConfigMap', name: 'other', uid: '1' },
+          {
+            apiVersion: 'serving.kserve.io/v1beta1',
+            kind: 'InferenceService',
+            name: 'm',
+            uid: '2',
+            controller: true,
+          },
+        ],
+      },
+    };
+    assert.equal(ownerOf(vs), 'InferenceService/team/m');
+    const labelled: KubeObject = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: {
+        name: 'waypoint',
+        namespace: 'team',
+        labels: { 'kfmesh.io/owner-kind': 'Profile', 'kfmesh.io/owner-name': 'team' },
+      },
+    };
+    assert.equal(ownerOf(labelled), 'Profile//team');
+    assert.equal(
+      ownerOf({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } }),
+      'Namespace//team',
+    );
+    assert.equal(
+      ownerOf({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'x', namespace: 'team' } }),
+      undefined,
+    );
+  });
+
+  test("an owner's namespace: its own, or the one a Profile or Namespace names", () => {
+    assert.equal(ownerNamespace(ownerKey('InferenceService', 'team', 'm')), 'team');
+    assert.equal(ownerNamespace(ownerKey('Profile', 'ignored', 'alice')), 'alice');
+    assert.equal(ownerNamespace(ownerKey('Namespace', undefined, 'models')), 'models');
+  });
+
+  test("desired objects are grouped by owner and marked as kfmesh's; unmarked takes the marks off", () => {
+    const isvc = inferenceService('m', { namespace: 'team' });
+    const byOwner = desiredByOwner(
+      render([{ ...isvc, metadata: { ...isvc.metadata, uid: 'u1' } }], 'sidecar'),
+    );
+    const objects = byOwner.get('InferenceService/team/m') ?? [];
+    assert.ok(objects.length > 0);
+    for (const o of objects) {
+      assert.equal(o.metadata.labels?.['app.kubernetes.io/managed-by'], 'kfmesh');
+      assert.equal(o.metadata.labels?.['kfmesh.io/owner-name'], 'm');
+      const bare = unmarked(o);
+      assert.equal(bare.metadata.labels?.['app.kubernetes.io/managed-by'], undefined);
+      assert.equal(bare.metadata.labels?.['kfmesh.io/owner-kind'], undefined);
+    }
+  });
+});
+
+describe('holds', () => {
+  test('every desired field with the same value; fields the live object adds are fine', () => {
+    const desired = { spec: { hosts: ['a'], gateways: ['mesh'] }, metadata: { labels: { x: '1' } } };
+    assert.equal(
+      holds(
+        { spec: { hosts: ['a'], gateways: ['mesh'], extra: 1 }, metadata: { labels: { x: '1', y: '2' } } },
+        desired,
+      ),
+      true,
+    );
+    assert.equal(
+      holds({ spec: { hosts: ['a'], gateways: ['mesh', 'gw'] }, metadata: { labels: { x: '1' } } }, desired),
+      false,
+    );
+    assert.equal(
+      holds({ spec: { hosts: ['b'], gateways: ['mesh'] }, metadata: { labels: { x: '1' } } }, desired),
+      false,
+    );
+    assert.equal(holds({ spec: { hosts: ['a'] }, metadata: { labels: { x: '1' } } }, desired), false);
+    assert.equal(holds(undefined, desired), false);
+  });
+});
+
+describe('conditions', () => {
+  const ready: Condition = {
+    type: 'MeshReady',
+    status: 'True',
+    reason: 'Applied',
+    message: '2 mesh object(s) applied',
+  };
+
+  test('the transition time stays while the status stays, and moves when it changes', () => {
+    const first = withCondition([], ready, 't1');
+    assert.equal(first[0]?.lastTransitionTime, 't1');
+    const same = withCondition(first, { ...ready, message: 'other' }, 't2');
+    assert.equal(same[0]?.lastTransitionTime, 't1');
+    const flipped = withCondition(same, { ...ready, status: 'False', reason: 'InvalidSpec' }, 't3');
+    assert.equal(flipped[0]?.lastTransitionTime, 't3');
+    assert.equal(flipped.length, 1);
+    assert.equal(hasCondition(first, ready), true);
+    assert.equal(hasCondition(same, ready), false);
+  });
+
+  test('MeshReady: True with the count, False (InvalidSpec) naming the field; NotManaged names the object', () => {
+    const good = inferenceService('good', { namespace: 'team' });
+    const bad: KubeObject = { ...inferenceService('bad', { namespace: 'team' }), spec: {} };
+    const result = render([good, bad], 'sidecar');
+    const conditions = meshReadyConditions(result, [
+      'InferenceService/team/good',
+      'InferenceService/team/bad',
+    ]);
+    const ok = conditions.get('InferenceService/team/good');
+    assert.equal(ok?.status, 'True');
+    assert.match(ok?.message ?? '', /^\d+ mesh object\(s\) applied$/);
+    const failed = conditions.get('InferenceService/team/bad');
+    assert.equal(failed?.status, 'False');
+    assert.equal(failed?.reason, 'InvalidSpec');
+    assert.match(failed?.message ?? '', /predictor/);
+    const taken = notManaged(['VirtualService team/good']);
+    assert.equal(taken.reason, 'NotManaged');
+    assert.match(
+      taken.message,
+      /^VirtualService team\/good: exists without the label app\.kubernetes\.io\/managed-by=kfmesh/,
+    );
+  });
+});
+
+describe('rendering one namespace at a time', () => {
+  test('what each object is read by: its namespace, the one a Namespace or Profile names, or every one', () => {
+    const cm = (name: string, namespace = 'kubeflow'): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace },
+    });
+    assert.equal(renderNamespaceOf(cm('inferenceservice-config')), undefined);
+    assert.equal(renderNamespaceOf(cm('namespace-labels-data-8h2k')), undefined);
+    assert.equal(renderNamespaceOf(cm('my-app-settings', 'team')), 'team');
+    assert.equal(isPlatformConfig(cm('config-domain', 'knative-serving')), true);
+    assert.equal(
+      renderNamespaceOf({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } }),
+      'team',
+    );
+    assert.equal(
+      renderNamespaceOf({ apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: 'alice' } }),
+      'alice',
+    );
+    assert.equal(
+      renderNamespaceOf({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'GatewayClass',
+        metadata: { name: 'istio' },
+      }),
+      undefined,
+    );
+  });
+
+  const platforms: [string, KubeObject[]][] = [
+    ['the example platform', examplePlatform()],
+    ['the example platform after migration', exampleAmbientPlatform()],
+    ['a Kubeflow platform of 6 Profiles and 15 models', kubeflowBenchPlatform(6, 15)],
+    [
+      'namespaces of both modes (the mode label)',
+      examplePlatform().map((o) =>
+        o.kind === 'Namespace' && o.metadata.name === 'ml-research'
+          ? {
+              ...o,
+              metadata: { ...o.metadata, labels: { ...o.metadata.labels, 'kfmesh.io/mode': 'ambient' } },
+            }
+          : o,
+      ),
+    ],
+  ];
+  for (const [name, objects] of platforms)
+    for (const mode of ['sidecar', 'ambient'] as const)
+      test(`${name}, ${mode} by default: the namespaces' renders together are the whole render`, () => {
+        const whole = render(objects, mode);
+        const namespaces = [...new Set(objects.flatMap((o) => renderNamespaceOf(o) ?? []))];
+        const parts = namespaces.map((ns) => render(namespaceInput(objects, ns), mode));
+        assert.deepEqual(canonical(parts.flatMap((p) => p.objects)), canonical(whole.objects));
+        assert.deepEqual(
+          parts.flatMap((p) => p.problems.map((x) => x.message)).sort(),
+          whole.problems.map((x) => x.message).sort(),
+        );
+        assert.ok(whole.objects.length > 0);
+      });
+});
