@@ -415,7 +415,11 @@ export class Controller {
     for (const live of [...(this.#managed.get(owner)?.values() ?? [])]) {
       if (wanted.has(identity(live))) continue;
       const kindKey = `${groupOf(live.apiVersion)}/${live.kind}`;
-      // Namespaces are never deleted (kfmesh only labels them); kinds kfmesh doesn't write are not its.
+      if (kindKey === '/Namespace') {
+        await this.#releaseNamespace(live);
+        continue;
+      }
+      // Kinds kfmesh doesn't write are not its (and a Namespace is never deleted).
       if (neverDeleted.includes(kindKey) || !appliedKinds.includes(kindKey)) continue;
       await this.#client.request('DELETE', this.#path(live)).catch((error: unknown) => {
         if (!(error instanceof KubeApiError && error.status === 404)) throw error;
@@ -424,6 +428,26 @@ export class Controller {
       this.#log('info', 'pruned', { owner, object: identity(live) });
     }
     await this.#writeCondition(owner, notOurs.length > 0 ? notManaged(notOurs) : conditions.get(owner));
+  }
+
+  /**
+   * A namespace kfmesh labelled for an owner that no longer wants it (its Profile deleted): an empty
+   * apply by kfmesh's field manager takes back the labels and owner reference kfmesh set, and only those
+   * (the namespace is never deleted). Not while another owner of that namespace still wants them.
+   */
+  async #releaseNamespace(live: KubeObject): Promise<void> {
+    const name = live.metadata.name ?? '';
+    const wanted = [...(this.#rendered.get(name)?.byOwner.values() ?? [])]
+      .flat()
+      .some((o) => identity(o) === identity(live));
+    if (wanted) return;
+    const released = await this.#client.request<KubeObject>('PATCH', this.#path(live), {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: FieldManager, force: true },
+    });
+    this.#remember(released);
+    this.#log('info', 'released', { namespace: name });
   }
 
   /** The cached InferenceService or Profile an owner key names (other owners have no object of their own). */

@@ -114,9 +114,10 @@ function percentile(sorted: readonly number[], p: number): number {
 }
 
 async function main(): Promise<void> {
-  const missing = apiServerMissing();
+  const kubectlMissing = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).error;
+  const missing = apiServerMissing() ?? (kubectlMissing ? 'needs kubectl on PATH' : undefined);
   if (missing) {
-    console.log(`\ncontroller benchmark skipped: the API server ${missing}`);
+    console.log(`\ncontroller benchmark skipped: it ${missing}`);
     return;
   }
   const input = benchInput();

@@ -237,6 +237,14 @@ describe('kfmesh controller against a real API server', apiServerTestOptions(), 
 
     await server.client.request('DELETE', `/apis/kubeflow.org/v1/profiles/${team}`);
     await eventually('the owner policy pruned', () => missing(policy('ns-owner-access-istio')));
+    // The namespace stays; kfmesh takes back the labels it set and its owner reference.
+    const left = await eventually('the namespace released', async () => {
+      const l = await labels();
+      return l['app.kubernetes.io/managed-by'] === undefined ? l : undefined;
+    });
+    assert.equal(left['kfmesh.io/owner-kind'], undefined);
+    assert.equal(left['kubernetes.io/metadata.name'], team);
+    assert.equal((await get(nsPath)).metadata.ownerReferences, undefined);
   });
 
   test('deleting the InferenceService prunes its objects', async () => {
