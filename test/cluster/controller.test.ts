@@ -189,6 +189,11 @@ describe('kfmesh controller against a real API server', apiServerTestOptions(), 
     const policy = (name: string) =>
       `/apis/security.istio.io/v1/namespaces/${team}/authorizationpolicies/${name}`;
     const labels = async () => (await get(nsPath)).metadata.labels ?? {};
+    const setMode = (mode: string) =>
+      server.client.request('PATCH', nsPath, {
+        body: { metadata: { labels: { 'kfmesh.io/mode': mode } } },
+        contentType: 'application/merge-patch+json',
+      });
     await server.create([{ ...profile, metadata: { ...profile.metadata, uid: undefined } }]);
     const owner = await eventually<KubeObject>('the owner policy', () =>
       get(policy('ns-owner-access-istio')),
@@ -202,10 +207,7 @@ describe('kfmesh controller against a real API server', apiServerTestOptions(), 
     assert.equal(await missing(waypoint), true);
 
     // To ambient: the waypoint, the L4 policy, the ambient labels; the owner policy targets the waypoint.
-    await server.client.request('PATCH', nsPath, {
-      body: { metadata: { labels: { 'kfmesh.io/mode': 'ambient' } } },
-      contentType: 'application/merge-patch+json',
-    });
+    await setMode('ambient');
     await eventually('the waypoint', () => get(waypoint));
     await eventually('the L4 policy', () => get(policy('ns-l4-waypoint')));
     await eventually('the ambient labels', async () => {
@@ -224,10 +226,7 @@ describe('kfmesh controller against a real API server', apiServerTestOptions(), 
     });
 
     // Back to sidecar: the waypoint and the L4 policy are pruned, the injection label is back.
-    await server.client.request('PATCH', nsPath, {
-      body: { metadata: { labels: { 'kfmesh.io/mode': 'sidecar' } } },
-      contentType: 'application/merge-patch+json',
-    });
+    await setMode('sidecar');
     await eventually('the waypoint pruned', () => missing(waypoint));
     await eventually('the L4 policy pruned', () => missing(policy('ns-l4-waypoint')));
     await eventually('the sidecar labels', async () => {
