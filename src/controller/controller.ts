@@ -36,6 +36,7 @@ import {
   notManaged,
   ownerNamespace,
   isPlatformConfig,
+  isRenderInput,
   renderNamespaceOf,
   type Condition,
   ownerKey,
@@ -229,16 +230,16 @@ export class Controller {
     this.#queue.add(owner);
   }
 
+  /** Queues every owner whose objects are in `namespace`. */
+  #enqueueNamespace(namespace: string): void {
+    for (const owner of this.#allOwners()) if (ownerNamespace(owner) === namespace) this.#enqueue(owner);
+  }
+
   #enqueueFor(kindKey: string, object: KubeObject, inputChanged: boolean): void {
     if (kindKey === '/Namespace') {
       // A namespace's labels concern the owners in it (its mode) and the namespace's own labels.
       const namespace = object.metadata.name ?? '';
-      if (inputChanged)
-        for (const owner of this.#allOwners()) {
-          const o = parseOwnerKey(owner);
-          if (o.namespace === namespace || (o.kind === 'Profile' && o.name === namespace))
-            this.#enqueue(owner);
-        }
+      if (inputChanged) this.#enqueueNamespace(namespace);
       this.#enqueue(ownerKey('Namespace', undefined, namespace));
       return;
     }
@@ -249,6 +250,9 @@ export class Controller {
     }
     if (ownerKinds.has(kindKey))
       this.#enqueue(ownerKey(object.kind, object.metadata.namespace, object.metadata.name ?? ''));
+    else if (inputChanged && object.metadata.namespace && kindKey !== 'kubeflow.org/Notebook')
+      // Something the owners of the namespace are rendered from (a model's predictor Service, a waypoint).
+      this.#enqueueNamespace(object.metadata.namespace);
     if (kindKey === 'kubeflow.org/Notebook')
       this.#enqueue(ownerKey('Notebook', object.metadata.namespace, object.metadata.name ?? ''));
     const owner = isManaged(object) ? ownerOf(object) : undefined;
@@ -553,15 +557,8 @@ function kubeTime(): string {
   return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
-/**
- * Is this cached object input of the render? Everything but the objects kfmesh manages, except
- * Namespaces, whose own labels (the mode label) are input though kfmesh sets some of them.
- */
 function isInput(object: KubeObject | undefined): boolean {
-  return (
-    object !== undefined &&
-    (!isManaged(object) || (object.kind === 'Namespace' && groupOf(object.apiVersion) === ''))
-  );
+  return object !== undefined && isRenderInput(object);
 }
 
 /** Is `a` at least as new as `b` (by resourceVersion, when both are numbers as etcd's are)? */

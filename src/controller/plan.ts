@@ -62,6 +62,27 @@ export function isPlatformConfig(object: KubeObject): boolean {
   );
 }
 
+/** The kinds `desiredState` reads (`group/Kind`); of ConfigMaps, only the platform's settings. */
+const renderReads = new Set([
+  '/Namespace',
+  '/ConfigMap',
+  '/Service',
+  'kubeflow.org/Profile',
+  'kubeflow.org/Notebook',
+  'serving.kserve.io/InferenceService',
+  'gateway.networking.k8s.io/Gateway',
+]);
+
+/**
+ * Is this object input of the render? One of the kinds it reads and not kfmesh's own output, except
+ * Namespaces, whose own labels (the mode label) are input though kfmesh sets some of them.
+ */
+export function isRenderInput(object: KubeObject): boolean {
+  const kindKey = `${groupOf(object.apiVersion)}/${object.kind}`;
+  if (!renderReads.has(kindKey) || (kindKey === '/ConfigMap' && !isPlatformConfig(object))) return false;
+  return kindKey === '/Namespace' || !isManaged(object);
+}
+
 /**
  * Which namespace's render reads this object: the namespace it is in, or that a Namespace or Profile
  * names; undefined for what every namespace's render reads (the platform's settings, other cluster-scoped
