@@ -12,6 +12,7 @@ const pureCore = [
   'src/render/**',
   'src/example/**',
   'src/controller/plan.ts',
+  'src/console/graph.ts',
 ];
 
 export default tseslint.config(

@@ -1,0 +1,168 @@
+/**
+ * The mesh as a graph, from traced traffic: each request is traced, and its path becomes a chain of
+ * nodes (the client, each gateway or waypoint it crosses, then the workload that answered, or
+ * `PassthroughCluster` when it left the mesh, `BlackHoleCluster` when it was dropped, or the proxy that
+ * denied or failed it). Edges count the requests that took them, and how their requests ended. Ztunnel is
+ * node-local plumbing: it carries traffic between the nodes but is not one of them.
+ */
+import type { Mesh } from '../mesh/mesh.ts';
+import { traceRequest, TraceInputError, type Hop, type TraceResult } from '../mesh/trace.ts';
+import type { MatrixRequest } from '../verify/equivalence.ts';
+
+export const PassthroughNode = 'PassthroughCluster';
+export const BlackHoleNode = 'BlackHoleCluster';
+export const ExternalNode = 'external';
+
+export interface GraphNode {
+  id: string;
+  kind: 'workload' | 'gateway' | 'waypoint' | 'external' | 'passthrough' | 'blackhole';
+  namespace?: string;
+  name: string;
+}
+
+/** How the requests over an edge ended, counted once per request on every edge of its path. */
+export interface EdgeCounts {
+  requests: number;
+  allowed: number;
+  denied: number;
+  failed: number;
+  /** Requests whose path ends in PassthroughCluster (they left the mesh: no identity, no policy). */
+  passthrough: number;
+  blackhole: number;
+  /** Requests that crossed this edge over mutual TLS. */
+  mtls: number;
+}
+
+export interface GraphEdge extends EdgeCounts {
+  source: string;
+  target: string;
+  /** Where the request was denied, when it was denied on entering `target` (a policy, or the proxy). */
+  deniedBy?: string;
+}
+
+export interface MeshGraph {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  totals: EdgeCounts & { untraceable: number };
+}
+
+type Verdict = 'allowed' | 'denied' | 'failed';
+
+function emptyCounts(): EdgeCounts {
+  return { requests: 0, allowed: 0, denied: 0, failed: 0, passthrough: 0, blackhole: 0, mtls: 0 };
+}
+
+/** The graph of the requests' traces (sorted nodes and edges: the same input gives the same graph). */
+export function meshGraph(mesh: Mesh, requests: readonly MatrixRequest[]): MeshGraph {
+  const nodes = new Map<string, GraphNode>();
+  const edges = new Map<string, GraphEdge>();
+  const totals = { ...emptyCounts(), untraceable: 0 };
+  for (const request of requests) {
+    let result: TraceResult;
+    try {
+      result = traceRequest(mesh, request);
+    } catch (error) {
+      if (!(error instanceof TraceInputError)) throw error;
+      totals.untraceable++;
+      continue;
+    }
+    const path = pathOf(result, request.from);
+    const verdict: Verdict = result.hops.some((h) => h.decision === 'deny')
+      ? 'denied'
+      : result.answeredBy !== undefined
+        ? 'allowed'
+        : 'failed';
+    const end = path.at(-1)?.node.kind;
+    const add = (counts: EdgeCounts, mtls: boolean) => {
+      counts.requests++;
+      counts[verdict]++;
+      if (end === 'passthrough') counts.passthrough++;
+      if (end === 'blackhole') counts.blackhole++;
+      if (mtls) counts.mtls++;
+    };
+    add(
+      totals,
+      path.some((s) => s.mtls),
+    );
+    for (const step of path) nodes.set(step.node.id, step.node);
+    for (let i = 1; i < path.length; i++) {
+      const from = path[i - 1] as Step;
+      const to = path[i] as Step;
+      const key = `${from.node.id}\u0000${to.node.id}`;
+      let edge = edges.get(key);
+      if (!edge) edges.set(key, (edge = { source: from.node.id, target: to.node.id, ...emptyCounts() }));
+      add(edge, to.mtls);
+      if (to.deniedBy !== undefined) edge.deniedBy = to.deniedBy;
+    }
+  }
+  return {
+    nodes: [...nodes.values()].sort((a, b) => a.id.localeCompare(b.id)),
+    edges: [...edges.values()].sort(
+      (a, b) => a.source.localeCompare(b.source) || a.target.localeCompare(b.target),
+    ),
+    totals,
+  };
+}
+
+/** A node on a request's path, whether the connection into it was mutual TLS, and a denial on entering. */
+interface Step {
+  node: GraphNode;
+  mtls: boolean;
+  deniedBy?: string;
+}
+
+/** The chain of nodes a traced request went through. */
+function pathOf(result: TraceResult, from: string): Step[] {
+  const path: Step[] = [{ node: clientNode(from), mtls: false }];
+  const last = () => path.at(-1) as Step;
+  let mtls = false;
+  for (const hop of result.hops) {
+    if (hop.kind !== 'ztunnel') {
+      const node = proxyNode(hop);
+      if (node.id !== last().node.id) path.push({ node, mtls });
+    }
+    if (hop.decision === 'deny') {
+      // A ztunnel denies on behalf of the workload it delivers to: the denial is on entering that workload.
+      const target =
+        hop.kind === 'ztunnel' && hop.direction === 'inbound' ? workloadNode(hop) : proxyNode(hop);
+      if (target.id !== last().node.id) path.push({ node: target, mtls });
+      last().deniedBy = hop.policy ?? `${hop.kind} ${hop.namespace}/${hop.workload}`;
+      return path;
+    }
+    mtls = hop.mtls;
+    if (hop.cluster === PassthroughNode || hop.cluster === BlackHoleNode) {
+      const kind = hop.cluster === PassthroughNode ? 'passthrough' : 'blackhole';
+      path.push({ node: { id: hop.cluster, kind, name: hop.cluster }, mtls: false });
+      return path;
+    }
+  }
+  if (result.answeredBy !== undefined) {
+    const [namespace, name] = result.answeredBy.includes('/')
+      ? (result.answeredBy.split('/') as [string, string])
+      : [undefined, result.answeredBy];
+    const node: GraphNode = namespace
+      ? { id: result.answeredBy, kind: 'workload', namespace, name }
+      : { id: PassthroughNode, kind: 'passthrough', name: PassthroughNode };
+    if (node.id !== last().node.id) path.push({ node, mtls });
+  }
+  return path;
+}
+
+function clientNode(from: string): GraphNode {
+  if (from === ExternalNode) return { id: ExternalNode, kind: 'external', name: 'external' };
+  const [namespace = '', name = ''] = from.split('/');
+  return { id: from, kind: 'workload', namespace, name };
+}
+
+function proxyNode(hop: Hop): GraphNode {
+  const kind = hop.kind === 'gateway' ? 'gateway' : hop.kind === 'waypoint' ? 'waypoint' : 'workload';
+  return { id: `${hop.namespace}/${hop.workload}`, kind, namespace: hop.namespace, name: hop.workload };
+}
+
+/** The workload a ztunnel hop delivers to (named by its upstream), else the ztunnel's own namespace. */
+function workloadNode(hop: Hop): GraphNode {
+  const named = /\(([^/()]+)\/([^()]+)\)/.exec(hop.upstream ?? '');
+  if (named?.[1] && named[2])
+    return { id: `${named[1]}/${named[2]}`, kind: 'workload', namespace: named[1], name: named[2] };
+  return proxyNode(hop);
+}
