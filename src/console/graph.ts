@@ -5,9 +5,11 @@
  * denied or failed it). Edges count the requests that took them, and how their requests ended. Ztunnel is
  * node-local plumbing: it carries traffic between the nodes but is not one of them.
  */
-import type { Mesh } from '../mesh/mesh.ts';
+import { compileMesh, type Mesh } from '../mesh/mesh.ts';
+import { Snapshot } from '../load/snapshot.ts';
+import { migrateToAmbient } from '../ambient/migrate.ts';
 import { traceRequest, TraceInputError, type Hop, type TraceResult } from '../mesh/trace.ts';
-import type { MatrixRequest } from '../verify/equivalence.ts';
+import { requestMatrix, type MatrixRequest } from '../verify/equivalence.ts';
 
 export const PassthroughNode = 'PassthroughCluster';
 export const BlackHoleNode = 'BlackHoleCluster';
@@ -165,4 +167,30 @@ function workloadNode(hop: Hop): GraphNode {
   if (named?.[1] && named[2])
     return { id: `${named[1]}/${named[2]}`, kind: 'workload', namespace: named[1], name: named[2] };
   return proxyNode(hop);
+}
+
+/** The same platform in sidecar mode (as given) and in ambient mode (its migration), drawn from the same requests. */
+export interface SideBySide {
+  sidecar: MeshGraph;
+  ambient: MeshGraph;
+  /** How many requests each graph was drawn from. */
+  requests: number;
+}
+
+/**
+ * Graphs of a sidecar-mode platform and of its migration to ambient mode, from one request matrix (the
+ * equivalence check's: every client to every service, on the ports and paths the configurations name),
+ * so that an edge present in one and not the other is a change in what the traffic does.
+ */
+export function sideBySide(snapshot: Snapshot, options: { clusterDomain?: string } = {}): SideBySide {
+  const domain = options.clusterDomain ? { clusterDomain: options.clusterDomain } : {};
+  const sidecar = compileMesh(snapshot, domain);
+  const migrated = migrateToAmbient(snapshot, domain).objects;
+  const ambient = compileMesh(Snapshot.of(migrated, '<migrated>'), domain);
+  const requests = requestMatrix(sidecar, ambient);
+  return {
+    sidecar: meshGraph(sidecar, requests),
+    ambient: meshGraph(ambient, requests),
+    requests: requests.length,
+  };
 }

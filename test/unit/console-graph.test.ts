@@ -12,7 +12,7 @@ import type { KubeObject } from '../../src/model/object.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { compileMesh } from '../../src/mesh/mesh.ts';
 import { parseIstioVersion } from '../../src/mesh/istio-version.ts';
-import { meshGraph, PassthroughNode } from '../../src/console/graph.ts';
+import { meshGraph, PassthroughNode, sideBySide } from '../../src/console/graph.ts';
 import { projectRoot } from '../conformance/cases.ts';
 import { examplePlatform } from '../../src/example/platform.ts';
 import { requestMatrix } from '../../src/verify/equivalence.ts';
@@ -116,5 +116,21 @@ describe('the graph of the example platform', () => {
     assert.ok(graph.nodes.some((n) => n.kind === 'gateway'));
     assert.ok(new Set(graph.nodes.map((n) => n.namespace)).size >= 5);
     for (const e of graph.edges) assert.equal(e.allowed + e.denied + e.failed, e.requests);
+  });
+});
+
+describe('sidecar and ambient side by side', () => {
+  test('the example and its migration, from the same requests: the model is reached in both, through a waypoint in ambient mode where the migration put one', () => {
+    const both = sideBySide(Snapshot.of(examplePlatform()));
+    assert.equal(both.sidecar.totals.requests + both.sidecar.totals.untraceable, both.requests);
+    assert.equal(both.ambient.totals.requests + both.ambient.totals.untraceable, both.requests);
+    assert.ok(both.sidecar.nodes.every((n) => n.kind !== 'waypoint'));
+    assert.ok(
+      both.ambient.nodes.some((n) => n.kind === 'waypoint'),
+      JSON.stringify(both.ambient.nodes.map((n) => n.id)),
+    );
+    // Ambient mode has no sidecars: nothing leaves the mesh through a client's PassthroughCluster that didn't before.
+    assert.ok(both.ambient.totals.passthrough <= both.sidecar.totals.passthrough);
+    assert.deepEqual(sideBySide(Snapshot.of(examplePlatform())), both);
   });
 });
