@@ -13,6 +13,7 @@ const pureCore = [
   'src/example/**',
   'src/controller/plan.ts',
   'src/console/graph.ts',
+  'src/console/api.ts',
 ];
 
 export default tseslint.config(

@@ -3,6 +3,7 @@
  * the same for the same input. Rules share one compiled mesh.
  */
 import type { Finding, Severity } from '../model/finding.ts';
+import { formatLocation } from '../model/errors.ts';
 import { compareRefs } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh, type Mesh } from '../mesh/mesh.ts';
@@ -67,4 +68,20 @@ function compareFindings(a: Finding, b: Finding): number {
     compareRefs(a.object, b.object) ||
     ((a.field ?? '') < (b.field ?? '') ? -1 : (a.field ?? '') > (b.field ?? '') ? 1 : 0)
   );
+}
+
+/** The findings as `analyze -o json` prints them: a summary by severity, the rules, and each finding with its location as text. */
+export function findingsDocument(findings: readonly Finding[]): Record<string, unknown> {
+  const counts = { error: 0, warning: 0, info: 0 };
+  for (const f of findings) counts[f.severity]++;
+  const summary = { findings: findings.length, ...counts };
+  const withText = findings.map((f) => ({
+    ...f,
+    ...(f.location ? { location: formatLocation(f.location) } : {}),
+  }));
+  return {
+    summary,
+    rules: rules.map(({ code, name, severity, description }) => ({ code, name, severity, description })),
+    findings: withText,
+  };
 }

@@ -2,7 +2,7 @@
 import { formatLocation } from '../model/errors.ts';
 import { describeRef } from '../model/object.ts';
 import type { Finding } from '../model/finding.ts';
-import { analyze, atOrAbove, rules } from '../analyze/analyze.ts';
+import { analyze, atOrAbove, findingsDocument, rules } from '../analyze/analyze.ts';
 import { toSarif } from '../analyze/sarif.ts';
 import { ExitCode, oneOf, runCommand, snapshotFrom, type ClusterFlags, type Streams } from './io.ts';
 import { version } from './version.ts';
@@ -33,14 +33,7 @@ export function analyzeCommand(paths: string[], flags: AnalyzeFlags, streams: St
 }
 
 function findingsJson(findings: readonly Finding[]): string {
-  const counts = { error: 0, warning: 0, info: 0 };
-  for (const f of findings) counts[f.severity]++;
-  const summary = { findings: findings.length, ...counts };
-  const withText = findings.map((f) => ({
-    ...f,
-    ...(f.location ? { location: formatLocation(f.location) } : {}),
-  }));
-  return `${JSON.stringify({ summary, rules: rules.map(({ code, name, severity, description }) => ({ code, name, severity, description })), findings: withText }, null, 2)}\n`;
+  return `${JSON.stringify(findingsDocument(findings), null, 2)}\n`;
 }
 
 /** The `kubectl patch` command that applies a finding's patch (quoted for a POSIX shell). */

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `kfmesh` command: parses arguments and hands each command to its module. */
+import { serveCommand, type ServeFlags } from './serve.ts';
 import { Command, CommanderError, Option } from 'commander';
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -160,6 +161,21 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (flags: ControllerFlags) => {
       result.code = await controllerCommand(flags, streams);
+    });
+
+  withCluster(root.command('serve'))
+    .description(
+      'serve the console: the mesh as graphs of traced traffic, traces, findings, rendered objects (read-only)',
+    )
+    .argument(
+      '[paths...]',
+      'files or folders of YAML/JSON manifests, reloaded when they change (the built-in example when none)',
+    )
+    .option('--host <host>', 'the address to listen on', '127.0.0.1')
+    .option('--port <port>', 'the port to listen on (0 picks a free one)', '8080')
+    .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
+    .action(async (paths: string[], flags: ServeFlags) => {
+      result.code = await serveCommand(paths, flags, streams);
     });
 
   root

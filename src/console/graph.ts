@@ -187,6 +187,11 @@ export function sideBySide(snapshot: Snapshot, options: { clusterDomain?: string
   const sidecar = compileMesh(snapshot, domain);
   const migrated = migrateToAmbient(snapshot, domain).objects;
   const ambient = compileMesh(Snapshot.of(migrated, '<migrated>'), domain);
+  return graphsOf(sidecar, ambient);
+}
+
+/** The graphs of two compiled meshes (a platform in sidecar mode and in ambient mode), from one request matrix. */
+export function graphsOf(sidecar: Mesh, ambient: Mesh): SideBySide {
   const requests = requestMatrix(sidecar, ambient);
   return {
     sidecar: meshGraph(sidecar, requests),

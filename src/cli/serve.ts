@@ -1,0 +1,77 @@
+/**
+ * `kfmesh serve`: the console's JSON API over the paths' objects (the built-in example when none, or a live
+ * cluster with --kubeconfig), on loopback by default. When a watched file changes, the objects are read
+ * again and served from then on; if they no longer load, the last good ones stay and the error is said.
+ * Runs until SIGTERM or SIGINT (or `until`, for tests).
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { ConsoleModel } from '../console/api.ts';
+import { serveConsole } from '../console/server.ts';
+import { ExitCode, runCommand, snapshotFrom, UsageError, type ClusterFlags, type Streams } from './io.ts';
+
+export interface ServeFlags extends ClusterFlags {
+  host: string;
+  port: string;
+  clusterDomain: string;
+}
+
+export function serveCommand(
+  paths: string[],
+  flags: ServeFlags,
+  streams: Streams,
+  until?: Promise<void>,
+): Promise<ExitCode> {
+  return runCommand(streams, async () => {
+    const port = Number(flags.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new UsageError(
+        `--port must be a port number (0 picks a free one), got ${JSON.stringify(flags.port)}`,
+      );
+    if (paths.includes('-')) throw new UsageError('serve reads files, not standard input');
+    const source =
+      paths.length > 0
+        ? paths.join(', ')
+        : flags.kubeconfig
+          ? `the cluster of ${flags.kubeconfig}`
+          : '<example>';
+    const load = async () =>
+      new ConsoleModel(await snapshotFrom(paths, streams, flags), {
+        source,
+        clusterDomain: flags.clusterDomain,
+      });
+    const served = await serveConsole(await load(), flags.host, port, (error) =>
+      streams.stderr(`kfmesh: ${(error as Error).stack ?? String(error)}\n`),
+    );
+    const host = served.address.family === 'IPv6' ? `[${served.address.address}]` : served.address.address;
+    streams.stderr(`kfmesh: the console of ${source} is at http://${host}:${served.address.port}/\n`);
+
+    // Reload when a watched file or folder changes (a burst of changes reloads once).
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const reload = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        load().then(
+          (model) => {
+            served.replace(model);
+            streams.stderr(`kfmesh: reloaded ${source}\n`);
+          },
+          (error: unknown) =>
+            streams.stderr(
+              `kfmesh: reload failed, still serving the last good input: ${(error as Error).message}\n`,
+            ),
+        );
+      }, 200);
+    };
+    const watchers: FSWatcher[] = paths.map((p) => watch(p, { recursive: true }, reload));
+
+    await new Promise<void>((resolve) => {
+      process.once('SIGTERM', resolve);
+      process.once('SIGINT', resolve);
+      void until?.then(resolve);
+    });
+    for (const w of watchers) w.close();
+    clearTimeout(timer);
+    await served.close();
+    return ExitCode.Ok;
+  });
+}

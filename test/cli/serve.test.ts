@@ -1,0 +1,159 @@
+/**
+ * `kfmesh serve` as a process: the JSON API on the example platform (summary, both graphs, a trace in each
+ * mode, findings, rendered objects, the migration report), read-only, clear errors for bad queries, and a
+ * reload when a served file changes (a file that no longer loads leaves the last good objects served).
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { kfmeshBin } from '../cli-process.ts';
+import { eventually } from '../controller-process.ts';
+
+interface Serving {
+  child: ChildProcess;
+  base: string;
+  log: () => string;
+}
+
+async function serve(args: string[]): Promise<Serving> {
+  let log = '';
+  const child = spawn(process.execPath, [kfmeshBin, 'serve', '--port', '0', ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  child.stderr?.on('data', (c: Buffer) => (log += c.toString()));
+  const base = await eventually('the console address', () => /is at (http:\/\/[^/]+)\//.exec(log)?.[1], {
+    ms: 60_000,
+    context: () => log,
+  });
+  return { child, base, log: () => log };
+}
+
+async function stop(s: Serving | undefined): Promise<number | null> {
+  if (!s || s.child.exitCode !== null) return s?.child.exitCode ?? null;
+  const exited = new Promise<number | null>((r) => s.child.once('exit', r));
+  s.child.kill('SIGTERM');
+  return exited;
+}
+
+const getJson = async <T>(url: string) => {
+  const res = await fetch(url);
+  return { status: res.status, body: (await res.json()) as T, headers: res.headers };
+};
+
+describe('kfmesh serve on the example platform', () => {
+  let s: Serving;
+  before(async () => {
+    s = await serve([]);
+  });
+  after(async () => {
+    await stop(s);
+  });
+
+  test('binds to loopback; the summary names the models, Profiles and clients', async () => {
+    assert.match(s.base, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const { status, body, headers } = await getJson<{
+      source: string;
+      inferenceServices: string[];
+      profiles: string[];
+      clients: string[];
+    }>(`${s.base}/api/summary`);
+    assert.equal(status, 200);
+    assert.equal(headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(body.source, '<example>');
+    assert.ok(body.inferenceServices.includes('kubeflow-user-example-com/sklearn-iris'));
+    assert.ok(body.profiles.includes('ml-research'));
+    assert.ok(body.clients.includes('kubeflow-user-example-com/curl-inside-mesh'));
+  });
+
+  test('the graphs of both modes, from the same requests', async () => {
+    const { body } = await getJson<{
+      requests: number;
+      sidecar: { nodes: { kind: string }[]; totals: { requests: number } };
+      ambient: { nodes: { kind: string }[]; totals: { requests: number } };
+    }>(`${s.base}/api/graph`);
+    assert.ok(body.requests > 1000);
+    assert.equal(body.sidecar.totals.requests, body.requests);
+    assert.ok(body.ambient.nodes.some((n) => n.kind === 'waypoint'));
+  });
+
+  test("a trace in each mode: the in-mesh client's call to a model", async () => {
+    const q = new URLSearchParams({
+      from: 'kubeflow-user-example-com/curl-inside-mesh',
+      url: 'http://sklearn-iris.kubeflow-user-example-com.svc.cluster.local/v1/models/sklearn-iris:predict',
+      method: 'POST',
+    });
+    q.append('header', 'Content-Type: application/json');
+    const sidecar = await getJson<{ hops: { kind: string; workload: string }[]; response: { code: number } }>(
+      `${s.base}/api/trace?${q.toString()}`,
+    );
+    assert.equal(sidecar.status, 200);
+    assert.equal(sidecar.body.response.code, 200);
+    assert.ok(sidecar.body.hops.some((h) => h.kind === 'gateway'));
+    q.set('mode', 'ambient');
+    const ambient = await getJson<{ mode: string; hops: unknown[] }>(`${s.base}/api/trace?${q.toString()}`);
+    assert.equal(ambient.status, 200);
+    assert.equal(ambient.body.mode, 'ambient');
+  });
+
+  test('findings, rendered objects in a mode, the migration report', async () => {
+    const findings = await getJson<{ summary: { findings: number } }>(`${s.base}/api/findings`);
+    assert.equal(typeof findings.body.summary.findings, 'number');
+    const rendered = await getJson<{ objects: { kind: string }[] }>(`${s.base}/api/render?mode=ambient`);
+    assert.ok(rendered.body.objects.some((o) => o.kind === 'Gateway'));
+    const report = await getJson<Record<string, unknown>>(`${s.base}/api/migration`);
+    assert.equal(report.status, 200);
+  });
+
+  test('bad queries get 400 with the reason; unknown paths 404; writes 405', async () => {
+    const noUrl = await getJson<{ error: string }>(`${s.base}/api/trace?from=a/b`);
+    assert.equal(noUrl.status, 400);
+    assert.match(noUrl.body.error, /url/);
+    const unknown = await getJson<{ error: string }>(
+      `${s.base}/api/trace?from=nowhere/nobody&url=http://x.y.svc.cluster.local/`,
+    );
+    assert.equal(unknown.status, 400);
+    assert.equal((await getJson(`${s.base}/api/render?mode=both`)).status, 400);
+    assert.equal((await getJson(`${s.base}/api/nothing`)).status, 404);
+    const post = await fetch(`${s.base}/api/summary`, { method: 'POST', body: '{}' });
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.get('allow'), 'GET, HEAD');
+  });
+
+  test('SIGTERM: exit 0', async () => {
+    assert.equal(await stop(s), 0);
+  });
+});
+
+describe('kfmesh serve on a file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kfmesh-serve-'));
+  const file = join(dir, 'platform.yaml');
+  const namespace = (name: string) => `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${name}\n`;
+  let s: Serving | undefined;
+  after(async () => {
+    await stop(s);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('reloads when the file changes; a broken file leaves the last good objects served', async () => {
+    writeFileSync(file, namespace('first'));
+    s = await serve([file]);
+    const served = s;
+    const namespaces = async () =>
+      (await getJson<{ objects: number; kinds: Record<string, number> }>(`${served.base}/api/summary`)).body;
+    assert.equal((await namespaces()).kinds['Namespace'], 1);
+    writeFileSync(file, `${namespace('first')}---\n${namespace('second')}`);
+    await eventually(
+      'the reload',
+      async () => ((await namespaces()).kinds['Namespace'] === 2 ? true : undefined),
+      {
+        context: served.log,
+      },
+    );
+    writeFileSync(file, 'kind: [unclosed');
+    await eventually('the failed reload said', () => (/reload failed/.test(served.log()) ? true : undefined));
+    assert.equal((await namespaces()).kinds['Namespace'], 2);
+  });
+});
