@@ -131,8 +131,9 @@ export class Controller {
     await Promise.all(wanted.map((r) => this.#startInformer(r)));
     this.#synced = true;
     this.#syncedAt = Date.now();
-    this.#log('info', 'caches synced', { kinds: wanted.length, objects: this.#objects().length });
-    for (const owner of this.#allOwners()) this.#enqueue(owner);
+    const objects = [...this.#caches.values()].reduce((n, cache) => n + cache.size, 0);
+    this.#log('info', 'caches synced', { kinds: wanted.length, objects });
+    for (const owner of this.#allOwners()) this.#queue.add(owner);
     this.#workers = Array.from({ length: Math.max(1, this.#options.workers ?? 4) }, () => this.#work());
   }
 
@@ -166,21 +167,13 @@ export class Controller {
       cache.clear();
       for (const item of items) if (this.#inScope(item)) this.#put(cache, key(item), item);
       this.#sharedChangedAt = ++this.#generation;
-      if (this.#synced) for (const owner of this.#allOwners()) this.#enqueue(owner);
+      if (this.#synced) for (const owner of this.#allOwners()) this.#queue.add(owner);
       return { apiVersion, kind: `${resource.kind}List`, metadata: { resourceVersion }, items };
     });
     const changed = (o: KubernetesObject, deleted: boolean) => {
       const object = { ...o, apiVersion, kind: resource.kind } as KubeObject;
       if (!this.#inScope(object)) return;
-      const old = cache.get(key(o));
-      if (old) this.#unindex(old);
-      if (deleted) cache.delete(key(o));
-      else this.#put(cache, key(o), object);
-      const inputChanged =
-        isInput(old) || isInput(deleted ? undefined : object)
-          ? !sameInput(old, deleted ? undefined : object)
-          : false;
-      if (inputChanged) this.#inputChanged(object);
+      const inputChanged = this.#store(cache, key(o), object, deleted);
       if (this.#synced) this.#enqueueFor(kindKey, object, inputChanged);
     };
     informer.on('add', (o) => changed(o, false));
@@ -226,13 +219,9 @@ export class Controller {
     return ns === undefined || namespaces.includes(ns) || object.kind === 'ConfigMap';
   }
 
-  #enqueue(owner: OwnerKey): void {
-    this.#queue.add(owner);
-  }
-
   /** Queues every owner whose objects are in `namespace`. */
   #enqueueNamespace(namespace: string): void {
-    for (const owner of this.#allOwners()) if (ownerNamespace(owner) === namespace) this.#enqueue(owner);
+    for (const owner of this.#allOwners()) if (ownerNamespace(owner) === namespace) this.#queue.add(owner);
   }
 
   #enqueueFor(kindKey: string, object: KubeObject, inputChanged: boolean): void {
@@ -240,23 +229,21 @@ export class Controller {
       // A namespace's labels concern the owners in it (its mode) and the namespace's own labels.
       const namespace = object.metadata.name ?? '';
       if (inputChanged) this.#enqueueNamespace(namespace);
-      this.#enqueue(ownerKey('Namespace', undefined, namespace));
+      this.#queue.add(ownerKey('Namespace', undefined, namespace));
       return;
     }
     if (kindKey === '/ConfigMap') {
       if (inputChanged && isPlatformConfig(object))
-        for (const owner of this.#allOwners()) this.#enqueue(owner);
+        for (const owner of this.#allOwners()) this.#queue.add(owner);
       return;
     }
-    if (ownerKinds.has(kindKey))
-      this.#enqueue(ownerKey(object.kind, object.metadata.namespace, object.metadata.name ?? ''));
-    else if (inputChanged && object.metadata.namespace && kindKey !== 'kubeflow.org/Notebook')
+    if (ownerKinds.has(kindKey) || kindKey === 'kubeflow.org/Notebook')
+      this.#queue.add(ownerKey(object.kind, object.metadata.namespace, object.metadata.name ?? ''));
+    else if (inputChanged && object.metadata.namespace)
       // Something the owners of the namespace are rendered from (a model's predictor Service, a waypoint).
       this.#enqueueNamespace(object.metadata.namespace);
-    if (kindKey === 'kubeflow.org/Notebook')
-      this.#enqueue(ownerKey('Notebook', object.metadata.namespace, object.metadata.name ?? ''));
     const owner = isManaged(object) ? ownerOf(object) : undefined;
-    if (owner) this.#enqueue(owner);
+    if (owner) this.#queue.add(owner);
   }
 
   /** Caches an object and indexes it under its owner when kfmesh manages it. */
@@ -277,8 +264,8 @@ export class Controller {
     if (objects.size === 0) this.#managed.delete(owner);
   }
 
-  #objects(): KubeObject[] {
-    return [...this.#caches.values()].flatMap((c) => [...c.values()]);
+  *#cachedObjects(): Iterable<KubeObject> {
+    for (const cache of this.#caches.values()) yield* cache.values();
   }
 
   /**
@@ -321,10 +308,7 @@ export class Controller {
   #render(namespace: string, before: Rendered | undefined): Rendered {
     const started = Date.now();
     const generation = this.#generation;
-    const input = namespaceInput(
-      this.#objects().filter((o) => isInput(o)),
-      namespace,
-    );
+    const input = namespaceInput(this.#cachedObjects(), namespace).filter(isRenderInput);
     const result = desiredState(Snapshot.of(input, '<cluster>'), {
       mode: this.#options.mode,
       ...(this.#options.clusterDomain ? { clusterDomain: this.#options.clusterDomain } : {}),
@@ -344,7 +328,7 @@ export class Controller {
     this.#rendered.set(namespace, rendered);
     this.#renders++;
     // Owners with objects now and none before (a new model's namespace going ambient) are queued.
-    for (const owner of byOwner.keys()) if (!before?.byOwner.has(owner)) this.#enqueue(owner);
+    for (const owner of byOwner.keys()) if (!before?.byOwner.has(owner)) this.#queue.add(owner);
     return rendered;
   }
 
@@ -515,22 +499,26 @@ export class Controller {
     const key = `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
     const old = cache.get(key);
     if (old && !deleted && newerOrSame(old, object)) return;
+    this.#store(cache, key, object, deleted);
+  }
+
+  /**
+   * Puts an object into its cache (or takes it out) and into the index of managed objects; when that
+   * changes the render's input, moves the input generation for the namespace that reads it (or for all).
+   * Returns whether the input changed.
+   */
+  #store(cache: Map<string, KubeObject>, key: string, object: KubeObject, deleted: boolean): boolean {
+    const old = cache.get(key);
     if (old) this.#unindex(old);
     if (deleted) cache.delete(key);
     else this.#put(cache, key, object);
-    if (
-      (isInput(old) || isInput(deleted ? undefined : object)) &&
-      !sameInput(old, deleted ? undefined : object)
-    )
-      this.#inputChanged(object);
-  }
-
-  /** Moves the input generation, for the namespace the object is read by (or for all). */
-  #inputChanged(object: KubeObject): void {
+    const now = deleted ? undefined : object;
+    if (!(isInput(old) || isInput(now)) || sameInput(old, now)) return false;
     const namespace = renderNamespaceOf(object);
     this.#generation++;
     if (namespace === undefined) this.#sharedChangedAt = this.#generation;
     else this.#changedAt.set(namespace, this.#generation);
+    return true;
   }
 
   #cached(object: KubeObject): KubeObject | undefined {
