@@ -1,7 +1,14 @@
 /** `kfmesh trace`: follows one request through the mesh and prints the hops, the response and the metrics. */
 import { compileMesh } from '../mesh/mesh.ts';
 import { formatIstioVersion, NewestModelledVersion, parseIstioVersion } from '../mesh/istio-version.ts';
-import { traceAllPaths, traceRequest, TraceInputError, type Hop, type TraceResult } from '../mesh/trace.ts';
+import {
+  parseHeaderLine,
+  traceAllPaths,
+  traceRequest,
+  TraceInputError,
+  type Hop,
+  type TraceResult,
+} from '../mesh/trace.ts';
 import {
   ExitCode,
   oneOf,
@@ -37,9 +44,9 @@ export function traceCommand(paths: string[], flags: TraceFlags, streams: Stream
       throw new UsageError(`--istio-version must be X.Y, got ${JSON.stringify(flags.istioVersion)}`);
     const headers: Record<string, string> = {};
     for (const h of flags.header) {
-      const colon = h.indexOf(':');
-      if (colon <= 0) throw new UsageError(`-H ${JSON.stringify(h)}: write 'Name: value'`);
-      headers[h.slice(0, colon).trim()] = h.slice(colon + 1).trim();
+      const header = parseHeaderLine(h);
+      if (!header) throw new UsageError(`-H ${JSON.stringify(h)}: write 'Name: value'`);
+      headers[header[0]] = header[1];
     }
     const snapshot = await snapshotFrom(paths, streams, flags);
     const mesh = compileMesh(snapshot, { istioVersion: version, clusterDomain: flags.clusterDomain });

@@ -6,7 +6,7 @@
  */
 import { Snapshot } from '../load/snapshot.ts';
 import { compileMesh, type Mesh } from '../mesh/mesh.ts';
-import { traceRequest, TraceInputError } from '../mesh/trace.ts';
+import { parseHeaderLine, traceRequest, TraceInputError } from '../mesh/trace.ts';
 import { migrateToAmbient, type MigrationResult } from '../ambient/migrate.ts';
 import { analyze, findingsDocument } from '../analyze/analyze.ts';
 import { desiredState, MeshMode } from '../render/desired-state.ts';
@@ -129,10 +129,10 @@ export class ConsoleModel {
       return { status: 400, body: { error: 'give from (NAMESPACE/WORKLOAD or external) and url' } };
     const headers: Record<string, string> = {};
     for (const h of params.getAll('header')) {
-      const colon = h.indexOf(':');
-      if (colon <= 0)
+      const header = parseHeaderLine(h);
+      if (!header)
         return { status: 400, body: { error: `header ${JSON.stringify(h)}: write 'Name: value'` } };
-      headers[h.slice(0, colon).trim().toLowerCase()] = h.slice(colon + 1).trim();
+      headers[header[0]] = header[1];
     }
     try {
       const result = traceRequest(this.#mesh(mode), {

@@ -108,6 +108,12 @@ export interface TraceResult {
   unsupported?: string;
 }
 
+/** A request header written `Name: value`, or undefined when no name comes before a colon. */
+export function parseHeaderLine(text: string): [name: string, value: string] | undefined {
+  const colon = text.indexOf(':');
+  return colon > 0 ? [text.slice(0, colon).trim(), text.slice(colon + 1).trim()] : undefined;
+}
+
 /** A request the trace cannot start (unknown workload, bad URL, no gateway for an external host). */
 export class TraceInputError extends Error {
   override name = 'TraceInputError';
