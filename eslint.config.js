@@ -14,6 +14,7 @@ const pureCore = [
   'src/controller/plan.ts',
   'src/console/graph.ts',
   'src/console/api.ts',
+  'src/console/layout.ts',
 ];
 
 export default tseslint.config(

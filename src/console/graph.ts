@@ -9,7 +9,7 @@ import { compileMesh, type Mesh } from '../mesh/mesh.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { migrateToAmbient } from '../ambient/migrate.ts';
 import { traceRequest, TraceInputError, type Hop, type TraceResult } from '../mesh/trace.ts';
-import { requestMatrix, type MatrixRequest } from '../verify/equivalence.ts';
+import { requestShapes, type MatrixRequest, type RequestShape } from '../verify/equivalence.ts';
 
 export const PassthroughNode = 'PassthroughCluster';
 export const BlackHoleNode = 'BlackHoleCluster';
@@ -106,6 +106,11 @@ export function meshGraph(mesh: Mesh, requests: readonly MatrixRequest[]): MeshG
   };
 }
 
+/** The ids of the graph nodes a traced request went through, in order (as the graph draws its path). */
+export function tracePath(result: TraceResult): string[] {
+  return pathOf(result, result.request.from).map((s) => s.node.id);
+}
+
 /** A node on a request's path, whether the connection into it was mutual TLS, and a denial on entering. */
 interface Step {
   node: GraphNode;
@@ -175,27 +180,75 @@ export interface SideBySide {
   ambient: MeshGraph;
   /** How many requests each graph was drawn from. */
   requests: number;
+  /** How many requests the whole matrix has (more than `requests` when it was sampled). */
+  matrix: number;
 }
+
+/**
+ * The most requests a graph is drawn from by default. The matrix grows with clients × services: a platform
+ * of 2,000 workloads has millions of requests, so past this many the graph is drawn from an even sample.
+ */
+export const DefaultGraphBudget = 60_000;
 
 /**
  * Graphs of a sidecar-mode platform and of its migration to ambient mode, from one request matrix (the
  * equivalence check's: every client to every service, on the ports and paths the configurations name),
  * so that an edge present in one and not the other is a change in what the traffic does.
  */
-export function sideBySide(snapshot: Snapshot, options: { clusterDomain?: string } = {}): SideBySide {
+export function sideBySide(
+  snapshot: Snapshot,
+  options: { clusterDomain?: string; budget?: number } = {},
+): SideBySide {
   const domain = options.clusterDomain ? { clusterDomain: options.clusterDomain } : {};
   const sidecar = compileMesh(snapshot, domain);
   const migrated = migrateToAmbient(snapshot, domain).objects;
   const ambient = compileMesh(Snapshot.of(migrated, '<migrated>'), domain);
-  return graphsOf(sidecar, ambient);
+  return graphsOf(sidecar, ambient, options.budget);
 }
 
 /** The graphs of two compiled meshes (a platform in sidecar mode and in ambient mode), from one request matrix. */
-export function graphsOf(sidecar: Mesh, ambient: Mesh): SideBySide {
-  const requests = requestMatrix(sidecar, ambient);
+export function graphsOf(sidecar: Mesh, ambient: Mesh, budget = DefaultGraphBudget): SideBySide {
+  const { clients, shapes, external } = requestShapes(sidecar, ambient);
+  const requests = sampleMatrix(clients, shapes, external, budget);
   return {
     sidecar: meshGraph(sidecar, requests),
     ambient: meshGraph(ambient, requests),
     requests: requests.length,
+    matrix: clients.length * shapes.length + external.length,
   };
+}
+
+/**
+ * The matrix (every client with every request shape, then the external client's requests) when it holds
+ * at most `budget` requests; else an even sample of it: every client sends the same number of requests, to
+ * shapes spread over the whole list, and together the clients send every shape (when the budget allows);
+ * the external requests are sampled evenly. Deterministic.
+ */
+export function sampleMatrix(
+  clients: readonly string[],
+  shapes: readonly RequestShape[],
+  external: readonly MatrixRequest[],
+  budget: number,
+): MatrixRequest[] {
+  const total = clients.length * shapes.length + external.length;
+  if (total <= budget)
+    return [...clients.flatMap((from) => shapes.map((s) => ({ from, ...s }))), ...external];
+  const spread = <T>(list: readonly T[], keep: number): T[] =>
+    Array.from({ length: keep }, (_, t) => list[Math.floor((t * list.length) / keep)] as T);
+  const externalShare = Math.min(external.length, Math.floor(budget / 10));
+  const perClient = Math.min(
+    shapes.length,
+    Math.max(1, Math.floor((budget - externalShare) / Math.max(1, clients.length))),
+  );
+  return [
+    // Client c sends the shapes c, c + C, c + 2C, … (C clients): together the first C × perClient shapes
+    // of the cycle, so every shape is sent once the sample holds as many requests as there are shapes.
+    ...clients.flatMap((from, c) =>
+      Array.from({ length: perClient }, (_, t) => ({
+        from,
+        ...(shapes[(c + t * clients.length) % shapes.length] as RequestShape),
+      })),
+    ),
+    ...spread(external, externalShare),
+  ];
 }
