@@ -93,6 +93,11 @@ export function summarize(report: MigrationReport): Record<string, number> {
 
 /** The report as one JSON object (stable key order, sorted entries). */
 export function reportToJson(report: MigrationReport): string {
+  return `${JSON.stringify(reportDocument(report), null, 2)}\n`;
+}
+
+/** The report as `--report FILE.json` writes it (and the console serves it): summary, entries, added objects. */
+export function reportDocument(report: MigrationReport): Record<string, unknown> {
   const entries = sortedEntries(report).map((e) => ({
     object: e.object,
     ...(e.location ? { location: formatLocation(e.location) } : {}),
@@ -101,7 +106,7 @@ export function reportToJson(report: MigrationReport): string {
     notes: e.notes,
   }));
   const added = [...report.added].sort((a, b) => compareRefs(a.object, b.object));
-  return `${JSON.stringify({ summary: summarize(report), entries, added }, null, 2)}\n`;
+  return { summary: summarize(report), entries, added };
 }
 
 /**

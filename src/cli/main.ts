@@ -173,6 +173,10 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     )
     .option('--host <host>', 'the address to listen on', '127.0.0.1')
     .option('--port <port>', 'the port to listen on (0 picks a free one)', '8080')
+    .option(
+      '--istio-version <X.Y>',
+      'the Istio version whose behaviour the graphs and traces simulate (default: the newest modelled)',
+    )
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: ServeFlags) => {
       result.code = await serveCommand(paths, flags, streams);

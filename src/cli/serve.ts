@@ -5,13 +5,16 @@
  * Runs until SIGTERM or SIGINT (or `until`, for tests).
  */
 import { watch, type FSWatcher } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { ConsoleModel } from '../console/api.ts';
+import { parseIstioVersion } from '../mesh/istio-version.ts';
 import { serveConsole } from '../console/server.ts';
 import { ExitCode, runCommand, snapshotFrom, UsageError, type ClusterFlags, type Streams } from './io.ts';
 
 export interface ServeFlags extends ClusterFlags {
   host: string;
   port: string;
+  istioVersion?: string;
   clusterDomain: string;
 }
 
@@ -28,6 +31,8 @@ export function serveCommand(
         `--port must be a port number (0 picks a free one), got ${JSON.stringify(flags.port)}`,
       );
     if (paths.includes('-')) throw new UsageError('serve reads files, not standard input');
+    if (flags.istioVersion !== undefined && !parseIstioVersion(flags.istioVersion))
+      throw new UsageError(`--istio-version must be X.Y, got ${JSON.stringify(flags.istioVersion)}`);
     const source =
       paths.length > 0
         ? paths.join(', ')
@@ -38,12 +43,26 @@ export function serveCommand(
       new ConsoleModel(await snapshotFrom(paths, streams, flags), {
         source,
         clusterDomain: flags.clusterDomain,
+        ...(flags.istioVersion ? { istioVersion: flags.istioVersion } : {}),
       });
-    const served = await serveConsole(await load(), flags.host, port, (error) =>
+    const first = await load();
+    const served = await serveConsole(first, flags.host, port, (error) =>
       streams.stderr(`kfmesh: ${(error as Error).stack ?? String(error)}\n`),
     );
     const host = served.address.family === 'IPv6' ? `[${served.address.address}]` : served.address.address;
     streams.stderr(`kfmesh: the console of ${source} is at http://${host}:${served.address.port}/\n`);
+    // The first page load needs the graphs: compute them now rather than when it asks.
+    const warm = (model: ConsoleModel) => {
+      const start = performance.now();
+      try {
+        model.warm();
+        streams.stderr(`kfmesh: graphs and findings ready in ${Math.round(performance.now() - start)} ms\n`);
+      } catch (error) {
+        streams.stderr(`kfmesh: ${(error as Error).stack ?? String(error)}\n`);
+      }
+    };
+
+    const warming = setImmediate(() => warm(first));
 
     // Reload when a watched file or folder changes (a burst of changes reloads once).
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -54,6 +73,7 @@ export function serveCommand(
           (model) => {
             served.replace(model);
             streams.stderr(`kfmesh: reloaded ${source}\n`);
+            warm(model);
           },
           (error: unknown) =>
             streams.stderr(
@@ -71,6 +91,7 @@ export function serveCommand(
     });
     for (const w of watchers) w.close();
     clearTimeout(timer);
+    clearImmediate(warming);
     await served.close();
     return ExitCode.Ok;
   });

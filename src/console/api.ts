@@ -5,13 +5,22 @@
  * makes a new model). Read-only: nothing here writes anywhere.
  */
 import { Snapshot } from '../load/snapshot.ts';
+import { compareRefs, refOf, type KubeObject } from '../model/object.ts';
 import { compileMesh, type Mesh } from '../mesh/mesh.ts';
 import { parseHeaderLine, traceRequest, TraceInputError } from '../mesh/trace.ts';
 import { migrateToAmbient, type MigrationResult } from '../ambient/migrate.ts';
+import { reportDocument } from '../ambient/migration-report.ts';
 import { analyze, findingsDocument } from '../analyze/analyze.ts';
-import { desiredState, MeshMode } from '../render/desired-state.ts';
-import { formatObjectProblem } from '../model/errors.ts';
-import { graphsOf, type SideBySide } from './graph.ts';
+import { desiredState, MeshMode, type RenderResult } from '../render/desired-state.ts';
+import { formatLocation, formatObjectProblem } from '../model/errors.ts';
+import { toYaml } from '../model/serialize.ts';
+import { graphsOf, tracePath, type SideBySide } from './graph.ts';
+import {
+  formatIstioVersion,
+  NewestModelledVersion,
+  OldestModelledVersion,
+  parseIstioVersion,
+} from '../mesh/istio-version.ts';
 
 export interface ConsoleAnswer {
   status: number;
@@ -22,6 +31,8 @@ export interface ConsoleOptions {
   /** Where the snapshot came from, for the summary. */
   source: string;
   clusterDomain?: string;
+  /** The Istio version (X.Y) the graphs and traces simulate unless a trace names another; default the newest modelled. */
+  istioVersion?: string;
 }
 
 const modes = [MeshMode.Sidecar, MeshMode.Ambient] as const;
@@ -41,22 +52,38 @@ export class ConsoleModel {
     switch (path) {
       case '/api/summary':
         return ok(this.#once('summary', () => this.#summary()));
-      case '/api/graph':
-        return ok(this.#once('graph', () => this.#graphs()));
+      case '/api/graph': {
+        const graphs = this.#once('graph', () => this.#graphs());
+        if (!params.has('mode')) return ok(graphs);
+        const mode = modeParam(params);
+        if (typeof mode !== 'string') return mode;
+        return ok({ mode, graph: graphs[mode], requests: graphs.requests, matrix: graphs.matrix });
+      }
       case '/api/findings':
         return ok(this.#once('findings', () => findingsDocument(analyze(this.#snapshot, this.#domain()))));
       case '/api/migration':
-        return ok(this.#migration().report);
+        return ok(this.#once('report', () => reportDocument(this.#migration().report)));
       case '/api/render': {
         const mode = modeParam(params);
         if (typeof mode !== 'string') return mode;
-        return ok(this.#once(`render ${mode}`, () => this.#render(mode)));
+        const { owned, ...rendered } = this.#once(`render ${mode}`, () => this.#render(mode));
+        return ok(rendered);
       }
       case '/api/trace':
         return this.#trace(params);
+      case '/api/objects':
+        return this.#owned(params);
+      case '/api/object':
+        return this.#input(params);
       default:
         return { status: 404, body: { error: `no such API: ${path}` } };
     }
+  }
+
+  /** Computes what the page asks for first (the summary, both graphs, the findings), ahead of the request. */
+  warm(): void {
+    for (const path of ['/api/summary', '/api/graph', '/api/findings'])
+      this.answer(path, new URLSearchParams());
   }
 
   #once<T>(key: string, compute: () => T): T {
@@ -74,6 +101,7 @@ export class ConsoleModel {
     for (const o of this.#snapshot.all()) {
       kinds[o.kind] = (kinds[o.kind] ?? 0) + 1;
       if (o.metadata.namespace) namespaces.add(o.metadata.namespace);
+      if (o.kind === 'Namespace' && o.apiVersion === 'v1') namespaces.add(o.metadata.name ?? '');
     }
     const names = (group: string, kind: string) =>
       this.#snapshot
@@ -89,18 +117,25 @@ export class ConsoleModel {
       namespaces: [...namespaces].sort(),
       inferenceServices: names('serving.kserve.io', 'InferenceService'),
       profiles: names('kubeflow.org', 'Profile'),
+      istio: this.#options.istioVersion ?? formatIstioVersion(NewestModelledVersion),
+      newestIstio: formatIstioVersion(NewestModelledVersion),
+      oldestIstio: formatIstioVersion(OldestModelledVersion),
       clients: this.#mesh(MeshMode.Sidecar)
         .workloads.map((w) => `${w.namespace}/${w.name}`)
         .sort(),
     };
   }
 
-  #mesh(mode: MeshMode): Mesh {
-    return this.#once(`mesh ${mode}`, () =>
-      mode === MeshMode.Sidecar
-        ? compileMesh(this.#snapshot, this.#domain())
-        : compileMesh(Snapshot.of(this.#migration().objects, '<migrated>'), this.#domain()),
-    );
+  /** The platform's mesh in a mode (ambient: its migration), as an Istio version behaves (default: the newest modelled). */
+  #mesh(mode: MeshMode, istio = ''): Mesh {
+    const wanted = istio || this.#options.istioVersion || '';
+    return this.#once(`mesh ${mode} ${wanted}`, () => {
+      const version = parseIstioVersion(wanted);
+      const options = { ...this.#domain(), ...(version ? { istioVersion: version } : {}) };
+      return mode === MeshMode.Sidecar
+        ? compileMesh(this.#snapshot, options)
+        : compileMesh(Snapshot.of(this.#migration().objects, '<migrated>'), options);
+    });
   }
 
   #migration(): MigrationResult {
@@ -111,13 +146,60 @@ export class ConsoleModel {
     return graphsOf(this.#mesh(MeshMode.Sidecar), this.#mesh(MeshMode.Ambient));
   }
 
-  #render(mode: MeshMode): Record<string, unknown> {
+  #render(mode: MeshMode): {
+    mode: MeshMode;
+    objects: KubeObject[];
+    problems: string[];
+    owned: RenderResult['owned'];
+  } {
     const result = desiredState(this.#snapshot, { mode, ...this.#domain() });
     return {
       mode,
       objects: result.objects,
       problems: result.problems.map((p) => formatObjectProblem(p)),
+      owned: result.owned,
     };
+  }
+
+  /** The rendered objects of one InferenceService or Profile in a mode, as YAML (`owner=KIND/NAMESPACE/NAME`). */
+  #owned(params: URLSearchParams): ConsoleAnswer {
+    const mode = modeParam(params);
+    if (typeof mode !== 'string') return mode;
+    const owner = params.get('owner') ?? '';
+    const [kind = '', namespace = '', ...rest] = owner.split('/');
+    const name = rest.join('/');
+    const owned = this.#once(`render ${mode}`, () => this.#render(mode)).owned;
+    const objects =
+      kind === 'InferenceService'
+        ? owned.inferenceServices.get(`${namespace}/${name}`)
+        : kind === 'Profile' && namespace === ''
+          ? owned.profiles.get(name)
+          : undefined;
+    if (!objects)
+      return {
+        status: 404,
+        body: { error: `no InferenceService NAMESPACE/NAME or Profile /NAME: ${JSON.stringify(owner)}` },
+      };
+    const sorted = [...objects].sort((a, b) => compareRefs(refOf(a), refOf(b)));
+    return ok({ owner, mode, count: sorted.length, yaml: toYaml(sorted) });
+  }
+
+  /** One input object as YAML (`kind`, `name`, and `group`, `namespace` where it has them). */
+  #input(params: URLSearchParams): ConsoleAnswer {
+    const [group, kind, namespace, name] = ['group', 'kind', 'namespace', 'name'].map(
+      (p) => params.get(p) ?? '',
+    ) as [string, string, string, string];
+    const object = this.#snapshot.get(group, kind, namespace, name);
+    if (!object)
+      return {
+        status: 404,
+        body: { error: `no ${kind} ${namespace ? `${namespace}/` : ''}${name} in ${this.#options.source}` },
+      };
+    const location = this.#snapshot.locate(object);
+    return ok({
+      yaml: toYaml([object]),
+      ...(location ? { location: formatLocation(location) } : {}),
+    });
   }
 
   #trace(params: URLSearchParams): ConsoleAnswer {
@@ -134,14 +216,17 @@ export class ConsoleModel {
         return { status: 400, body: { error: `header ${JSON.stringify(h)}: write 'Name: value'` } };
       headers[header[0]] = header[1];
     }
+    const istio = params.get('istio') ?? '';
+    if (istio && !parseIstioVersion(istio))
+      return { status: 400, body: { error: `istio must be a version X.Y, got ${JSON.stringify(istio)}` } };
     try {
-      const result = traceRequest(this.#mesh(mode), {
+      const result = traceRequest(this.#mesh(mode, istio), {
         from,
         url,
         method: (params.get('method') ?? 'GET').toUpperCase(),
         headers,
       });
-      return ok({ mode, ...result });
+      return ok({ mode, ...(istio ? { istio } : {}), ...result, path: tracePath(result) });
     } catch (error) {
       if (error instanceof TraceInputError) return { status: 400, body: { error: error.message } };
       throw error;

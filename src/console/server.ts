@@ -1,7 +1,9 @@
 /**
- * The console's HTTP server: the JSON API of a `ConsoleModel` under `/api/`, read-only (GET and HEAD
- * only), on loopback unless told otherwise. The model can be replaced while serving (a reload).
+ * The console's HTTP server: the page (built into dist/ui, served from memory) and the JSON API of a
+ * `ConsoleModel` under `/api/`, read-only (GET and HEAD only), on loopback unless told otherwise. The
+ * model can be replaced while serving (a reload). The page may load only what this server serves.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ConsoleModel } from './api.ts';
@@ -16,12 +18,38 @@ export interface ConsoleServer {
 
 const securityHeaders = {
   'x-content-type-options': 'nosniff',
-  'content-security-policy': "default-src 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
 
-/** What `/` answers until the page is built: where the API is. */
-const index = `{"api":["/api/summary","/api/graph","/api/trace?from=NS/WORKLOAD&url=URL[&method=M][&header=Name:%20value][&mode=ambient]","/api/findings","/api/render?mode=sidecar|ambient","/api/migration"]}\n`;
+/** Where the API is (`/api/`). */
+const apiIndex = `{"api":["/api/summary","/api/graph[?mode=sidecar|ambient]","/api/trace?from=NS/WORKLOAD&url=URL[&method=M][&header=Name:%20value][&mode=ambient][&istio=X.Y]","/api/findings","/api/render?mode=sidecar|ambient","/api/objects?owner=InferenceService/NS/NAME|Profile//NAME[&mode=ambient]","/api/object?group=G&kind=K&namespace=NS&name=N","/api/migration"]}\n`;
+
+const pageTypes: Record<string, string> = {
+  '/index.html': 'text/html; charset=utf-8',
+  '/console.js': 'text/javascript; charset=utf-8',
+  '/console.js.map': 'application/json; charset=utf-8',
+  '/console.css': 'text/css; charset=utf-8',
+  '/console.js.LEGAL.txt': 'text/plain; charset=utf-8',
+};
+
+/** The page's files, read once (dist/ui, next to dist/src). */
+function pageFiles(): Map<string, { type: string; body: Buffer }> {
+  const dir = new URL('../../ui/', import.meta.url);
+  const files = new Map<string, { type: string; body: Buffer }>();
+  for (const [path, type] of Object.entries(pageTypes)) {
+    try {
+      files.set(path, { type, body: readFileSync(new URL(`.${path}`, dir)) });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  if (!files.has('/index.html') || !files.has('/console.js'))
+    throw new Error(`the console page is not built (no ${dir.pathname}index.html): run npm run build`);
+  return files;
+}
 
 export async function serveConsole(
   model: ConsoleModel,
@@ -30,9 +58,10 @@ export async function serveConsole(
   onError: (error: unknown) => void = () => undefined,
 ): Promise<ConsoleServer> {
   let current = model;
+  const page = pageFiles();
   const server = createServer((req, res) => {
-    const send = (status: number, body: string) => {
-      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...securityHeaders });
+    const send = (status: number, body: string | Buffer, type = 'application/json; charset=utf-8') => {
+      res.writeHead(status, { 'content-type': type, ...securityHeaders });
       res.end(req.method === 'HEAD' ? undefined : body);
     };
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -41,8 +70,13 @@ export async function serveConsole(
       return;
     }
     const url = new URL(req.url ?? '/', 'http://console');
-    if (url.pathname === '/') {
-      send(200, index);
+    const file = page.get(url.pathname === '/' ? '/index.html' : url.pathname);
+    if (file) {
+      send(200, file.body, file.type);
+      return;
+    }
+    if (url.pathname === '/api/' || url.pathname === '/api') {
+      send(200, apiIndex);
       return;
     }
     try {

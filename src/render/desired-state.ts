@@ -49,6 +49,8 @@ export interface RenderResult {
   findings: Finding[];
   /** Per InferenceService (`namespace/name`): its mode and status, for the controller and the console. */
   inferenceServices: Map<string, InferenceServiceRender>;
+  /** The objects rendered for each InferenceService (`namespace/name`) and each Profile (its name), for the console. */
+  owned: { inferenceServices: Map<string, KubeObject[]>; profiles: Map<string, KubeObject[]> };
   /** The mode of each namespace rendering looked at (generated objects, or callers named by policies). */
   modes: Map<string, MeshMode>;
 }
@@ -87,10 +89,13 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
   };
 
   const profileNamespaces = new Set<string>();
+  const owned: RenderResult['owned'] = { inferenceServices: new Map(), profiles: new Map() };
   for (const profile of snapshot.list('kubeflow.org', 'Profile')) {
     const namespace = profile.metadata.name ?? '';
     profileNamespaces.add(namespace);
-    objects.push(...profileObjects(profile, { ...kubeflow }, modeOf(namespace)));
+    const rendered = profileObjects(profile, { ...kubeflow }, modeOf(namespace));
+    owned.profiles.set(namespace, rendered);
+    objects.push(...rendered);
   }
   for (const notebook of snapshot.list('kubeflow.org', 'Notebook')) {
     objects.push(
@@ -107,14 +112,18 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
     const result = renderInferenceService(isvc, config, snapshot, {
       meshGateway: options.meshGateway ?? true,
     });
-    inferenceServices.set(`${namespace}/${isvc.metadata.name}`, result);
+    const key = `${namespace}/${isvc.metadata.name}`;
+    inferenceServices.set(key, result);
+    owned.inferenceServices.set(key, [...result.objects]);
     objects.push(...result.objects);
     if (result.problem) problems.push(result.problem);
     if (!result.mode || modeOf(namespace) !== MeshMode.Ambient) continue;
     if (isKnativeMode(result.mode)) {
       findings.push({ ...serverlessInAmbientFinding(isvc), ...locationOf(snapshot, object) });
     } else {
-      objects.push(...ambientInferenceServiceObjects(isvc));
+      const ambient = ambientInferenceServiceObjects(isvc);
+      owned.inferenceServices.get(key)?.push(...ambient);
+      objects.push(...ambient);
       ambientModelNamespaces.add(namespace);
     }
   }
@@ -155,7 +164,7 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
       );
   findings.push(...mixedModeFindings(snapshot, kubeflow, modeOf, ambientProfiles, anySidecar));
   objects.sort((a, b) => compareRefs(refOf(a), refOf(b)));
-  return { objects, problems, findings, inferenceServices, modes };
+  return { objects, problems, findings, inferenceServices, owned, modes };
 }
 
 function locationOf(snapshot: Snapshot, object: KubeObject): { location?: NonNullable<Finding['location']> } {
