@@ -1,0 +1,307 @@
+/**
+ * The console page: the mesh graph of one mode (sidecar, or the platform migrated to ambient) with search,
+ * namespace filter and focus; the tracer (a request's hops on the graph and as a table); the analyzer's
+ * findings, linked to the graph and to the objects; the objects kfmesh renders for an InferenceService or
+ * Profile in the mode shown, and the migration report. It only reads the API.
+ */
+import { byId, el, fill } from './dom.ts';
+import {
+  get,
+  type Findings,
+  type ModeGraph,
+  type MigrationReport,
+  type Owned,
+  type Summary,
+  type Traced,
+} from './client.ts';
+import { GraphView, type EdgeFilter } from './graph-view.ts';
+import { findingsList, migrationReport, nodeDetails, traceResult, yamlBlock } from './panels.ts';
+
+type Mode = 'sidecar' | 'ambient';
+
+interface Ready {
+  mode: Mode;
+  /** Milliseconds from the start of navigation to the graph drawn and answering input. */
+  interactiveMs: number;
+  nodes: number;
+  edges: number;
+  /** Edges on the page (a large graph draws some of its edges at a time). */
+  drawnEdges: number;
+}
+
+/** What tests and benchmarks read: the graph, and when it became interactive. */
+declare global {
+  interface Window {
+    kfmesh?: { view: GraphView; ready: Ready };
+  }
+}
+
+const state: {
+  mode: Mode;
+  summary?: Summary;
+  /** Each mode's graph, fetched when first shown. */
+  graphs: Map<Mode, Promise<ModeGraph>>;
+  view?: GraphView;
+  lastTrace?: Record<string, string | string[]>;
+} = { mode: 'sidecar', graphs: new Map() };
+
+function graphOf(mode: Mode): Promise<ModeGraph> {
+  let graph = state.graphs.get(mode);
+  if (!graph) {
+    graph = get<ModeGraph>('/api/graph', { mode });
+    graph.catch(() => undefined); // awaited where it is used; this only keeps an early failure from going unhandled
+    state.graphs.set(mode, graph);
+  }
+  return graph;
+}
+
+function status(text: string, error = false): void {
+  const line = byId('status');
+  line.textContent = text;
+  line.className = error ? 'error' : '';
+}
+
+function failed(error: unknown): void {
+  status((error as Error).message, true);
+}
+
+function selectTab(name: string): void {
+  for (const button of document.querySelectorAll<HTMLButtonElement>('.tabs button'))
+    button.setAttribute('aria-selected', String(button.dataset['tab'] === name));
+  for (const tab of document.querySelectorAll<HTMLElement>('.tab')) tab.hidden = tab.id !== `tab-${name}`;
+}
+
+async function drawGraph(): Promise<void> {
+  const mode = state.mode;
+  const graphs = await graphOf(mode);
+  if (mode !== state.mode) return; // toggled again meanwhile
+  const graph = graphs.graph;
+  state.view?.destroy();
+  const view = new GraphView(byId('graph'), graph, {
+    select: (node, edges) => {
+      if (!node) return;
+      fill(byId('details-out'), nodeDetails(node, edges));
+      selectTab('details');
+    },
+  });
+  state.view = view;
+  view.setEdgeFilter(byId<HTMLSelectElement>('edges').value as EdgeFilter);
+  const t = graph.totals;
+  const sampled = graphs.requests < graphs.matrix ? ` (a sample of ${graphs.matrix} requests)` : '';
+  byId('graph-stats').textContent =
+    `${state.mode}: ${graph.nodes.length} nodes, ${graph.edges.length} edges from ${graphs.requests} requests${sampled}; ` +
+    `${t.passthrough} to PassthroughCluster, ${t.denied} denied, ${t.mtls} over mTLS`;
+  document.body.dataset['mode'] = state.mode;
+  if (view.partial)
+    status(
+      `${graph.nodes.length} nodes: only the edges out of the mesh are drawn; tap a node, pick a namespace or trace a request to see others`,
+    );
+  view.cy.one('render', () => {
+    performance.mark('kfmesh:first-frame');
+    requestAnimationFrame(() => {
+      window.kfmesh = {
+        view,
+        ready: {
+          mode: state.mode,
+          interactiveMs: performance.now(),
+          nodes: graph.nodes.length,
+          edges: graph.edges.length,
+          drawnEdges: view.cy.edges().length,
+        },
+      };
+      document.body.dataset['graphReady'] = state.mode;
+    });
+  });
+}
+
+async function setMode(mode: Mode): Promise<void> {
+  if (mode === state.mode) return;
+  state.mode = mode;
+  delete document.body.dataset['graphReady'];
+  for (const button of document.querySelectorAll<HTMLButtonElement>('.modes button'))
+    button.setAttribute('aria-pressed', String(button.dataset['mode'] === mode));
+  byId<HTMLSelectElement>('namespace').value = '';
+  await drawGraph();
+  if (state.lastTrace) await trace(state.lastTrace);
+  if (!byId('tab-objects').hidden) void showOwner();
+}
+
+async function trace(params: Record<string, string | string[]>): Promise<void> {
+  state.lastTrace = params;
+  status('tracing…');
+  try {
+    const result = await get<Traced>('/api/trace', { ...params, mode: state.mode });
+    const shown = state.view?.showPath(result.path).length ?? 0;
+    fill(byId('trace-out'), traceResult(result, shown));
+    status(`traced in ${state.mode} mode: ${result.summary}`);
+  } catch (error) {
+    fill(
+      byId('trace-out'),
+      el('p', { class: 'warning', 'data-testid': 'trace-error' }, (error as Error).message),
+    );
+    failed(error);
+  }
+}
+
+function traceForm(): void {
+  const form = byId<HTMLFormElement>('trace-form');
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const value = (id: string) => byId<HTMLInputElement>(id).value.trim();
+    const headers = byId<HTMLTextAreaElement>('trace-headers')
+      .value.split('\n')
+      .map((h) => h.trim())
+      .filter(Boolean);
+    const params: Record<string, string | string[]> = {
+      from: value('trace-from'),
+      url: value('trace-url'),
+      method: value('trace-method'),
+      header: headers,
+    };
+    const istio = value('trace-istio');
+    if (istio) params['istio'] = istio;
+    void trace(params);
+  });
+}
+
+async function showOwner(): Promise<void> {
+  const owner = byId<HTMLSelectElement>('owner').value;
+  if (!owner) return;
+  try {
+    const owned = await get<Owned>('/api/objects', { owner, mode: state.mode });
+    fill(
+      byId('objects-out'),
+      yamlBlock(
+        `${owned.count} objects of ${owner.replace('//', '/')} in ${owned.mode} mode`,
+        owned.yaml,
+        'objects-yaml',
+      ),
+    );
+  } catch (error) {
+    failed(error);
+  }
+}
+
+async function showFindings(): Promise<void> {
+  const findings = await get<Findings>('/api/findings');
+  const s = findings.summary;
+  const tab = document.querySelector<HTMLButtonElement>('.tabs button[data-tab="findings"]');
+  if (tab) tab.textContent = `Findings (${s.findings})`;
+  fill(
+    byId('findings-out'),
+    el(
+      'p',
+      {},
+      `${s.error} errors, ${s.warning} warnings, ${s.info} notes (analyzer on the platform as given)`,
+    ),
+    findingsList(findings.findings, {
+      showInGraph: (f) => {
+        const namespace = f.object.namespace ?? '';
+        const n = state.view?.showNamespace(namespace) ?? 0;
+        state.view?.fit();
+        status(`${f.code}: ${n} nodes of namespace ${namespace || '(cluster)'} marked on the graph`);
+      },
+      showObject: (f) => {
+        const ref = f.object;
+        get<{ yaml: string; location?: string }>('/api/object', {
+          group: ref.group,
+          kind: ref.kind,
+          namespace: ref.namespace ?? '',
+          name: ref.name,
+        }).then((object) => {
+          fill(
+            byId('objects-out'),
+            yamlBlock(
+              `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}${object.location ? ` (${object.location})` : ''}`,
+              object.yaml,
+              'object-yaml',
+            ),
+          );
+          selectTab('objects');
+        }, failed);
+      },
+    }),
+  );
+}
+
+async function main(): Promise<void> {
+  for (const button of document.querySelectorAll<HTMLButtonElement>('.tabs button'))
+    button.addEventListener('click', () => {
+      const tab = button.dataset['tab'] ?? 'tracer';
+      selectTab(tab);
+      if (tab === 'objects' && !byId('objects-out').hasChildNodes()) void showOwner();
+    });
+  for (const button of document.querySelectorAll<HTMLButtonElement>('.modes button'))
+    button.addEventListener('click', () => {
+      setMode(button.dataset['mode'] === 'ambient' ? 'ambient' : 'sidecar').catch(failed);
+    });
+  traceForm();
+
+  status('loading…');
+  performance.mark('kfmesh:start');
+  void graphOf(state.mode);
+  const summary = await get<Summary>('/api/summary');
+  performance.mark('kfmesh:summary');
+  state.summary = summary;
+  byId('source').textContent =
+    `${summary.source}: ${summary.objects} objects, ${summary.inferenceServices.length} InferenceServices, ${summary.profiles.length} Profiles`;
+  const clients = byId('clients');
+  fill(clients, ...['external', ...summary.clients].map((c) => el('option', { value: c })));
+  const [major, newest] = summary.newestIstio.split('.').map(Number) as [number, number];
+  const oldest = Number(summary.oldestIstio.split('.')[1]);
+  fill(
+    byId('trace-istio'),
+    el('option', { value: '' }, `${summary.istio} (the console's)`),
+    ...Array.from({ length: newest - oldest + 1 }, (_, i) => `${major}.${newest - i}`).map((v) =>
+      el('option', { value: v }, v),
+    ),
+  );
+  fill(
+    byId('namespace'),
+    el('option', { value: '' }, 'All namespaces'),
+    ...summary.namespaces.map((ns) => el('option', { value: ns }, ns)),
+  );
+  fill(
+    byId('owner'),
+    ...summary.inferenceServices.map((isvc) =>
+      el('option', { value: `InferenceService/${isvc}` }, `InferenceService ${isvc}`),
+    ),
+    ...summary.profiles.map((p) => el('option', { value: `Profile//${p}` }, `Profile ${p}`)),
+  );
+  byId('owner').addEventListener('change', () => void showOwner());
+  byId('migration').addEventListener('click', () => {
+    get<MigrationReport>('/api/migration').then(
+      (report) => fill(byId('objects-out'), migrationReport(report)),
+      failed,
+    );
+  });
+
+  await graphOf(state.mode);
+  performance.mark('kfmesh:graph-data');
+  await drawGraph();
+  performance.mark('kfmesh:graph-drawn');
+  const search = byId<HTMLInputElement>('search');
+  search.addEventListener('input', () => {
+    const found = state.view?.search(search.value) ?? 0;
+    byId('search-count').textContent = search.value ? `${found} found` : '';
+  });
+  search.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') state.view?.fit();
+  });
+  byId('namespace').addEventListener('change', () =>
+    state.view?.filterNamespace(byId<HTMLSelectElement>('namespace').value),
+  );
+  byId('edges').addEventListener('change', () =>
+    state.view?.setEdgeFilter(byId<HTMLSelectElement>('edges').value as EdgeFilter),
+  );
+  byId('fit').addEventListener('click', () => state.view?.fit());
+  byId('clear').addEventListener('click', () => {
+    search.value = '';
+    byId('search-count').textContent = '';
+    state.view?.clearFocus();
+  });
+  if (!state.view?.partial) status('ready');
+  await showFindings();
+}
+
+main().catch(failed);

@@ -1,0 +1,185 @@
+/**
+ * The side panels: the selected node's traffic, the tracer's hop table, the findings, the objects and the
+ * migration report. Each returns elements built from the API's answers (text only, see `dom.ts`).
+ */
+import type { GraphEdge, GraphNode } from '../console/graph.ts';
+import type { Hop } from '../mesh/trace.ts';
+import { el, table } from './dom.ts';
+import { describeRef, type Finding, type MigrationReport, type Traced } from './client.ts';
+
+const count = (n: number, of: number) => (n === 0 ? '' : n === of ? 'all' : String(n));
+
+export function nodeDetails(node: GraphNode, edges: { into: GraphEdge[]; out: GraphEdge[] }): HTMLElement {
+  const rows = (list: GraphEdge[], peer: (e: GraphEdge) => string) =>
+    list.map((e) => [
+      peer(e),
+      e.requests,
+      count(e.allowed, e.requests),
+      count(e.denied, e.requests) + (e.deniedBy ? ` (${e.deniedBy})` : ''),
+      count(e.passthrough, e.requests),
+      count(e.mtls, e.requests),
+    ]);
+  const header = ['requests', 'allowed', 'denied', 'passthrough', 'mTLS'];
+  return el(
+    'section',
+    { 'data-testid': 'node-details' },
+    el('h3', {}, `${node.kind} ${node.id}`),
+    el('h4', {}, `From (${edges.into.length})`),
+    table(
+      ['from', ...header],
+      rows(edges.into, (e) => e.source),
+    ),
+    el('h4', {}, `To (${edges.out.length})`),
+    table(
+      ['to', ...header],
+      rows(edges.out, (e) => e.target),
+    ),
+  );
+}
+
+function proxyOf(hop: Hop): string {
+  return `${hop.kind} ${hop.namespace}/${hop.workload}`;
+}
+
+function labelsOf(result: Traced, hop: Hop): HTMLElement | string {
+  const proxy = `${hop.namespace}/${hop.workload}`;
+  const records = result.telemetry.filter((t) => t.proxy === proxy);
+  if (records.length === 0) return '';
+  return el(
+    'details',
+    {},
+    el('summary', {}, records.map((r) => `reporter=${r.reporter}`).join(', ')),
+    ...records.map((r) =>
+      el(
+        'dl',
+        { class: 'labels' },
+        ...Object.entries(r.labels).flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]),
+      ),
+    ),
+  );
+}
+
+export function traceResult(result: Traced, shownOnGraph: number): HTMLElement {
+  const decision = (hop: Hop) =>
+    hop.decision === 'none' ? '' : hop.policy ? `${hop.decision}: ${hop.policy}` : hop.decision;
+  const rows = result.hops.map((hop, i) => [
+    i + 1,
+    proxyOf(hop),
+    hop.direction,
+    hop.route ?? hop.virtualService ?? '',
+    [hop.cluster, hop.upstream].filter(Boolean).join(' → '),
+    `${hop.authority}${hop.path}`,
+    hop.mtls ? `mTLS${hop.tls ? ` (${hop.tls})` : ''}` : 'plaintext',
+    decision(hop),
+    hop.code !== undefined ? `${hop.code} ${hop.flags ?? ''}` : '',
+    labelsOf(result, hop),
+  ]);
+  return el(
+    'section',
+    { 'data-testid': 'trace-result' },
+    el('p', { class: 'trace-summary', 'data-testid': 'trace-summary' }, result.summary),
+    el(
+      'p',
+      {},
+      `response ${result.response.code}${result.response.flags && result.response.flags !== '-' ? ` ${result.response.flags}` : ''}`,
+      result.answeredBy ? `; answered by ${result.answeredBy}` : '; answered by a proxy',
+      ` (${result.mode} mode; path ${result.path.join(' → ')}; ${shownOnGraph} of ${result.path.length} on the graph)`,
+    ),
+    result.unsupported ? el('p', { class: 'warning' }, `partial trace: ${result.unsupported}`) : false,
+    table(
+      [
+        '#',
+        'proxy',
+        'direction',
+        'route',
+        'cluster → upstream',
+        'leaves as',
+        'TLS',
+        'decision',
+        'response',
+        'istio_requests_total',
+      ],
+      rows,
+      'hop-table',
+    ),
+    ...result.hops
+      .filter((h) => h.notes.length > 0)
+      .map((h) => el('p', { class: 'note' }, `${proxyOf(h)}: ${h.notes.join('; ')}`)),
+  );
+}
+
+export interface FindingActions {
+  showInGraph(finding: Finding): void;
+  showObject(finding: Finding): void;
+}
+
+export function findingsList(findings: Finding[], actions: FindingActions): HTMLElement {
+  if (findings.length === 0) return el('p', { 'data-testid': 'findings' }, 'No findings.');
+  return el(
+    'ol',
+    { class: 'findings', 'data-testid': 'findings' },
+    ...findings.map((f) => {
+      const graphButton = el('button', { type: 'button' }, 'Show in graph');
+      graphButton.addEventListener('click', () => actions.showInGraph(f));
+      const objectButton = el('button', { type: 'button' }, 'Show object');
+      objectButton.addEventListener('click', () => actions.showObject(f));
+      return el(
+        'li',
+        { class: `finding ${f.severity}` },
+        el('span', { class: 'badge' }, f.severity),
+        ' ',
+        el('strong', {}, f.code),
+        ' ',
+        el('span', { class: 'object' }, describeRef(f.object)),
+        f.field ? ` (${f.field})` : '',
+        f.location ? el('span', { class: 'location' }, ` ${f.location}`) : false,
+        el('p', {}, f.message),
+        f.fix ? el('p', { class: 'fix' }, `Fix: ${f.fix}`) : false,
+        el('div', { class: 'actions' }, graphButton, ' ', objectButton),
+      );
+    }),
+  );
+}
+
+export function yamlBlock(title: string, yaml: string, testId: string): HTMLElement {
+  const copy = el('button', { type: 'button' }, 'Copy');
+  copy.addEventListener('click', () => {
+    void navigator.clipboard?.writeText(yaml).then(() => {
+      copy.textContent = 'Copied';
+    });
+  });
+  return el(
+    'section',
+    {},
+    el('div', { class: 'row' }, el('h3', {}, title), copy),
+    el('pre', { class: 'yaml', 'data-testid': testId }, yaml),
+  );
+}
+
+export function migrationReport(report: MigrationReport): HTMLElement {
+  const changed = report.entries.filter((e) => e.outcome !== 'kept');
+  return el(
+    'section',
+    { 'data-testid': 'migration-report' },
+    el('h3', {}, 'Migration to ambient mode'),
+    table(Object.keys(report.summary), [Object.values(report.summary)], 'migration-summary'),
+    el('h4', {}, `Objects that change (${changed.length})`),
+    table(
+      ['object', 'outcome', 'notes'],
+      changed.map((e) => [
+        describeRef(e.object),
+        e.outcome,
+        el(
+          'ul',
+          {},
+          ...e.notes.map((n) => el('li', {}, `${n.kind}${n.field ? ` ${n.field}` : ''}: ${n.message}`)),
+        ),
+      ]),
+    ),
+    el('h4', {}, `Objects added (${report.added.length})`),
+    table(
+      ['object', 'why'],
+      report.added.map((a) => [describeRef(a.object), a.reason]),
+    ),
+  );
+}
