@@ -4,39 +4,14 @@
  * reload when a served file changes (a file that no longer loads leaves the last good objects served).
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { kfmeshBin } from '../cli-process.ts';
 import { eventually } from '../controller-process.ts';
+import { startServe, stopServe as stop, type Serving } from '../serve-process.ts';
 
-interface Serving {
-  child: ChildProcess;
-  base: string;
-  log: () => string;
-}
-
-async function serve(args: string[]): Promise<Serving> {
-  let log = '';
-  const child = spawn(process.execPath, [kfmeshBin, 'serve', '--port', '0', ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr?.on('data', (c: Buffer) => (log += c.toString()));
-  const base = await eventually('the console address', () => /is at (http:\/\/[^/]+)\//.exec(log)?.[1], {
-    ms: 60_000,
-    context: () => log,
-  });
-  return { child, base, log: () => log };
-}
-
-async function stop(s: Serving | undefined): Promise<number | null> {
-  if (!s || s.child.exitCode !== null) return s?.child.exitCode ?? null;
-  const exited = new Promise<number | null>((r) => s.child.once('exit', r));
-  s.child.kill('SIGTERM');
-  return exited;
-}
+const serve = (args: string[]) => startServe(args);
 
 const getJson = async <T>(url: string) => {
   const res = await fetch(url);
