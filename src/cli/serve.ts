@@ -8,7 +8,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { ConsoleModel } from '../console/api.ts';
 import { parseIstioVersion } from '../mesh/istio-version.ts';
-import { serveConsole } from '../console/server.ts';
+import { serveConsole, type ConsoleServer } from '../console/server.ts';
 import { ExitCode, runCommand, snapshotFrom, UsageError, type ClusterFlags, type Streams } from './io.ts';
 
 export interface ServeFlags extends ClusterFlags {
@@ -16,6 +16,8 @@ export interface ServeFlags extends ClusterFlags {
   port: string;
   istioVersion?: string;
   clusterDomain: string;
+  /** When the port is taken, take a free one instead of failing (npm start). */
+  anyPortIfTaken?: boolean;
 }
 
 export function serveCommand(
@@ -46,9 +48,24 @@ export function serveCommand(
         ...(flags.istioVersion ? { istioVersion: flags.istioVersion } : {}),
       });
     const first = await load();
-    const served = await serveConsole(first, flags.host, port, (error) =>
-      streams.stderr(`kfmesh: ${(error as Error).stack ?? String(error)}\n`),
-    );
+    const onError = (error: unknown) =>
+      streams.stderr(`kfmesh: ${(error as Error).stack ?? String(error)}\n`);
+    const listen = (on: number): Promise<ConsoleServer> =>
+      serveConsole(first, flags.host, on, onError).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
+          if (flags.anyPortIfTaken && on !== 0) {
+            streams.stderr(`kfmesh: port ${on} is taken; using a free one\n`);
+            return listen(0);
+          }
+          throw new UsageError(
+            `can't listen on ${flags.host}:${on} (${error.code}): give another --port (0 picks a free one)`,
+          );
+        }
+        if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
+          throw new UsageError(`can't listen on ${flags.host} (${error.code}): give another --host`);
+        throw error;
+      });
+    const served = await listen(port);
     const host = served.address.family === 'IPv6' ? `[${served.address.address}]` : served.address.address;
     streams.stderr(`kfmesh: the console of ${source} is at http://${host}:${served.address.port}/\n`);
     // The first page load needs the graphs: compute them now rather than when it asks.

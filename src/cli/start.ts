@@ -1,65 +1,31 @@
 /**
- * `npm start`: on the built-in example platform, what kfmesh renders for its InferenceServices, and what
- * the `mesh` binding changes for an in-mesh client, traced before and after; then a short guide.
+ * `npm start`: the console on the built-in example platform, at http://127.0.0.1:8080/ (or $PORT; a free
+ * port when that one is taken), after a few lines on what it shows. Runs until Ctrl-C.
  */
-import { examplePlatform } from '../example/platform.ts';
-import { compileMesh } from '../mesh/mesh.ts';
-import { parseIstioVersion } from '../mesh/istio-version.ts';
-import { traceRequest, type TraceResult } from '../mesh/trace.ts';
-import { Snapshot } from '../load/snapshot.ts';
-import { toYaml } from '../model/serialize.ts';
-import { refOf } from '../model/object.ts';
-import { desiredState } from '../render/desired-state.ts';
+import { serveCommand } from './serve.ts';
+import type { Streams } from './io.ts';
 
-const platform = examplePlatform();
-const snapshot = Snapshot.of(platform, '<example>');
-const after = desiredState(snapshot, { mode: 'sidecar' });
-const before = desiredState(snapshot, { mode: 'sidecar', meshGateway: false });
-// The platform with KServe's objects as they were before the fix, for the "before" trace.
-const replaced = new Set(before.objects.map((o) => JSON.stringify(refOf(o))));
-const beforePlatform = [
-  ...platform.filter((o) => !replaced.has(JSON.stringify(refOf(o)))),
-  ...before.objects,
-];
+const streams: Streams = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
 
-const request = {
-  from: 'kubeflow-user-example-com/curl-inside-mesh',
-  url: 'http://sklearn-iris.kubeflow-user-example-com.svc.cluster.local/v1/models/sklearn-iris:predict',
-  method: 'POST',
-};
-const istioVersion = parseIstioVersion('1.20');
-const traced = (objects: typeof platform): TraceResult =>
-  traceRequest(compileMesh(Snapshot.of(objects), istioVersion ? { istioVersion } : {}), request);
-
-function summary(result: TraceResult): string {
-  const hops = result.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`).join(' → ');
-  const client = result.telemetry.find((t) => t.proxy === request.from)?.labels ?? {};
-  return `${hops}\n    response ${result.response.code}; the client reports destination_service_name="${client['destination_service_name']}"`;
-}
-
-const models = snapshot.list('serving.kserve.io', 'InferenceService');
 process.stdout.write(`kfmesh — mesh networking for Kubeflow and KServe over Istio
 
-The built-in example platform: ${models.length} InferenceServices in ${new Set(models.map((o) => o.metadata.namespace)).size} namespaces, with KServe's,
-Knative's and Istio's objects as a running cluster holds them (kfmesh example prints it).
+The console, on the built-in example platform (kfmesh example prints it): the mesh as graphs of traced
+traffic in sidecar mode and migrated to ambient mode, a tracer that follows one request hop by hop, the
+analyzer's findings, and the objects kfmesh renders. Try the tracer with
+  From  kubeflow-user-example-com/curl-inside-mesh
+  URL   http://sklearn-iris.kubeflow-user-example-com.svc.cluster.local/v1/models/sklearn-iris:predict
+then switch to Ambient. kfmesh serve FILES... shows your own platform; kfmesh --help lists the rest.
+Ctrl-C stops the console.
 
-What KServe generates for them, as kfmesh renders it (kfmesh render):
-
-${toYaml(after.objects)}
-The mesh fix, for ${request.method} ${request.url}
-from ${request.from} (kfmesh trace, Istio 1.20):
-  before (KServe < 0.14, VirtualService not bound to mesh):
-    ${summary(traced(beforePlatform))}
-  after:
-    ${summary(traced(platform))}
-
-Commands:
-  kfmesh render [PATH...] [--mode sidecar|ambient] [-o yaml|json]          what kfmesh applies
-  kfmesh trace [PATH...] --from NS/WORKLOAD|external --url URL [...]       one request through the mesh
-  kfmesh migrate [PATH...] --to ambient [--report FILE]                    sidecar mode to ambient mode
-  kfmesh verify --equivalence BEFORE AFTER                                 what a change does to every request
-  kfmesh verify [PATH...] --cases FILE                                     request expectations
-  kfmesh analyze [PATH...] [-o text|json|sarif]                            what is wrong, and the fix
-  kfmesh example [--mode sidecar|ambient]                                  the example platform as YAML
-  kfmesh --help                                                            everything else
 `);
+
+process.exitCode = await serveCommand(
+  [],
+  {
+    host: '127.0.0.1',
+    port: process.env['PORT'] ?? '8080',
+    clusterDomain: 'cluster.local',
+    anyPortIfTaken: true,
+  },
+  streams,
+);

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../controller-process.ts';
+import { runKfmesh } from '../cli-process.ts';
 import { startServe, stopServe as stop, type Serving } from '../serve-process.ts';
 
 const serve = (args: string[]) => startServe(args);
@@ -97,8 +98,86 @@ describe('kfmesh serve on the example platform', () => {
     assert.equal(post.headers.get('allow'), 'GET, HEAD');
   });
 
+  test('the page and its script from this server, under a CSP that allows nothing else', async () => {
+    const page = await fetch(`${s.base}/`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    const csp = page.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /script-src 'self'/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
+    const html = await page.text();
+    assert.match(html, /<script type="module" src="\/console.js">/);
+    assert.doesNotMatch(html, /(src|href)="(https?:)?\/\//, 'no remote assets');
+    const script = await fetch(`${s.base}/console.js`);
+    assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
+    assert.ok((await script.text()).length > 100_000, 'cytoscape is bundled in');
+  });
+
+  test("one mode's graph; an InferenceService's and a Profile's objects; an input object", async () => {
+    const ambient = await getJson<{ mode: string; graph: { nodes: { kind: string }[] }; requests: number }>(
+      `${s.base}/api/graph?mode=ambient`,
+    );
+    assert.equal(ambient.body.mode, 'ambient');
+    assert.ok(ambient.body.graph.nodes.some((n) => n.kind === 'waypoint'));
+    const isvc = await getJson<{ count: number; yaml: string }>(
+      `${s.base}/api/objects?owner=InferenceService/kubeflow-user-example-com/sklearn-iris`,
+    );
+    assert.equal(isvc.status, 200);
+    assert.ok(isvc.body.count >= 2);
+    assert.match(isvc.body.yaml, /kind: VirtualService\n/);
+    assert.match(isvc.body.yaml, /name: sklearn-iris\n/);
+    const profile = await getJson<{ count: number; yaml: string }>(
+      `${s.base}/api/objects?owner=Profile//ml-research&mode=ambient`,
+    );
+    assert.equal(profile.status, 200);
+    assert.match(
+      profile.body.yaml,
+      /kind: Gateway\n/,
+      'the Profile namespace gets its waypoint in ambient mode',
+    );
+    assert.equal((await getJson(`${s.base}/api/objects?owner=Profile//nobody`)).status, 404);
+    const object = await getJson<{ yaml: string; location: string }>(
+      `${s.base}/api/object?group=serving.kserve.io&kind=InferenceService&namespace=kubeflow-user-example-com&name=sklearn-iris`,
+    );
+    assert.match(object.body.yaml, /kind: InferenceService/);
+    assert.match(object.body.location, /^<example>:\d+:\d+$/);
+    assert.equal((await getJson(`${s.base}/api/object?kind=Service&name=none`)).status, 404);
+  });
+
+  test('a trace at another Istio version, with its path on the graph', async () => {
+    const q = new URLSearchParams({
+      from: 'kubeflow-user-example-com/curl-inside-mesh',
+      url: 'http://sklearn-iris.kubeflow-user-example-com.svc.cluster.local/',
+      istio: '1.20',
+    });
+    const traced = await getJson<{ istio: string; path: string[] }>(`${s.base}/api/trace?${q.toString()}`);
+    assert.equal(traced.status, 200);
+    assert.equal(traced.body.istio, '1.20');
+    assert.equal(traced.body.path[0], 'kubeflow-user-example-com/curl-inside-mesh');
+    q.set('istio', 'latest');
+    assert.equal((await getJson(`${s.base}/api/trace?${q.toString()}`)).status, 400);
+  });
+
   test('SIGTERM: exit 0', async () => {
     assert.equal(await stop(s), 0);
+  });
+});
+
+describe('kfmesh serve: bad flags', () => {
+  test('a taken port or a bad Istio version: exit 2 with the reason', async () => {
+    const first = await serve([]);
+    try {
+      const port = new URL(first.base).port;
+      const taken = runKfmesh(['serve', '--port', port]);
+      assert.equal(taken.code, 2);
+      assert.match(taken.stderr, new RegExp(`can't listen on 127.0.0.1:${port} \\(EADDRINUSE\\)`));
+    } finally {
+      await stop(first);
+    }
+    const version = runKfmesh(['serve', '--istio-version', 'one']);
+    assert.equal(version.code, 2);
+    assert.match(version.stderr, /--istio-version must be X.Y/);
   });
 });
 

@@ -52,6 +52,10 @@ function graphState(page: Page): Promise<GraphState> {
 async function open(browser: Browser, serving: Serving, errors: string[]): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1600, height: 950 } });
   page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+  page.on('request', (r) => {
+    if (!r.url().startsWith(`${serving.base}/`) && !r.url().startsWith('data:'))
+      errors.push(`a request elsewhere: ${r.url()}`);
+  });
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(`console error: ${m.text()}`);
   });
