@@ -64,6 +64,19 @@ async function open(browser: Browser, serving: Serving, errors: string[]): Promi
   return page;
 }
 
+/** Waits until the element's text holds `text`. */
+async function waitForText(page: Page, selector: string, text: string): Promise<void> {
+  await page.waitForFunction(
+    ([sel, wanted]) =>
+      (
+        globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }
+      ).document
+        .querySelector(sel)
+        ?.textContent.includes(wanted) ?? false,
+    [selector, text] as const,
+  );
+}
+
 /** The hop table's rows as text cells. */
 function hopRows(page: Page): Promise<string[][]> {
   return page.$$eval('[data-testid="hop-table"] tbody tr', (rows) =>
@@ -114,6 +127,14 @@ describe('the console in Chromium', browserTestOptions(), () => {
     const s = await startServe(args, { warm: true, ms: 120_000 });
     servers.push(s);
     return s;
+  };
+  /** Serves a published trace case at its Istio version, traces its request in the page, reads the hops. */
+  const traceSeed = async (file: string) => {
+    const { path, request } = seedCase(file);
+    const errors: string[] = [];
+    const page = await open(browser, await serve([path, '--istio-version', request.istio]), errors);
+    await traceIn(page, request);
+    return { page, request, rows: await hopRows(page), errors };
   };
   before(async () => {
     browser = await launchBrowser();
@@ -242,13 +263,7 @@ describe('the console in Chromium', browserTestOptions(), () => {
       assert.match(sidecar, /- mesh/);
       await page.click('#mode-ambient');
       await page.waitForSelector('[data-testid="objects-yaml"]');
-      await page.waitForFunction(() =>
-        (
-          globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }
-        ).document
-          .querySelector('#objects-out h3')
-          ?.textContent.endsWith('in ambient mode'),
-      );
+      await waitForText(page, '#objects-out h3', 'in ambient mode');
       await page.click('#mode-sidecar');
       await page.click('#migration');
       await page.waitForSelector('[data-testid="migration-report"]');
@@ -263,11 +278,7 @@ describe('the console in Chromium', browserTestOptions(), () => {
   });
 
   test("the seed's request before the fix: the in-mesh client goes to PassthroughCluster", async () => {
-    const { path, request } = seedCase('01-kserve-vs-without-mesh-passthrough.yaml');
-    const errors: string[] = [];
-    const page = await open(browser, await serve([path, '--istio-version', request.istio]), errors);
-    await traceIn(page, request);
-    const rows = await hopRows(page);
+    const { page, request, rows, errors } = await traceSeed('01-kserve-vs-without-mesh-passthrough.yaml');
     // The client's sidecar sends it out of the mesh; it reaches the gateway anyway, which forwards it to
     // itself (the second pass the seed reported), then the model.
     assert.deepEqual(
@@ -284,11 +295,7 @@ describe('the console in Chromium', browserTestOptions(), () => {
   });
 
   test("the seed's request after the fix: through the local gateway to the model, over mTLS", async () => {
-    const { path, request } = seedCase('02-kserve-vs-with-mesh-local-gateway.yaml');
-    const errors: string[] = [];
-    const page = await open(browser, await serve([path, '--istio-version', request.istio]), errors);
-    await traceIn(page, request);
-    const rows = await hopRows(page);
+    const { page, request, rows, errors } = await traceSeed('02-kserve-vs-with-mesh-local-gateway.yaml');
     assert.ok(rows.length >= 3, `client sidecar, gateway, model sidecar: ${JSON.stringify(rows)}`);
     assert.match(rows[1]?.[1] ?? '', /^gateway istio-system\//);
     assert.ok(
@@ -304,13 +311,7 @@ describe('the console in Chromium', browserTestOptions(), () => {
     await page.screenshot({ path: join(shots, 'console-trace-after.png') });
     // The same request, traced again on the platform migrated to ambient mode.
     await page.click('#mode-ambient');
-    await page.waitForFunction(() =>
-      (
-        globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }
-      ).document
-        .querySelector('[data-testid="trace-result"]')
-        ?.textContent.includes('(ambient mode'),
-    );
+    await waitForText(page, '[data-testid="trace-result"]', '(ambient mode');
     assert.deepEqual(errors, []);
   });
 
