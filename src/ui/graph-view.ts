@@ -10,8 +10,8 @@ import { layeredLayout, type Layout } from '../console/layout.ts';
 
 /**
  * Above this many nodes a graph is large: its edges are drawn the cheap way, hidden while panning, and only
- * some are on the page at a time (those out of the mesh, then those of the focused node, the namespace
- * shown or the traced path), since thousands of crossing edges hide more than they show.
+ * some are on the page at a time (those of the focused node, the namespace shown or the traced path), since
+ * thousands of crossing edges hide more than they show; the orange rings still show who leaves the mesh.
  */
 export const LargeGraph = 400;
 
@@ -29,8 +29,13 @@ export function bandId(namespace: string): string {
 /** Room around a band's nodes, and above them for its name. */
 const bandPadding = { side: 40, top: 44, bottom: 34 };
 
-/** The nodes, and a box behind each namespace's (a plain node, not a compound: far cheaper to draw). */
-function nodeElements(graph: MeshGraph, layout: Layout): ElementDefinition[] {
+/**
+ * The nodes, and a box behind each namespace's (a plain node, not a compound: far cheaper to draw). A node
+ * some of whose requests leave the mesh (to PassthroughCluster or BlackHoleCluster) wears an orange ring,
+ * so that it shows even where those edges are not drawn.
+ */
+function nodeElements(graph: MeshGraph, layout: Layout, outside: ReadonlySet<string>): ElementDefinition[] {
+  const leaks = new Set(graph.edges.filter((e) => outside.has(e.target)).map((e) => e.source));
   const elements: ElementDefinition[] = layout.bands.map((b) => {
     const width = b.width + 2 * bandPadding.side;
     const height = b.height + bandPadding.top + bandPadding.bottom;
@@ -54,7 +59,7 @@ function nodeElements(graph: MeshGraph, layout: Layout): ElementDefinition[] {
       group: 'nodes',
       data: { id: node.id, label: shortLabel(node.name), kind: node.kind, ...looks[node.kind] },
       position: { ...(layout.positions.get(node.id) ?? { x: 0, y: 0 }) },
-      classes: node.kind,
+      classes: leaks.has(node.id) ? `${node.kind} leaks` : node.kind,
     });
   return elements;
 }
@@ -196,6 +201,7 @@ function style(large: boolean): cytoscape.StylesheetJson {
       selector: 'edge.blackhole',
       style: { 'line-color': '#222222', 'target-arrow-color': '#222222' },
     },
+    { selector: 'node.leaks', style: { 'border-width': 3, 'border-color': '#d9730d' } },
     { selector: 'node.named', style: { label: 'data(label)' } },
     { selector: '.faded', style: { opacity: 0.1 } },
     { selector: '.hidden', style: { display: 'none' } },
@@ -226,7 +232,7 @@ function style(large: boolean): cytoscape.StylesheetJson {
 export class GraphView {
   readonly cy: Core;
   readonly #graph: MeshGraph;
-  /** Whether only some edges are on the page when nothing is focused (a large graph: those leaving the mesh). */
+  /** Whether edges are drawn only for what is focused, filtered or traced (a large graph). */
   readonly partial: boolean;
   readonly #outside: Set<string>;
   readonly #nodes: Map<string, GraphNode>;
@@ -249,7 +255,7 @@ export class GraphView {
       container,
       ...fitted(layout, container.clientWidth, container.clientHeight),
       elements: [
-        ...nodeElements(graph, layout),
+        ...nodeElements(graph, layout, this.#outside),
         ...[...this.#edgeSet()].map((i) => edgeElement(graph.edges[i] as GraphEdge, i)),
       ],
       layout: { name: 'preset', fit: false },
@@ -322,11 +328,7 @@ export class GraphView {
     const keep = new Set<number>();
     this.#graph.edges.forEach((e, i) => {
       const wanted = this.#wanted?.test(e) ?? false;
-      if (
-        (wanted && this.#wanted?.force) ||
-        (passes(e) && (wanted || !this.partial || this.#outside.has(e.target)))
-      )
-        keep.add(i);
+      if ((wanted && this.#wanted?.force) || (passes(e) && (wanted || !this.partial))) keep.add(i);
     });
     return keep;
   }

@@ -94,7 +94,7 @@ async function drawGraph(): Promise<void> {
   document.body.dataset['mode'] = state.mode;
   if (view.partial)
     status(
-      `${graph.nodes.length} nodes: only the edges out of the mesh are drawn; tap a node, pick a namespace or trace a request to see others`,
+      `${graph.nodes.length} nodes: edges are drawn for the node tapped, the namespace picked or the request traced; an orange ring marks who sends out of the mesh`,
     );
   view.cy.one('render', () => {
     performance.mark('kfmesh:first-frame');
