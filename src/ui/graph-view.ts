@@ -83,7 +83,7 @@ function fitted(
   const zoom = Math.max(
     minZoom,
     Math.min(
-      maxZoom,
+      fitZoom,
       (width - 2 * margin) / Math.max(1, right - left),
       (height - 2 * margin) / Math.max(1, bottom - top),
     ),
@@ -96,6 +96,8 @@ function fitted(
 
 const minZoom = 0.02;
 const maxZoom = 3;
+/** The most a whole graph is magnified to fit (a small graph stays at about its natural size). */
+const fitZoom = 1.2;
 
 function edgeElement(edge: GraphEdge, index: number): ElementDefinition {
   const classes = [
