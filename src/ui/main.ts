@@ -43,7 +43,7 @@ const state: {
   graphs: Map<Mode, Promise<ModeGraph>>;
   view?: GraphView;
   lastTrace?: Record<string, string | string[]>;
-} = { mode: 'sidecar', graphs: new Map() };
+} = { mode: location.hash === '#ambient' ? 'ambient' : 'sidecar', graphs: new Map() };
 
 function graphOf(mode: Mode): Promise<ModeGraph> {
   let graph = state.graphs.get(mode);
@@ -114,12 +114,18 @@ async function drawGraph(): Promise<void> {
   });
 }
 
+/** The mode on the buttons and in the address (`#ambient`, so that a link opens that mode). */
+function showMode(): void {
+  for (const button of document.querySelectorAll<HTMLButtonElement>('.modes button'))
+    button.setAttribute('aria-pressed', String(button.dataset['mode'] === state.mode));
+  history.replaceState(null, '', state.mode === 'ambient' ? '#ambient' : location.pathname);
+}
+
 async function setMode(mode: Mode): Promise<void> {
   if (mode === state.mode) return;
   state.mode = mode;
   delete document.body.dataset['graphReady'];
-  for (const button of document.querySelectorAll<HTMLButtonElement>('.modes button'))
-    button.setAttribute('aria-pressed', String(button.dataset['mode'] === mode));
+  showMode();
   byId<HTMLSelectElement>('namespace').value = '';
   await drawGraph();
   if (state.lastTrace) await trace(state.lastTrace);
@@ -236,6 +242,7 @@ async function main(): Promise<void> {
       setMode(button.dataset['mode'] === 'ambient' ? 'ambient' : 'sidecar').catch(failed);
     });
   traceForm();
+  showMode();
 
   status('loading…');
   performance.mark('kfmesh:start');
