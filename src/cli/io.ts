@@ -1,5 +1,6 @@
 /** What every command shares: reading inputs, writing output once, and turning failures into exit codes. */
 import { InputError } from '../model/errors.ts';
+import { NewestModelledVersion, parseIstioVersion, type IstioVersion } from '../mesh/istio-version.ts';
 import { loadPaths } from '../load/files.ts';
 import { parseManifests } from '../load/parse.ts';
 import { describeReplacement, Snapshot } from '../load/snapshot.ts';
@@ -87,6 +88,13 @@ export async function runCommand(streams: Streams, body: () => Promise<ExitCode>
 }
 
 /** Checks that a flag's value is one of the allowed words. */
+/** `--istio-version X.Y`: the version it names, the newest modelled when absent; a usage error otherwise. */
+export function istioVersionFlag(text: string | undefined): IstioVersion {
+  const version = text === undefined ? NewestModelledVersion : parseIstioVersion(text);
+  if (!version) throw new UsageError(`--istio-version must be X.Y, got ${JSON.stringify(text)}`);
+  return version;
+}
+
 export function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
   if (!(allowed as readonly string[]).includes(value)) {
     throw new UsageError(`${flag} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);

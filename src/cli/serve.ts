@@ -7,9 +7,16 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { ConsoleModel } from '../console/api.ts';
-import { parseIstioVersion } from '../mesh/istio-version.ts';
 import { serveConsole, type ConsoleServer } from '../console/server.ts';
-import { ExitCode, runCommand, snapshotFrom, UsageError, type ClusterFlags, type Streams } from './io.ts';
+import {
+  ExitCode,
+  istioVersionFlag,
+  runCommand,
+  snapshotFrom,
+  UsageError,
+  type ClusterFlags,
+  type Streams,
+} from './io.ts';
 
 export interface ServeFlags extends ClusterFlags {
   host: string;
@@ -33,8 +40,7 @@ export function serveCommand(
         `--port must be a port number (0 picks a free one), got ${JSON.stringify(flags.port)}`,
       );
     if (paths.includes('-')) throw new UsageError('serve reads files, not standard input');
-    if (flags.istioVersion !== undefined && !parseIstioVersion(flags.istioVersion))
-      throw new UsageError(`--istio-version must be X.Y, got ${JSON.stringify(flags.istioVersion)}`);
+    istioVersionFlag(flags.istioVersion);
     const source =
       paths.length > 0
         ? paths.join(', ')
@@ -75,7 +81,7 @@ export function serveCommand(
         model.warm();
         streams.stderr(`kfmesh: graphs and findings ready in ${Math.round(performance.now() - start)} ms\n`);
       } catch (error) {
-        streams.stderr(`kfmesh: ${(error as Error).stack ?? String(error)}\n`);
+        onError(error);
       }
     };
 

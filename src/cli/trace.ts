@@ -1,6 +1,6 @@
 /** `kfmesh trace`: follows one request through the mesh and prints the hops, the response and the metrics. */
 import { compileMesh } from '../mesh/mesh.ts';
-import { formatIstioVersion, NewestModelledVersion, parseIstioVersion } from '../mesh/istio-version.ts';
+import { formatIstioVersion } from '../mesh/istio-version.ts';
 import {
   parseHeaderLine,
   traceAllPaths,
@@ -11,6 +11,7 @@ import {
 } from '../mesh/trace.ts';
 import {
   ExitCode,
+  istioVersionFlag,
   oneOf,
   runCommand,
   snapshotFrom,
@@ -38,10 +39,7 @@ export function traceCommand(paths: string[], flags: TraceFlags, streams: Stream
     const format = oneOf('-o', flags.output, ['text', 'json']);
     if (!flags.from) throw new UsageError('--from is required: NAMESPACE/WORKLOAD or external');
     if (!flags.url) throw new UsageError('--url is required');
-    const version =
-      flags.istioVersion === undefined ? NewestModelledVersion : parseIstioVersion(flags.istioVersion);
-    if (!version)
-      throw new UsageError(`--istio-version must be X.Y, got ${JSON.stringify(flags.istioVersion)}`);
+    const version = istioVersionFlag(flags.istioVersion);
     const headers: Record<string, string> = {};
     for (const h of flags.header) {
       const header = parseHeaderLine(h);

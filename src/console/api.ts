@@ -66,7 +66,7 @@ export class ConsoleModel {
       case '/api/render': {
         const mode = modeParam(params);
         if (typeof mode !== 'string') return mode;
-        const { owned, ...rendered } = this.#once(`render ${mode}`, () => this.#render(mode));
+        const { owned, ...rendered } = this.#render(mode);
         return ok(rendered);
       }
       case '/api/trace':
@@ -128,10 +128,10 @@ export class ConsoleModel {
 
   /** The platform's mesh in a mode (ambient: its migration), as an Istio version behaves (default: the newest modelled). */
   #mesh(mode: MeshMode, istio = ''): Mesh {
-    const wanted = istio || this.#options.istioVersion || '';
-    return this.#once(`mesh ${mode} ${wanted}`, () => {
-      const version = parseIstioVersion(wanted);
-      const options = { ...this.#domain(), ...(version ? { istioVersion: version } : {}) };
+    // Keyed by the version it stands for, so naming the default version compiles nothing more.
+    const version = parseIstioVersion(istio || this.#options.istioVersion || '') ?? NewestModelledVersion;
+    return this.#once(`mesh ${mode} ${formatIstioVersion(version)}`, () => {
+      const options = { ...this.#domain(), istioVersion: version };
       return mode === MeshMode.Sidecar
         ? compileMesh(this.#snapshot, options)
         : compileMesh(Snapshot.of(this.#migration().objects, '<migrated>'), options);
@@ -152,13 +152,15 @@ export class ConsoleModel {
     problems: string[];
     owned: RenderResult['owned'];
   } {
-    const result = desiredState(this.#snapshot, { mode, ...this.#domain() });
-    return {
-      mode,
-      objects: result.objects,
-      problems: result.problems.map((p) => formatObjectProblem(p)),
-      owned: result.owned,
-    };
+    return this.#once(`render ${mode}`, () => {
+      const result = desiredState(this.#snapshot, { mode, ...this.#domain() });
+      return {
+        mode,
+        objects: result.objects,
+        problems: result.problems.map((p) => formatObjectProblem(p)),
+        owned: result.owned,
+      };
+    });
   }
 
   /** The rendered objects of one InferenceService or Profile in a mode, as YAML (`owner=KIND/NAMESPACE/NAME`). */
@@ -168,7 +170,7 @@ export class ConsoleModel {
     const owner = params.get('owner') ?? '';
     const [kind = '', namespace = '', ...rest] = owner.split('/');
     const name = rest.join('/');
-    const owned = this.#once(`render ${mode}`, () => this.#render(mode)).owned;
+    const owned = this.#render(mode).owned;
     const objects =
       kind === 'InferenceService'
         ? owned.inferenceServices.get(`${namespace}/${name}`)

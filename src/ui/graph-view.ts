@@ -385,11 +385,7 @@ export class GraphView {
   filterNamespace(namespace: string): void {
     this.cy.batch(() => {
       this.cy.elements().removeClass('hidden named');
-      this.#showEdges(
-        namespace
-          ? (e) => [e.source, e.target].some((id) => this.node(id)?.namespace === namespace)
-          : undefined,
-      );
+      this.#showEdges(namespace ? this.#touches(namespace) : undefined);
       if (!namespace) return;
       const near = this.#inNamespace(namespace).closedNeighborhood();
       const bands = new Set(near.nodes().map((n) => bandId(this.node(n.id())?.namespace ?? '')));
@@ -432,7 +428,7 @@ export class GraphView {
     const inside = this.#inNamespace(namespace);
     this.cy.batch(() => {
       this.#clearMarks();
-      this.#showEdges((e) => [e.source, e.target].some((id) => this.node(id)?.namespace === namespace));
+      this.#showEdges(this.#touches(namespace));
       this.cy
         .elements()
         .not(inside)
@@ -441,6 +437,11 @@ export class GraphView {
       inside.addClass('match named');
     });
     return inside.length;
+  }
+
+  /** Whether an edge starts or ends in the namespace. */
+  #touches(namespace: string): (edge: GraphEdge) => boolean {
+    return (e) => [e.source, e.target].some((id) => this.node(id)?.namespace === namespace);
   }
 
   #inNamespace(namespace: string): cytoscape.NodeCollection {
