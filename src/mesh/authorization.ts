@@ -94,6 +94,8 @@ export class AuthorizationPolicies {
   /** `inNamespaces` answers, by the namespaces asked for. */
   readonly #byNamespaces = new Map<string, readonly KubeObject[]>();
   readonly #rootNamespace: string;
+  /** `forWorkload` answers, by workload and Gateway API name. */
+  readonly #byWorkload = new Map<Workload, Map<string | undefined, readonly KubeObject[]>>();
 
   constructor(snapshot: Snapshot, rootNamespace: string) {
     this.#rootNamespace = rootNamespace;
@@ -118,7 +120,15 @@ export class AuthorizationPolicies {
   }
 
   /** The policies a sidecar or legacy gateway enforces: by selector from its namespace and the root namespace. */
-  forWorkload(workload: Workload, gatewayApiName?: string): KubeObject[] {
+  forWorkload(workload: Workload, gatewayApiName?: string): readonly KubeObject[] {
+    let byName = this.#byWorkload.get(workload);
+    if (!byName) this.#byWorkload.set(workload, (byName = new Map()));
+    let found = byName.get(gatewayApiName);
+    if (!found) byName.set(gatewayApiName, (found = this.#select(workload, gatewayApiName)));
+    return found;
+  }
+
+  #select(workload: Workload, gatewayApiName: string | undefined): readonly KubeObject[] {
     const root = this.#byNamespace.get(this.#rootNamespace);
     const own =
       workload.namespace === this.#rootNamespace ? undefined : this.#byNamespace.get(workload.namespace);
@@ -141,60 +151,111 @@ export class AuthorizationPolicies {
 
   /** Evaluates the policies in Envoy's order: CUSTOM, DENY, then ALLOW (no ALLOW policy → allow). */
   evaluate(policies: readonly KubeObject[], request: AuthzRequest): AuthzDecision {
-    const named = (p: KubeObject) => `${p.metadata.namespace}/${p.metadata.name}`;
-    const byAction = (action: string) =>
-      policies.filter((p) => (((p['spec'] ?? {}) as PolicySpec).action ?? 'ALLOW') === action);
-    const custom = byAction('CUSTOM').filter((p) => anyRuleMatches(p, request));
-    const customNames = custom.map(
-      (p) => `${named(p)} (provider ${(p['spec'] as PolicySpec).provider?.name ?? '?'})`,
-    );
-    const withCustom = (d: AuthzDecision): AuthzDecision =>
-      customNames.length > 0 ? { ...d, custom: customNames } : d;
-    const deny = byAction('DENY').find((p) => anyRuleMatches(p, request));
-    if (deny)
-      return withCustom({
-        allowed: false,
-        decision: 'deny',
-        policy: named(deny),
-        reason: `DENY policy ${named(deny)} matches`,
-      });
-    const allow = byAction('ALLOW');
-    if (allow.length === 0)
-      return withCustom({ allowed: true, decision: 'allow', reason: 'no ALLOW policy applies' });
-    const matched = allow.find((p) => anyRuleMatches(p, request));
-    if (matched)
-      return withCustom({
-        allowed: true,
-        decision: 'allow',
-        policy: named(matched),
-        reason: `ALLOW policy ${named(matched)} matches`,
-      });
-    return withCustom({
-      allowed: false,
-      decision: 'deny',
-      reason: `no rule of the ALLOW policies ${allow.map(named).join(', ')} matches`,
-    });
+    const split = byAction(policies);
+    let customNames: string[] | undefined;
+    for (const p of split.custom)
+      if (anyRuleMatches(p, request))
+        (customNames ??= []).push(
+          `${named(p)} (provider ${(p['spec'] as PolicySpec).provider?.name ?? '?'})`,
+        );
+    const decision = decide(split, request);
+    return customNames ? { ...decision, custom: customNames } : decision;
   }
+}
+
+/** The DENY and ALLOW steps of `evaluate`; the decisions are the ones `byAction` made up front. */
+function decide(split: ByAction, request: AuthzRequest): AuthzDecision {
+  for (let i = 0; i < split.deny.length; i++)
+    if (anyRuleMatches(split.deny[i] as KubeObject, request)) return split.denied[i] as AuthzDecision;
+  if (split.allow.length === 0) return NoAllowPolicy;
+  for (let i = 0; i < split.allow.length; i++)
+    if (anyRuleMatches(split.allow[i] as KubeObject, request)) return split.allowed[i] as AuthzDecision;
+  return split.noAllowMatches;
+}
+
+const NoAllowPolicy: AuthzDecision = Object.freeze({
+  allowed: true,
+  decision: 'allow',
+  reason: 'no ALLOW policy applies',
+});
+
+/** `namespace/name` of a policy, as decisions name it. */
+function named(p: KubeObject): string {
+  return `${p.metadata.namespace}/${p.metadata.name}`;
+}
+
+/**
+ * A list of policies split by action, in order, with the decision each DENY and ALLOW policy makes when it
+ * matches (kept per list: the lists are built once per mesh, and every request they decide reuses them).
+ */
+interface ByAction {
+  custom: readonly KubeObject[];
+  deny: readonly KubeObject[];
+  denied: readonly AuthzDecision[];
+  allow: readonly KubeObject[];
+  allowed: readonly AuthzDecision[];
+  noAllowMatches: AuthzDecision;
+}
+
+const byActionCache = new WeakMap<readonly KubeObject[], ByAction>();
+
+function byAction(policies: readonly KubeObject[]): ByAction {
+  let split = byActionCache.get(policies);
+  if (!split) {
+    const of = (action: string) =>
+      policies.filter((p) => (((p['spec'] ?? {}) as PolicySpec).action ?? 'ALLOW') === action);
+    const deny = of('DENY');
+    const allow = of('ALLOW');
+    const decision = (allowed: boolean, reason: string, policy?: KubeObject): AuthzDecision =>
+      Object.freeze({
+        allowed,
+        decision: allowed ? 'allow' : 'deny',
+        ...(policy ? { policy: named(policy) } : {}),
+        reason,
+      });
+    split = {
+      custom: of('CUSTOM'),
+      deny,
+      denied: deny.map((p) => decision(false, `DENY policy ${named(p)} matches`, p)),
+      allow,
+      allowed: allow.map((p) => decision(true, `ALLOW policy ${named(p)} matches`, p)),
+      noAllowMatches: decision(false, `no rule of the ALLOW policies ${allow.map(named).join(', ')} matches`),
+    };
+    byActionCache.set(policies, split);
+  }
+  return split;
 }
 
 function anyRuleMatches(policy: KubeObject, request: AuthzRequest): boolean {
   const spec = (policy['spec'] ?? {}) as PolicySpec;
   const namespace = policy.metadata.namespace ?? 'default';
   // DENY/CUSTOM with no rules never match; ALLOW with no rules allows nothing.
-  return (spec.rules ?? []).some((rule) => ruleMatches(rule, request, namespace));
+  for (const rule of spec.rules ?? []) if (ruleMatches(rule, request, namespace)) return true;
+  return false;
 }
 
-/** Does one rule match: some `from`, some `to`, every `when`? */
+/** Does one rule match: some `from`, some `to`, every `when`? (Plain loops: this runs for every request a policy sees.) */
 export function ruleMatches(rule: AuthzRule, request: AuthzRequest, policyNamespace: string): boolean {
-  if (
-    rule.from &&
-    rule.from.length > 0 &&
-    !rule.from.some((f) => sourceMatches(f.source ?? {}, request, policyNamespace))
-  )
-    return false;
-  if (rule.to && rule.to.length > 0 && !rule.to.some((t) => operationMatches(t.operation ?? {}, request)))
-    return false;
-  return (rule.when ?? []).every((c) => conditionMatches(c, request));
+  if (rule.from && rule.from.length > 0) {
+    let any = false;
+    for (const f of rule.from)
+      if (sourceMatches(f.source ?? {}, request, policyNamespace)) {
+        any = true;
+        break;
+      }
+    if (!any) return false;
+  }
+  if (rule.to && rule.to.length > 0) {
+    let any = false;
+    for (const t of rule.to)
+      if (operationMatches(t.operation ?? {}, request)) {
+        any = true;
+        break;
+      }
+    if (!any) return false;
+  }
+  for (const c of rule.when ?? []) if (!conditionMatches(c, request)) return false;
+  return true;
 }
 
 /** A peer as policies see it: its principal (with mTLS) and its address. */
@@ -236,14 +297,28 @@ export function peerSignature(policy: KubeObject, peer: Peer): string {
   return out;
 }
 
-/** Every field and its `not` twin: some value of the field matches (when set), no value of the twin does. */
-function fieldsMatch(
-  fields: [string[] | undefined, string[] | undefined, (v: string) => boolean][],
+/** A test of one value of a policy field against the request. */
+type FieldTest = (value: string, request: AuthzRequest, policyNamespace: string) => boolean;
+
+/** A field and its `not` twin: some value of the field passes the test (when set), no value of the twin does. */
+function fieldMatches(
+  values: readonly string[] | undefined,
+  notValues: readonly string[] | undefined,
+  test: FieldTest,
+  request: AuthzRequest,
+  policyNamespace = '',
 ): boolean {
-  return fields.every(
-    ([values, notValues, test]) =>
-      (values === undefined || values.some(test)) && (notValues === undefined || !notValues.some(test)),
-  );
+  if (values !== undefined) {
+    let any = false;
+    for (const v of values)
+      if (test(v, request, policyNamespace)) {
+        any = true;
+        break;
+      }
+    if (!any) return false;
+  }
+  if (notValues !== undefined) for (const v of notValues) if (test(v, request, policyNamespace)) return false;
+  return true;
 }
 
 /** Istio string matching: exact, `prefix*`, `*suffix`, `*` (any non-empty value). */
@@ -261,37 +336,38 @@ function namespaceOfPrincipal(principal: string | undefined): string | undefined
   return principal === undefined ? undefined : /\/ns\/([^/]+)\//.exec(principal)?.[1];
 }
 
+const principalTest: FieldTest = (p, r) => wildcardMatches(p, r.principal);
+const namespaceTest: FieldTest = (n, r) => wildcardMatches(n, namespaceOfPrincipal(r.principal));
+const serviceAccountTest: FieldTest = (entry, r, policyNamespace) => {
+  const full = entry.includes('/') ? entry : `${policyNamespace}/${entry}`;
+  const [n, a] = full.split('/');
+  return r.principal !== undefined && r.principal.endsWith(`/ns/${n}/sa/${a}`);
+};
+const ipTest: FieldTest = (block, r) => ipInBlock(r.sourceIp, block);
+const requestPrincipalTest: FieldTest = (p, r) => wildcardMatches(p, r.requestPrincipal);
+const hostTest: FieldTest = (h, r) => wildcardMatches(h, r.host, true);
+const portTest: FieldTest = (p, r) => p === String(r.port);
+const methodTest: FieldTest = (m, r) => wildcardMatches(m, r.method);
+const pathTest: FieldTest = (p, r) => pathMatches(p, r.path);
+
 function sourceMatches(s: Source, r: AuthzRequest, policyNamespace: string): boolean {
-  const principal = (p: string) => wildcardMatches(p, r.principal);
-  const ns = (n: string) => wildcardMatches(n, namespaceOfPrincipal(r.principal));
-  const sa = (entry: string) => {
-    const full = entry.includes('/') ? entry : `${policyNamespace}/${entry}`;
-    const [n, a] = full.split('/');
-    return r.principal !== undefined && r.principal.endsWith(`/ns/${n}/sa/${a}`);
-  };
-  const ip = (block: string) => ipInBlock(r.sourceIp, block);
-  const reqPrincipal = (p: string) => wildcardMatches(p, r.requestPrincipal);
-  return fieldsMatch([
-    [s.principals, s.notPrincipals, principal],
-    [s.namespaces, s.notNamespaces, ns],
-    [s.serviceAccounts, s.notServiceAccounts, sa],
-    [s.ipBlocks, s.notIpBlocks, ip],
-    [s.remoteIpBlocks, s.notRemoteIpBlocks, ip],
-    [s.requestPrincipals, s.notRequestPrincipals, reqPrincipal],
-  ]);
+  return (
+    fieldMatches(s.principals, s.notPrincipals, principalTest, r) &&
+    fieldMatches(s.namespaces, s.notNamespaces, namespaceTest, r) &&
+    fieldMatches(s.serviceAccounts, s.notServiceAccounts, serviceAccountTest, r, policyNamespace) &&
+    fieldMatches(s.ipBlocks, s.notIpBlocks, ipTest, r) &&
+    fieldMatches(s.remoteIpBlocks, s.notRemoteIpBlocks, ipTest, r) &&
+    fieldMatches(s.requestPrincipals, s.notRequestPrincipals, requestPrincipalTest, r)
+  );
 }
 
 function operationMatches(o: Operation, r: AuthzRequest): boolean {
-  const host = (h: string) => wildcardMatches(h, r.host, true);
-  const port = (p: string) => p === String(r.port);
-  const method = (m: string) => wildcardMatches(m, r.method);
-  const path = (p: string) => pathMatches(p, r.path);
-  return fieldsMatch([
-    [o.hosts, o.notHosts, host],
-    [o.ports, o.notPorts, port],
-    [o.methods, o.notMethods, method],
-    [o.paths, o.notPaths, path],
-  ]);
+  return (
+    fieldMatches(o.hosts, o.notHosts, hostTest, r) &&
+    fieldMatches(o.ports, o.notPorts, portTest, r) &&
+    fieldMatches(o.methods, o.notMethods, methodTest, r) &&
+    fieldMatches(o.paths, o.notPaths, pathTest, r)
+  );
 }
 
 /** Path matching: wildcards as for strings, plus `{*}` (one segment) and `{**}` (any rest) templates. */
@@ -308,9 +384,10 @@ export function pathMatches(pattern: string, path: string): boolean {
 
 function conditionMatches(c: Condition, r: AuthzRequest): boolean {
   const value = conditionValue(c.key, r);
-  const test = (v: string) =>
-    c.key.endsWith('.ip') ? value !== undefined && ipInBlock(value, v) : wildcardMatches(v, value);
-  return fieldsMatch([[c.values, c.notValues, test]]);
+  const test: FieldTest = c.key.endsWith('.ip')
+    ? (v) => value !== undefined && ipInBlock(value, v)
+    : (v) => wildcardMatches(v, value);
+  return fieldMatches(c.values, c.notValues, test, r);
 }
 
 function conditionValue(key: string, r: AuthzRequest): string | undefined {

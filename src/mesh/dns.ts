@@ -8,11 +8,11 @@ import type { MeshService } from './services.ts';
 /** What a host name resolves to. */
 export type Resolution =
   /** A Service's virtual IP (or a headless Service's first endpoint). `via` lists the CNAME chain. */
-  | { kind: 'service'; service: MeshService; ip: string; via: string[] }
+  | { kind: 'service'; service: MeshService; ip: string; via: readonly string[] }
   /** An IP literal. */
   | { kind: 'ip'; ip: string }
   /** A name outside the cluster domain: resolved by upstream DNS to an address outside the mesh. */
-  | { kind: 'external'; name: string; ip: string; via: string[] }
+  | { kind: 'external'; name: string; ip: string; via: readonly string[] }
   /** A name inside the cluster domain that no Service has. */
   | { kind: 'nxdomain'; name: string };
 
@@ -27,10 +27,10 @@ export function resolveHost(mesh: Mesh, host: string, namespace: string): Resolu
   const bare = name.endsWith('.') ? name.slice(0, -1) : name;
   const candidate = serviceCandidate(bare, namespace, mesh.clusterDomain, name.endsWith('.'));
   const service = candidate === undefined ? undefined : mesh.serviceByHostname.get(candidate);
-  if (service) return followCname(mesh, service, []);
+  if (service) return followCname(mesh, service, NoCname);
   const cd = mesh.clusterDomain;
   if (bare.endsWith(`.${cd}`) || bare === cd || !bare.includes('.')) return { kind: 'nxdomain', name: bare };
-  return { kind: 'external', name: bare, ip: ExternalAddress, via: [] };
+  return { kind: 'external', name: bare, ip: ExternalAddress, via: NoCname };
 }
 
 /**
@@ -58,7 +58,10 @@ export function serviceCandidate(
   return bare.endsWith('.svc') && bare.indexOf('.', second + 1) < 0 ? `${bare}.${cd}` : undefined;
 }
 
-function followCname(mesh: Mesh, service: MeshService, via: string[]): Resolution {
+/** The CNAME chain of a name that is no alias (shared: resolutions are never changed). */
+const NoCname: readonly string[] = Object.freeze([]);
+
+function followCname(mesh: Mesh, service: MeshService, via: readonly string[]): Resolution {
   if (service.type === 'ExternalName' && service.externalName) {
     if (via.length > 8) return { kind: 'nxdomain', name: service.externalName };
     const chain = [...via, service.hostname];

@@ -127,6 +127,38 @@ function records(
   return tcpRecords(name, reporter, labels, flags, flags);
 }
 
+/** The labels of a TCP metric: the label set without the HTTP response labels, with these flags. */
+type TcpLabelSet = Omit<LabelSet, 'response_code' | 'grpc_response_status'>;
+
+/** Copies a label set without its HTTP response labels (one object literal: every TCP record has one shape). */
+function tcpLabels(l: LabelSet, flags: string): TcpLabelSet {
+  return {
+    reporter: l.reporter,
+    source_workload: l.source_workload,
+    source_workload_namespace: l.source_workload_namespace,
+    source_principal: l.source_principal,
+    source_app: l.source_app,
+    source_version: l.source_version,
+    source_canonical_service: l.source_canonical_service,
+    source_canonical_revision: l.source_canonical_revision,
+    source_cluster: l.source_cluster,
+    destination_workload: l.destination_workload,
+    destination_workload_namespace: l.destination_workload_namespace,
+    destination_principal: l.destination_principal,
+    destination_app: l.destination_app,
+    destination_version: l.destination_version,
+    destination_service: l.destination_service,
+    destination_service_name: l.destination_service_name,
+    destination_service_namespace: l.destination_service_namespace,
+    destination_canonical_service: l.destination_canonical_service,
+    destination_canonical_revision: l.destination_canonical_revision,
+    destination_cluster: l.destination_cluster,
+    request_protocol: l.request_protocol,
+    response_flags: flags,
+    connection_security_policy: l.connection_security_policy,
+  };
+}
+
 /** The `istio_tcp_connections_opened_total` and `_closed_total` pair; TCP metrics carry no HTTP response labels. */
 function tcpRecords(
   proxy: string,
@@ -135,19 +167,18 @@ function tcpRecords(
   openedFlags: string,
   closedFlags: string,
 ): TelemetryRecord[] {
-  const { response_code, grpc_response_status, ...tcp } = labels;
   return [
     {
       metric: 'istio_tcp_connections_opened_total',
       reporter,
       proxy,
-      labels: { ...tcp, response_flags: openedFlags },
+      labels: tcpLabels(labels, openedFlags) as unknown as Record<string, string>,
     },
     {
       metric: 'istio_tcp_connections_closed_total',
       reporter,
       proxy,
-      labels: { ...tcp, response_flags: closedFlags },
+      labels: tcpLabels(labels, closedFlags) as unknown as Record<string, string>,
     },
   ];
 }

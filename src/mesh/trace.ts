@@ -5,7 +5,13 @@
  */
 import { addTo } from '../model/multimap.ts';
 import { targetRefsOf, type AuthzDecision } from './authorization.ts';
-import { ingressUsesWaypoint, waypointForService, ztunnelAuthorize, type Waypoint } from './ambient.ts';
+import {
+  ingressUsesWaypoint,
+  waypointForService,
+  ztunnelAuthorize,
+  type L4Decision,
+  type Waypoint,
+} from './ambient.ts';
 import type { KubeObject } from '../model/object.ts';
 import { resolveHost, type Resolution } from './dns.ts';
 import { gatewayRouteTable, pickDomain, type GatewayProxy } from './gateways.ts';
@@ -45,7 +51,7 @@ import {
   type HttpRule,
   type ResolvedVirtualService,
 } from './virtual-services.ts';
-import type { Workload } from './workloads.ts';
+import { principalOf, type Workload } from './workloads.ts';
 
 /** The request to trace. */
 export interface TraceInput {
@@ -173,6 +179,7 @@ class Tracer {
   waypointClient: Workload | undefined;
   request: HttpRequest;
   readonly mesh: Mesh;
+  #ambient: AmbientIndex | undefined;
 
   constructor(mesh: Mesh, request: HttpRequest) {
     this.mesh = mesh;
@@ -205,6 +212,11 @@ class Tracer {
       notes: [],
     });
     return this.hops.length - 1;
+  }
+
+  /** The mesh's ambient index (built by the first trace that needs it). */
+  get ambient(): AmbientIndex {
+    return (this.#ambient ??= AmbientIndex.of(this.mesh));
   }
 
   at(index: number): Hop {
@@ -733,6 +745,7 @@ function takeRoute(
       port: chosen.port,
       subset: chosen.subset,
       gatewaySemantics: vs.gatewaySemantics === true,
+      service: chosen.service,
     },
     scope,
     false,
@@ -841,12 +854,11 @@ function toCluster(
       'NC',
       `cluster ${clusterName} does not exist (no DestinationRule defines subset ${dest.subset})`,
     );
-  const endpoints = target.endpoints.filter(
-    (e) =>
-      !subsetLabels ||
-      (e.workload && Object.entries(subsetLabels).every(([k, v]) => e.workload?.labels[k] === v)),
-  );
-  const endpoint = endpoints[0];
+  const endpoint = subsetLabels
+    ? target.endpoints.find(
+        (e) => e.workload && Object.entries(subsetLabels).every(([k, v]) => e.workload?.labels[k] === v),
+      )
+    : target.endpoints[0];
   if (!endpoint) return fail(503, 'UH', `no healthy endpoint in ${clusterName}`);
   const endpointPort = endpoint.portFor(targetPort);
   if (endpoint.workload?.proxy === 'ambient' && !tcp) {
@@ -871,11 +883,10 @@ function toCluster(
     endpointPort,
   );
   const mtls = tls.mode === 'ISTIO_MUTUAL';
-  Object.assign(t.at(hop), {
-    mtls,
-    tls: `${tls.mode} (${tls.reason})`,
-    upstream: `${endpoint.ip}:${endpointPort}${endpoint.workload ? ` (${endpoint.workload.namespace}/${endpoint.workload.name})` : ''}`,
-  });
+  const h = t.at(hop);
+  h.mtls = mtls;
+  h.tls = `${tls.mode} (${tls.reason})`;
+  h.upstream = `${endpoint.ip}:${endpointPort}${endpoint.workload ? ` (${endpoint.workload.namespace}/${endpoint.workload.name})` : ''}`;
   t.reports.push(
     forwardReport(t, proxy, hop, service, endpoint.workload, {
       hostFallback,
@@ -901,13 +912,12 @@ function toAmbientEndpoint(
   endpoint: { ip: string; workload: Workload },
   endpointPort: number,
 ): Outcome | undefined {
-  const waypoint = serviceWaypoint(t.mesh, service);
+  const waypoint = t.ambient.service(service).waypoint;
   if (waypoint && proxy.proxy === 'gateway' && ingressUsesWaypoint(t.mesh.snapshot, service)) {
-    Object.assign(t.at(hop), {
-      mtls: true,
-      tls: 'HBONE to the waypoint (istio.io/ingress-use-waypoint)',
-      upstream: `${waypoint.workload.ip}:15008 (${waypoint.namespace}/${waypoint.name})`,
-    });
+    const h = t.at(hop);
+    h.mtls = true;
+    h.tls = 'HBONE to the waypoint (istio.io/ingress-use-waypoint)';
+    h.upstream = `${waypoint.workload.ip}:15008 (${waypoint.namespace}/${waypoint.name})`;
     t.reports.push(
       clientReport(t.mesh, {
         proxy,
@@ -925,11 +935,10 @@ function toAmbientEndpoint(
     t.at(hop).notes.push(
       `HBONE straight to the pod: ${proxy.proxy === 'gateway' ? 'the gateway' : 'a sidecar'} skips waypoint ${waypoint.namespace}/${waypoint.name}, so its L7 policies do not apply`,
     );
-  Object.assign(t.at(hop), {
-    mtls: true,
-    tls: 'HBONE to the ambient pod',
-    upstream: `${endpoint.ip}:${endpointPort} (${endpoint.workload.namespace}/${endpoint.workload.name})`,
-  });
+  const h = t.at(hop);
+  h.mtls = true;
+  h.tls = 'HBONE to the ambient pod';
+  h.upstream = `${endpoint.ip}:${endpointPort} (${endpoint.workload.namespace}/${endpoint.workload.name})`;
   t.reports.push(
     forwardReport(t, proxy, hop, service, endpoint.workload, {
       hostFallback: proxy.proxy === 'sidecar',
@@ -1060,10 +1069,7 @@ function authorize(
   }
   const jwt = requestPrincipalOf(t.request.headers);
   const decision = t.mesh.authorization.evaluate(policies, {
-    principal:
-      conn.mtls && conn.sender
-        ? `${t.mesh.config.trustDomain}/ns/${conn.sender.namespace}/sa/${conn.sender.serviceAccount}`
-        : undefined,
+    principal: conn.mtls && conn.sender ? principalOf(conn.sender, t.mesh.config.trustDomain) : undefined,
     sourceIp: conn.sender?.ip ?? '198.51.100.7',
     requestPrincipal: jwt,
     host: t.request.authority,
@@ -1175,6 +1181,9 @@ function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
   );
 }
 
+const admitsAll = (): boolean => true;
+const withoutSourceLabels = (m: HttpMatch): boolean => m.sourceLabels === undefined;
+
 /** Takes the first route whose rule has no match or a match that applies here and fits the request. */
 function firstRoute(
   t: Tracer,
@@ -1182,13 +1191,16 @@ function firstRoute(
   hop: number,
   routes: readonly { rule: HttpRule; vs: ResolvedVirtualService }[],
   context: MatchContext,
-  admits: (match: HttpMatch) => boolean = () => true,
+  admits: (match: HttpMatch) => boolean = admitsAll,
 ): Outcome | undefined {
   for (let index = 0; index < routes.length; index++) {
     const { rule, vs } = routes[index] as { rule: HttpRule; vs: ResolvedVirtualService };
-    const match = rule.match?.find(
-      (m) => admits(m) && matchApplies(m, context) && requestMatches(m, t.request),
-    );
+    let match: HttpMatch | undefined;
+    for (const m of rule.match ?? [])
+      if (admits(m) && matchApplies(m, context) && requestMatches(m, t.request)) {
+        match = m;
+        break;
+      }
     if (rule.match && rule.match.length > 0 && !match) continue;
     t.at(hop).virtualService = `${vs.namespace}/${vs.name}`;
     return takeRoute(
@@ -1206,10 +1218,6 @@ function firstRoute(
 }
 
 /** The ztunnel every ambient pod's traffic passes: one per node, reported as `istio-system/ztunnel`. */
-function ztunnelOf(mesh: Mesh): Workload {
-  return memo(mesh, 'ztunnel', mesh, () => findZtunnel(mesh));
-}
-
 function findZtunnel(mesh: Mesh): Workload {
   const found = mesh.workloads.find((w) => w.proxy === 'ztunnel');
   if (found) return { ...found, name: 'ztunnel', namespace: found.namespace };
@@ -1240,18 +1248,21 @@ function ztunnelOutbound(t: Tracer, client: Workload, host: string, port: number
   const resolution = resolveHost(t.mesh, host, client.namespace);
   if (resolution.kind === 'nxdomain')
     return t.localReply(-1, 0, 'DNS', `${host} does not resolve from ${client.namespace} (no such Service)`);
-  const hop = t.hop('ztunnel', ztunnelOf(t.mesh), 'outbound', 'outbound capture (15001)');
+  const hop = t.hop('ztunnel', t.ambient.ztunnel, 'outbound', 'outbound capture (15001)');
   t.at(hop).notes.push(`for ${client.namespace}/${client.name}`);
-  const service = t.mesh.serviceByVip.get(resolution.ip);
-  const waypoint = service ? serviceWaypoint(t.mesh, service) : undefined;
+  // A name resolves to its Service's VIP (no second lookup); a headless name or an IP goes by address.
+  const service =
+    resolution.kind === 'service' && resolution.service.vip === resolution.ip
+      ? resolution.service
+      : t.mesh.serviceByVip.get(resolution.ip);
+  const waypoint = service ? t.ambient.service(service).waypoint : undefined;
   if (service && waypoint) {
-    Object.assign(t.at(hop), {
-      route: 'waypoint',
-      cluster: `connect_originate (${waypoint.namespace}/${waypoint.name})`,
-      upstream: `${waypoint.workload.ip}:15008 (${waypoint.namespace}/${waypoint.name})`,
-      mtls: true,
-      tls: 'HBONE',
-    });
+    const h = t.at(hop);
+    h.route = 'waypoint';
+    h.cluster = `connect_originate (${waypoint.namespace}/${waypoint.name})`;
+    h.upstream = `${waypoint.workload.ip}:15008 (${waypoint.namespace}/${waypoint.name})`;
+    h.mtls = true;
+    h.tls = 'HBONE';
     t.reports.push(
       ztunnelReport(t.mesh, {
         reporter: 'source',
@@ -1276,12 +1287,11 @@ function ztunnelOutbound(t: Tracer, client: Workload, host: string, port: number
     workload?.proxy === 'ambient' ||
     workload?.proxy === 'waypoint' ||
     (workload?.proxy === 'sidecar' && workload.labels['networking.istio.io/tunnel'] === 'http');
-  Object.assign(t.at(hop), {
-    route: hbone ? 'hbone' : 'passthrough',
-    upstream: `${ip}:${targetPort}${workload ? ` (${workload.namespace}/${workload.name})` : ''}`,
-    mtls: hbone,
-    tls: hbone ? 'HBONE' : 'plaintext (the destination cannot tunnel)',
-  });
+  const h = t.at(hop);
+  h.route = hbone ? 'hbone' : 'passthrough';
+  h.upstream = `${ip}:${targetPort}${workload ? ` (${workload.namespace}/${workload.name})` : ''}`;
+  h.mtls = hbone;
+  h.tls = hbone ? 'HBONE' : 'plaintext (the destination cannot tunnel)';
   t.reports.push(
     ztunnelReport(t.mesh, {
       reporter: 'source',
@@ -1314,15 +1324,13 @@ function waypointHop(
   t.waypointClient = client;
   const hop = t.hop('waypoint', w, 'inbound', `inbound-vip ${service.vip ?? service.hostname}:${port}`, true);
   t.at(hop).tls = 'HBONE (mTLS)';
-  const policies = waypointPolicies(t.mesh, waypoint, service);
+  const policies = t.ambient.policies(service, waypoint);
   const conn = connection(client, senderHop, true, w.ip, port, w);
   const decision =
     policies.length === 0
       ? NoPolicy
       : t.mesh.authorization.evaluate(policies, {
-          principal: client
-            ? `${t.mesh.config.trustDomain}/ns/${client.namespace}/sa/${client.serviceAccount}`
-            : undefined,
+          principal: client ? principalOf(client, t.mesh.config.trustDomain) : undefined,
           sourceIp: conn.sender?.ip ?? '198.51.100.7',
           requestPrincipal: requestPrincipalOf(t.request.headers),
           host: t.request.authority,
@@ -1348,7 +1356,7 @@ function waypointHop(
       `RBAC: access denied at waypoint ${waypoint.namespace}/${waypoint.name}: ${decision.reason}`,
     );
   }
-  const routes = waypointRoutes(t.mesh, waypoint, service);
+  const routes = t.ambient.routes(service, waypoint);
   if (routes.length > 0) {
     const context: MatchContext = {
       gateways: [MeshGateway],
@@ -1357,7 +1365,7 @@ function waypointHop(
       sourceNamespace: client?.namespace ?? '',
     };
     // Waypoints drop matches on sourceLabels: they serve many clients.
-    const routed = firstRoute(t, w, hop, routes, context, (m) => m.sourceLabels === undefined);
+    const routed = firstRoute(t, w, hop, routes, context, withoutSourceLabels);
     if (routed) return routed;
     report(undefined);
     return t.localReply(
@@ -1380,35 +1388,92 @@ function waypointHop(
   return deliver(t, connection(w, hop, true, endpoint.ip, endpointPort, endpoint.workload));
 }
 
-/** A mesh-scoped memo: the value for `key` in table `table`, computed once per compiled mesh. */
-function memo<T>(mesh: Mesh, table: string, key: object, compute: () => T, second: object = mesh): T {
-  // Keyed by the objects themselves (identity), in two levels: no key strings to build on the hot path.
-  let outer = mesh.cache.get(table) as Map<object, Map<object, T>> | undefined;
-  if (!outer) mesh.cache.set(table, (outer = new Map()));
-  let inner = outer.get(key);
-  if (!inner) outer.set(key, (inner = new Map()));
-  if (inner.has(second)) return inner.get(second) as T;
-  const value = compute();
-  inner.set(second, value);
-  return value;
+/** What a compiled mesh knows about one service in ambient mode, worked out on first use. */
+interface ServiceAmbient {
+  waypoint: Waypoint | undefined;
+  /** The policies and routes the waypoint applies for the service (filled in when a request first enters it). */
+  policies: readonly KubeObject[] | undefined;
+  routes: readonly { rule: HttpRule; vs: ResolvedVirtualService }[] | undefined;
 }
 
-/** The waypoint of a service (or none), fixed for a compiled mesh. */
-function serviceWaypoint(mesh: Mesh, service: MeshService): Waypoint | undefined {
-  return memo(mesh, 'service-waypoint', service, () =>
-    waypointForService(mesh.snapshot, mesh.waypoints, service),
-  );
+/** A destination ztunnel's L4 verdict for one sender, port and transport. */
+interface InboundVerdict {
+  decision: L4Decision;
+  service: MeshService | undefined;
 }
 
-/** Policies a waypoint enforces for a service: targetRefs to the waypoint, to the Service, or (root namespace) to the waypoint class. */
-function waypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshService): readonly KubeObject[] {
-  return memo(
-    mesh,
-    'waypoint-policies',
-    waypoint,
-    () => findWaypointPolicies(mesh, waypoint, service),
-    service,
-  );
+/** A sender-less connection's key in the inbound verdict cache. */
+const NoSender = {};
+
+/**
+ * The ambient parts of a compiled mesh a trace asks about again and again: each service's waypoint with its
+ * policies and routes, and each destination's L4 verdicts. The mesh never changes, so every answer is kept.
+ */
+class AmbientIndex {
+  readonly ztunnel: Workload;
+  readonly #mesh: Mesh;
+  readonly #services = new Map<MeshService, ServiceAmbient>();
+  readonly #inbound = new Map<Workload, Map<object, Map<number, InboundVerdict>>>();
+  #routesByHost: ReturnType<typeof meshRoutesByHost> | undefined;
+
+  constructor(mesh: Mesh) {
+    this.#mesh = mesh;
+    this.ztunnel = findZtunnel(mesh);
+  }
+
+  static of(mesh: Mesh): AmbientIndex {
+    let index = mesh.cache.get('ambient') as AmbientIndex | undefined;
+    if (!index) mesh.cache.set('ambient', (index = new AmbientIndex(mesh)));
+    return index;
+  }
+
+  service(service: MeshService): ServiceAmbient {
+    let entry = this.#services.get(service);
+    if (!entry) {
+      const waypoint = waypointForService(this.#mesh.snapshot, this.#mesh.waypoints, service);
+      entry = { waypoint, policies: undefined, routes: undefined };
+      this.#services.set(service, entry);
+    }
+    return entry;
+  }
+
+  /** Policies the service's waypoint enforces for it: targetRefs to the waypoint, the Service, or (root namespace) the waypoint class. */
+  policies(service: MeshService, waypoint: Waypoint): readonly KubeObject[] {
+    const entry = this.service(service);
+    return (entry.policies ??= findWaypointPolicies(this.#mesh, waypoint, service));
+  }
+
+  /** Mesh routes the service's waypoint applies: from the service's namespace or the waypoint's. */
+  routes(
+    service: MeshService,
+    waypoint: Waypoint,
+  ): readonly { rule: HttpRule; vs: ResolvedVirtualService }[] {
+    const entry = this.service(service);
+    if (entry.routes) return entry.routes;
+    this.#routesByHost ??= meshRoutesByHost(this.#mesh);
+    return (entry.routes = findWaypointRoutes(this.#routesByHost, waypoint, service));
+  }
+
+  /**
+   * The verdict of `w`'s ztunnel on a connection: it depends on the destination, the sender (identity and
+   * address), the port and whether the connection carries an identity, never on the request.
+   */
+  inbound(w: Workload, sender: Workload | undefined, port: number, mtls: boolean): InboundVerdict {
+    let bySender = this.#inbound.get(w);
+    if (!bySender) this.#inbound.set(w, (bySender = new Map()));
+    let byPort = bySender.get(sender ?? NoSender);
+    if (!byPort) bySender.set(sender ?? NoSender, (byPort = new Map()));
+    const key = mtls ? port : -1 - port;
+    let verdict = byPort.get(key);
+    if (!verdict) {
+      verdict = {
+        decision: ztunnelVerdict(this.#mesh, w, sender, port, mtls),
+        service: inboundService(this.#mesh, w, port),
+      };
+      byPort.set(key, verdict);
+    }
+    return verdict;
+  }
 }
 
 function findWaypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshService): KubeObject[] {
@@ -1428,21 +1493,12 @@ function findWaypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshServi
   });
 }
 
-/** Mesh routes a waypoint applies for a service: from its namespace or the waypoint's; routes with sourceLabels are dropped. */
-function waypointRoutes(
-  mesh: Mesh,
-  waypoint: Waypoint,
-  service: MeshService,
-): readonly { rule: HttpRule; vs: ResolvedVirtualService }[] {
-  return memo(mesh, 'waypoint-routes', waypoint, () => findWaypointRoutes(mesh, waypoint, service), service);
-}
-
+/** Mesh routes a waypoint applies for a service: from its namespace or the waypoint's (routes with sourceLabels are dropped when matching). */
 function findWaypointRoutes(
-  mesh: Mesh,
+  index: ReturnType<typeof meshRoutesByHost>,
   waypoint: Waypoint,
   service: MeshService,
 ): { rule: HttpRule; vs: ResolvedVirtualService }[] {
-  const index = memo(mesh, 'mesh-routes-by-host', mesh, () => meshRoutesByHost(mesh));
   const wildcard = index.wildcard.filter(([suffix]) => service.hostname.endsWith(suffix)).map(([, vs]) => vs);
   return [...(index.exact.get(service.hostname) ?? []), ...wildcard]
     .filter((vs) => vs.namespace === service.namespace || vs.namespace === waypoint.namespace)
@@ -1476,42 +1532,20 @@ function meshRoutesByHost(mesh: Mesh): {
 function ztunnelInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
   const hop = t.hop(
     'ztunnel',
-    ztunnelOf(t.mesh),
+    t.ambient.ztunnel,
     'inbound',
     conn.mtls ? 'HBONE (15008)' : 'inbound passthrough',
     conn.mtls,
   );
   t.at(hop).notes.push(`for ${w.namespace}/${w.name}:${conn.port}`);
-  const identity =
-    conn.mtls && conn.sender
-      ? `${t.mesh.config.trustDomain}/ns/${conn.sender.namespace}/sa/${conn.sender.serviceAccount}`
-      : undefined;
-  const strict = t.mesh.security.peerAuthenticationMode(w, conn.port).mode === MtlsMode.Strict;
-  const decision = ztunnelAuthorize(
-    t.mesh.authorization.inNamespaces(w.namespace, t.mesh.config.rootNamespace),
-    w,
-    {
-      principal: identity,
-      sourceIp: conn.sender?.ip ?? '198.51.100.7',
-      requestPrincipal: undefined,
-      host: '',
-      method: '',
-      path: '',
-      port: conn.port,
-      headers: {},
-      destinationIp: w.ip,
-    },
-    strict,
-  );
-  Object.assign(t.at(hop), {
-    decision: decision.allowed ? 'allow' : 'deny',
-    tls: conn.mtls
-      ? `HBONE from ${conn.sender ? `${conn.sender.namespace}/${conn.sender.name}` : 'unknown'}`
-      : 'plaintext, no identity',
-  });
+  const { decision, service } = t.ambient.inbound(w, conn.sender, conn.port, conn.mtls);
+  const h = t.at(hop);
+  h.decision = decision.allowed ? 'allow' : 'deny';
+  h.tls = conn.mtls
+    ? `HBONE from ${conn.sender ? `${conn.sender.namespace}/${conn.sender.name}` : 'unknown'}`
+    : 'plaintext, no identity';
   if (decision.policy) t.at(hop).policy = decision.policy;
   t.at(hop).notes.push(`L4 authorization: ${decision.reason}`);
-  const service = inboundService(t.mesh, w, conn.port);
   t.reports.push(
     ztunnelReport(t.mesh, {
       reporter: 'destination',
@@ -1539,4 +1573,31 @@ function ztunnelInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
     );
   }
   return answered(`${w.namespace}/${w.name}`, ` on port ${conn.port}`);
+}
+
+/** A destination ztunnel's L4 authorization of a connection from `sender` (§5.3). */
+function ztunnelVerdict(
+  mesh: Mesh,
+  w: Workload,
+  sender: Workload | undefined,
+  port: number,
+  mtls: boolean,
+): L4Decision {
+  const strict = mesh.security.peerAuthenticationMode(w, port).mode === MtlsMode.Strict;
+  return ztunnelAuthorize(
+    mesh.authorization.inNamespaces(w.namespace, mesh.config.rootNamespace),
+    w,
+    {
+      principal: mtls && sender ? principalOf(sender, mesh.config.trustDomain) : undefined,
+      sourceIp: sender?.ip ?? '198.51.100.7',
+      requestPrincipal: undefined,
+      host: '',
+      method: '',
+      path: '',
+      port,
+      headers: {},
+      destinationIp: w.ip,
+    },
+    strict,
+  );
 }
