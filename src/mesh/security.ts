@@ -2,6 +2,7 @@
  * mTLS: the effective PeerAuthentication of a workload port, the TLS a client uses toward a destination
  * (DestinationRule first, then auto-mTLS), and SPIFFE identities (istio-dataplane-semantics.md §4.1).
  */
+import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { orderKey, resolveShortName } from './virtual-services.ts';
@@ -38,19 +39,24 @@ type DestinationRuleSpec = {
 
 /** The security configuration of the mesh, indexed. */
 export class SecurityPolicies {
-  readonly #peerAuth: KubeObject[];
-  readonly #destinationRules: KubeObject[];
+  /** PeerAuthentications and DestinationRules by namespace, oldest first in each. */
+  readonly #peerAuth = new Map<string, KubeObject[]>();
+  readonly #destinationRules = new Map<string, KubeObject[]>();
+  /** `peerAuthenticationMode` answers, by workload and target port (the configuration never changes). */
+  readonly #modes = new Map<Workload, Map<number, { mode: MtlsMode; policy?: string }>>();
   readonly #mesh: MeshConfig;
   /** Each DestinationRule's host, resolved to an FQDN. */
   readonly #hosts = new Map<KubeObject, string>();
 
   constructor(snapshot: Snapshot, mesh: MeshConfig, clusterDomain: string) {
     const byAge = (a: KubeObject, b: KubeObject) => compareStrings(orderKey(a), orderKey(b));
-    this.#peerAuth = [...snapshot.list('security.istio.io', 'PeerAuthentication')].sort(byAge);
-    this.#destinationRules = [...snapshot.list('networking.istio.io', 'DestinationRule')].sort(byAge);
+    for (const pa of [...snapshot.list('security.istio.io', 'PeerAuthentication')].sort(byAge))
+      addTo(this.#peerAuth, pa.metadata.namespace ?? 'default', pa);
+    const rules = [...snapshot.list('networking.istio.io', 'DestinationRule')].sort(byAge);
     this.#mesh = mesh;
-    // DestinationRule hosts are short names relative to the rule's namespace, as in VirtualServices.
-    for (const dr of this.#destinationRules) {
+    for (const dr of rules) {
+      addTo(this.#destinationRules, dr.metadata.namespace ?? 'default', dr);
+      // DestinationRule hosts are short names relative to the rule's namespace, as in VirtualServices.
       const spec = (dr['spec'] ?? {}) as DestinationRuleSpec;
       if (spec.host)
         this.#hosts.set(dr, resolveShortName(spec.host, dr.metadata.namespace ?? 'default', clusterDomain));
@@ -62,24 +68,26 @@ export class SecurityPolicies {
    * oldest first in each scope; UNSET inherits; port-level settings (by target port) override.
    */
   peerAuthenticationMode(workload: Workload, targetPort: number): { mode: MtlsMode; policy?: string } {
+    let byPort = this.#modes.get(workload);
+    if (!byPort) this.#modes.set(workload, (byPort = new Map()));
+    let found = byPort.get(targetPort);
+    if (!found) byPort.set(targetPort, (found = this.#effectiveMode(workload, targetPort)));
+    return found;
+  }
+
+  #effectiveMode(workload: Workload, targetPort: number): { mode: MtlsMode; policy?: string } {
     const root = this.#mesh.rootNamespace;
+    const own = this.#peerAuth.get(workload.namespace) ?? [];
     const specOf = (pa: KubeObject) => (pa['spec'] ?? {}) as PeerAuthSpec;
     const selects = (pa: KubeObject) => {
       const labels = specOf(pa).selector?.matchLabels;
       return labels !== undefined && Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
     };
     const hasSelector = (pa: KubeObject) => specOf(pa).selector?.matchLabels !== undefined;
-    const workloadPolicy = this.#peerAuth.find(
-      (pa) =>
-        pa.metadata.namespace === workload.namespace &&
-        workload.namespace !== root &&
-        hasSelector(pa) &&
-        selects(pa),
-    );
-    const namespacePolicy = this.#peerAuth.find(
-      (pa) => pa.metadata.namespace === workload.namespace && !hasSelector(pa),
-    );
-    const meshPolicy = this.#peerAuth.find((pa) => pa.metadata.namespace === root && !hasSelector(pa));
+    const workloadPolicy =
+      workload.namespace === root ? undefined : own.find((pa) => hasSelector(pa) && selects(pa));
+    const namespacePolicy = own.find((pa) => !hasSelector(pa));
+    const meshPolicy = this.#peerAuth.get(root)?.find((pa) => !hasSelector(pa));
     let mode: MtlsMode = MtlsMode.Permissive;
     let policy: string | undefined;
     for (const pa of [meshPolicy, namespacePolicy, workloadPolicy]) {
@@ -145,8 +153,7 @@ export class SecurityPolicies {
       (n): n is string => n !== undefined,
     );
     for (const ns of namespaces) {
-      const candidates = this.#destinationRules.filter((dr) => {
-        if (dr.metadata.namespace !== ns) return false;
+      const candidates = (this.#destinationRules.get(ns) ?? []).filter((dr) => {
         const spec = (dr['spec'] ?? {}) as DestinationRuleSpec;
         const exportTo = spec.exportTo ?? this.#mesh.defaultExportTo.destinationRule;
         const visible =

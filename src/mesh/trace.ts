@@ -286,7 +286,8 @@ function trace(
   const method = (input.method ?? 'GET').toUpperCase();
   const url = parseUrl(input.url);
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(input.headers ?? {})) headers[k.toLowerCase()] = v;
+  const given = input.headers;
+  if (given !== undefined) for (const k of Object.keys(given)) headers[k.toLowerCase()] = given[k] as string;
   const port = url.port ?? (url.scheme === 'https' ? 443 : 80);
   const request: HttpRequest = {
     method,
@@ -312,9 +313,9 @@ function trace(
           ? ztunnelOutbound(tracer, client, host, port)
           : direct(tracer, client, host, port);
   }
-  const telemetry = tracer.reports.flatMap((r) =>
-    r.build(outcome.code, r.hop === outcome.hop ? outcome.flags : '-'),
-  );
+  const telemetry: TelemetryRecord[] = [];
+  for (const r of tracer.reports)
+    telemetry.push(...r.build(outcome.code, r.hop === outcome.hop ? outcome.flags : '-'));
   const result: TraceResult = {
     request: { from: input.from, method, url: input.url, headers },
     response: { code: outcome.code, flags: outcome.flags },
@@ -970,7 +971,16 @@ function forwardReport(
       endpoint: peer,
       hop,
     });
-  return clientReport(t.mesh, { ...source, proxy, authority: t.request.authority, peer, hop });
+  return clientReport(t.mesh, {
+    proxy,
+    hostFallback: source.hostFallback,
+    authority: t.request.authority,
+    cluster: source.cluster,
+    peer,
+    mtls: source.mtls,
+    hop,
+    tcp: source.tcp,
+  });
 }
 
 function aliasVisible(mesh: Mesh, scope: SidecarScope, host: string): boolean {
@@ -1091,7 +1101,9 @@ const NoPolicy: AuthzDecision = { allowed: true, decision: 'allow', reason: 'no 
 
 /** `iss/sub` of a bearer JWT in the Authorization header (its signature is not checked offline). */
 function requestPrincipalOf(headers: Readonly<Record<string, string>>): string | undefined {
-  const token = /^Bearer\s+([^.\s]+)\.([^.\s]+)\.[^.\s]*$/i.exec(headers['authorization'] ?? '');
+  const authorization = headers['authorization'];
+  if (authorization === undefined) return undefined;
+  const token = /^Bearer\s+([^.\s]+)\.([^.\s]+)\.[^.\s]*$/i.exec(authorization);
   if (!token) return undefined;
   try {
     const base64 = (token[2] ?? '').replace(/-/g, '+').replace(/_/g, '/');
@@ -1104,6 +1116,8 @@ function requestPrincipalOf(headers: Readonly<Record<string, string>>): string |
     return undefined;
   }
 }
+
+const NoEntries: readonly never[] = [];
 
 /** The service an inbound cluster reports: the first Service (by name) with this pod as endpoint on this port. */
 function inboundService(mesh: Mesh, w: Workload, port: number): MeshService | undefined {
@@ -1121,8 +1135,9 @@ function inboundService(mesh: Mesh, w: Workload, port: number): MeshService | un
     }
     mesh.cache.set('inbound-services', index);
   }
-  return index.get(w)?.find((entry) => entry.service.namespace === w.namespace && entry.ports.has(port))
-    ?.service;
+  for (const entry of index.get(w) ?? NoEntries)
+    if (entry.service.namespace === w.namespace && entry.ports.has(port)) return entry.service;
+  return undefined;
 }
 
 /** Step: a gateway — listener at the arrival port, TLS, authorization, virtual host, route. */
@@ -1274,7 +1289,7 @@ function ztunnelOutbound(t: Tracer, client: Workload, host: string, port: number
         flags: '-',
       }),
     );
-    return waypointHop(t, waypoint, service, port, client, hop);
+    return waypointHop(t, waypoint, service, port, client);
   }
   const servicePort = service?.ports.find((p) => p.port === port);
   const endpoint = service ? service.endpoints[0] : undefined;
@@ -1318,20 +1333,18 @@ function waypointHop(
   service: MeshService,
   port: number,
   client: Workload | undefined,
-  senderHop = -1,
 ): Outcome {
   const w = waypoint.workload;
   t.waypointClient = client;
   const hop = t.hop('waypoint', w, 'inbound', `inbound-vip ${service.vip ?? service.hostname}:${port}`, true);
   t.at(hop).tls = 'HBONE (mTLS)';
   const policies = t.ambient.policies(service, waypoint);
-  const conn = connection(client, senderHop, true, w.ip, port, w);
   const decision =
     policies.length === 0
       ? NoPolicy
       : t.mesh.authorization.evaluate(policies, {
           principal: client ? principalOf(client, t.mesh.config.trustDomain) : undefined,
-          sourceIp: conn.sender?.ip ?? '198.51.100.7',
+          sourceIp: client?.ip ?? '198.51.100.7',
           requestPrincipal: requestPrincipalOf(t.request.headers),
           host: t.request.authority,
           method: t.request.method,
