@@ -182,10 +182,13 @@ export function httpRouteVirtualServices(
         const portScoped =
           parent.port === undefined
             ? http
-            : http.map((r) => ({
-                ...r,
-                match: (r.match ?? [{}]).map((m) => ({ ...m, port: parent.port as number })),
-              }));
+            : http.map((r) =>
+                copyWith(
+                  r,
+                  'match',
+                  (r.match ?? [{}]).map((m) => copyWith(m, 'port', parent.port)),
+                ),
+              );
         // Mesh routes reach sidecars of the route's namespace and of the Service's namespace.
         out.push(
           resolved(route, namespace, [host], [Mesh], [...new Set([namespace, parentNamespace])], portScoped),
@@ -242,6 +245,18 @@ function intersect(a: string, b: string): string[] {
   if (hostMatches(a, b)) return [b];
   if (hostMatches(b, a)) return [a];
   return [];
+}
+
+/**
+ * A copy of `object` with one field set. The copy is built key by key from an empty literal, so copies with the
+ * same keys share one hidden class; an object spread here made a class per copy once its site had seen many,
+ * and every later read of the routes went megamorphic (a trace spent a third of its time matching).
+ */
+function copyWith<T extends object, K extends keyof T>(object: T, key: K, value: T[K]): T {
+  const out = {} as T;
+  for (const k of Object.keys(object) as (keyof T)[]) out[k] = k === key ? value : object[k];
+  out[key] = value;
+  return out;
 }
 
 /** Each rule × match becomes one route with at most one match (Istio's conversion). */
