@@ -104,15 +104,16 @@ export function syntheticGatewayWorkloads(
         (g['spec'] as { gatewayClassName?: string } | undefined)?.gatewayClassName ?? '',
       ),
     );
+  // Gateways whose pods are in the input already (`namespace/name`), found in one pass over the workloads.
+  const running = new Set<string>();
+  for (const w of workloads) {
+    const gatewayName = w.labels['gateway.networking.k8s.io/gateway-name'];
+    if (gatewayName !== undefined) running.add(`${w.namespace}/${gatewayName}`);
+  }
   for (const gateway of managed) {
     const namespace = gateway.metadata.namespace ?? 'default';
     const name = gateway.metadata.name ?? '';
-    if (
-      workloads.some(
-        (w) => w.namespace === namespace && w.labels['gateway.networking.k8s.io/gateway-name'] === name,
-      )
-    )
-      continue;
+    if (running.has(`${namespace}/${name}`)) continue;
     // Waypoints' Deployment and service account are named exactly as the Gateway; other classes add -istio (S9).
     const waypoint =
       (gateway['spec'] as { gatewayClassName?: string }).gatewayClassName === WaypointGatewayClass;

@@ -115,11 +115,12 @@ export function firstMatchingRule(
   request: HttpRequest,
   context: MatchContext,
 ): MatchedRule | undefined {
-  for (const [index, rule] of rules.entries()) {
+  for (let index = 0; index < rules.length; index++) {
+    const rule = rules[index] as HttpRule;
     if (!rule.match || rule.match.length === 0) return { rule, index };
     // A rule whose matches were all filtered out for this proxy produces no route here.
-    const match = rule.match.find((m) => matchApplies(m, context) && requestMatches(m, request));
-    if (match) return { rule, index, match };
+    for (const match of rule.match)
+      if (matchApplies(match, context) && requestMatches(match, request)) return { rule, index, match };
   }
   return undefined;
 }
