@@ -149,11 +149,14 @@ export class SecurityPolicies {
     serviceNamespace: string | undefined,
     host: string,
   ): KubeObject | undefined {
+    if (this.#destinationRules.size === 0) return undefined;
     const namespaces = [clientNamespace, serviceNamespace, this.#mesh.rootNamespace].filter(
       (n): n is string => n !== undefined,
     );
     for (const ns of namespaces) {
-      const candidates = (this.#destinationRules.get(ns) ?? []).filter((dr) => {
+      const inNamespace = this.#destinationRules.get(ns);
+      if (!inNamespace) continue;
+      const candidates = inNamespace.filter((dr) => {
         const spec = (dr['spec'] ?? {}) as DestinationRuleSpec;
         const exportTo = spec.exportTo ?? this.#mesh.defaultExportTo.destinationRule;
         const visible =

@@ -77,6 +77,15 @@ type SidecarSpec = {
 
 /** The scope of a sidecar: Sidecar resource by selector, namespace, root namespace, else everything exported. */
 export function sidecarScopeOf(mesh: Mesh, workload: Workload): SidecarScope {
+  // Each workload's scope is looked up once (choosing its Sidecar scans the namespace's Sidecars).
+  let byWorkload = mesh.cache.get('scope-of') as Map<Workload, SidecarScope> | undefined;
+  if (!byWorkload) mesh.cache.set('scope-of', (byWorkload = new Map()));
+  let scope = byWorkload.get(workload);
+  if (!scope) byWorkload.set(workload, (scope = buildSidecarScope(mesh, workload)));
+  return scope;
+}
+
+function buildSidecarScope(mesh: Mesh, workload: Workload): SidecarScope {
   const sidecar = selectSidecar(mesh, workload);
   const shared = !sidecar && !mesh.exportsRestricted;
   const key = shared

@@ -1037,7 +1037,7 @@ function sentByHttpProxy(t: Tracer, conn: Connection): boolean {
 function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
   const hop = t.hop('sidecar', w, 'inbound', 'virtualInbound', conn.mtls);
   t.at(hop).cluster = `inbound|${conn.port}||`;
-  const peerAuth = t.mesh.security.peerAuthenticationMode(w, conn.port);
+  const { peerAuth, service, policies } = inboundPort(t.mesh, w, conn.port);
   t.at(hop).tls =
     `${conn.mtls ? 'mTLS' : 'plaintext'}; PeerAuthentication ${peerAuth.mode}${peerAuth.policy ? ` (${peerAuth.policy})` : ' (default)'}`;
   if (peerAuth.mode === MtlsMode.Strict && !conn.mtls) {
@@ -1056,8 +1056,7 @@ function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
       `${w.namespace}/${w.name} has mTLS disabled on port ${conn.port}; the mTLS handshake fails`,
     );
   }
-  const decision = authorize(t, hop, w, conn);
-  const service = inboundService(t.mesh, w, conn.port);
+  const decision = authorize(t, hop, w, conn, policies);
   if (!service) t.at(hop).cluster = t.mesh.behaviour.inboundPassthroughCluster;
   t.reports.push(serverReport(t.mesh, { proxy: w, peer: conn.sender, mtls: conn.mtls, service, hop }));
   if (!decision.allowed)
@@ -1070,9 +1069,8 @@ function authorize(
   hop: number,
   w: Workload,
   conn: Connection,
-  gatewayApiName?: string,
+  policies: readonly KubeObject[],
 ): AuthzDecision {
-  const policies = t.mesh.authorization.forWorkload(w, gatewayApiName);
   if (policies.length === 0) {
     t.at(hop).decision = 'allow';
     return NoPolicy;
@@ -1115,6 +1113,31 @@ function requestPrincipalOf(headers: Readonly<Record<string, string>>): string |
   } catch {
     return undefined;
   }
+}
+
+/** What a server sidecar applies on one of its ports: the mTLS mode, the service it reports, its policies. */
+interface InboundPort {
+  port: number;
+  peerAuth: { mode: MtlsMode; policy?: string };
+  service: MeshService | undefined;
+  policies: readonly KubeObject[];
+}
+
+/** A workload's inbound ports, worked out once per mesh and kept in one list per workload (one lookup per hop). */
+function inboundPort(mesh: Mesh, w: Workload, port: number): InboundPort {
+  let index = mesh.cache.get('inbound-ports') as Map<Workload, InboundPort[]> | undefined;
+  if (!index) mesh.cache.set('inbound-ports', (index = new Map()));
+  let ports = index.get(w);
+  if (!ports) index.set(w, (ports = []));
+  for (const p of ports) if (p.port === port) return p;
+  const entry: InboundPort = {
+    port,
+    peerAuth: mesh.security.peerAuthenticationMode(w, port),
+    service: inboundService(mesh, w, port),
+    policies: mesh.authorization.forWorkload(w),
+  };
+  ports.push(entry);
+  return entry;
 }
 
 const NoEntries: readonly never[] = [];
@@ -1165,7 +1188,7 @@ function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
     );
     return t.localReply(conn.senderHop, 503, 'UF', `TLS mismatch at ${w.namespace}/${w.name}:${conn.port}`);
   }
-  const decision = authorize(t, hop, w, conn, proxy.gatewayApiName);
+  const decision = authorize(t, hop, w, conn, t.mesh.authorization.forWorkload(w, proxy.gatewayApiName));
   if (!decision.allowed) {
     return t.replyWithoutUpstream(
       hop,

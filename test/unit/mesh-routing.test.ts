@@ -474,7 +474,12 @@ describe('compiling and input errors', () => {
     const before = mesh.cache.size;
     traceRequest(mesh, { from, url: 'http://reviews:9080/' });
     traceRequest(mesh, { from, url: 'http://reviews:9080/' });
-    assert.equal(mesh.cache.size, before + 1, 'only the inbound index is added');
+    const added = [...mesh.cache.keys()].slice(before);
+    assert.deepEqual(
+      added.sort(),
+      ['inbound-ports', 'inbound-services'],
+      'only the inbound indexes are added',
+    );
   });
 
   test('an unknown workload names the closest ones; a bad URL is refused', () => {
