@@ -273,6 +273,11 @@ class Tracer {
 
 const MaxHops = 12;
 
+/** Shared constants of the hot path (never changed): no allocation per trace for them. */
+const NoChoices: readonly number[] = Object.freeze([]);
+const MeshOnly: readonly string[] = Object.freeze([MeshGateway]);
+const NoLabels: Readonly<Record<string, string>> = Object.freeze({});
+
 /** Traces one request through the mesh. */
 export function traceRequest(mesh: Mesh, input: TraceInput): TraceResult {
   return trace(mesh, input).result;
@@ -298,7 +303,7 @@ function trace(
     headers,
   };
   const tracer = new Tracer(mesh, request);
-  tracer.choices = input.choices ?? [];
+  tracer.choices = input.choices ?? NoChoices;
   const host = url.host;
   let outcome: Outcome;
   if (input.from === 'external') {
@@ -612,7 +617,7 @@ function sidecarOutbound(t: Tracer, client: Workload, host: string, port: number
   const vs = vhost.virtualService as ResolvedVirtualService;
   t.at(hop).virtualService = `${vs.namespace}/${vs.name}`;
   const context: MatchContext = {
-    gateways: [MeshGateway],
+    gateways: MeshOnly,
     port,
     sourceLabels: client.labels,
     sourceNamespace: client.namespace,
@@ -1412,9 +1417,9 @@ function waypointHop(
   const routes = t.ambient.routes(service, waypoint);
   if (routes.length > 0) {
     const context: MatchContext = {
-      gateways: [MeshGateway],
+      gateways: MeshOnly,
       port,
-      sourceLabels: {},
+      sourceLabels: NoLabels,
       sourceNamespace: client?.namespace ?? '',
     };
     // Waypoints drop matches on sourceLabels: they serve many clients.
