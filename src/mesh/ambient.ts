@@ -3,7 +3,7 @@
  * them, and the L4 form of AuthorizationPolicies that ztunnel enforces.
  */
 import type { KubeObject } from '../model/object.ts';
-import type { Snapshot } from '../load/snapshot.ts';
+import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import { ruleMatches, targetRefsOf, type AuthzRequest, type AuthzRule } from './authorization.ts';
 import type { MeshService } from './services.ts';
 import type { Workload } from './workloads.ts';
@@ -172,7 +172,7 @@ export function ztunnelAuthorize(
     if (targetRefsOf(p).length > 0) return false;
     const labels = ((p['spec'] ?? {}) as { selector?: { matchLabels?: Record<string, string> } }).selector
       ?.matchLabels;
-    return labels === undefined || Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
+    return labels === undefined || labelsMatch(workload.labels, labels);
   });
   const named = (p: KubeObject) => `${p.metadata.namespace}/${p.metadata.name}`;
   const rulesOf = (p: KubeObject, action: 'ALLOW' | 'DENY') =>

@@ -4,7 +4,7 @@
  */
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
-import type { Snapshot } from '../load/snapshot.ts';
+import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import { orderKey } from './virtual-services.ts';
 import type { Workload } from './workloads.ts';
 
@@ -144,7 +144,7 @@ export class AuthorizationPolicies {
         );
       }
       const labels = ((p['spec'] ?? {}) as PolicySpec).selector?.matchLabels;
-      return labels === undefined || Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
+      return labels === undefined || labelsMatch(workload.labels, labels);
     };
     return [...(root ?? []), ...(own ?? [])].filter(applies);
   }

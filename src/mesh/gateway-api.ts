@@ -5,7 +5,7 @@
  * with every rule split into one route per match and sorted by Gateway API precedence.
  */
 import { compareStrings, type KubeObject } from '../model/object.ts';
-import type { Snapshot } from '../load/snapshot.ts';
+import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import { hostMatches } from './security.ts';
 import {
   Mesh,
@@ -157,7 +157,7 @@ function listenerAllows(
   if (from === 'Same') return routeNamespace === gatewayNamespace;
   const selector = listener.allowedRoutes?.namespaces?.selector?.matchLabels ?? {};
   const labels = snapshot.get('', 'Namespace', '', routeNamespace)?.metadata.labels ?? {};
-  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+  return labelsMatch(labels, selector);
 }
 
 /** HTTPRoutes as route sets: one per parent, hosts and binding resolved, rules split and sorted. */

@@ -4,6 +4,7 @@
  * whose virtual hosts are the intersection of server hosts and VirtualService hosts, routes merged across
  * VirtualServices with catch-alls last, and no catch-all virtual host (404 NR).
  */
+import { labelsMatch } from '../load/snapshot.ts';
 import { compareStrings } from '../model/object.ts';
 import { istioGateways, listenerGatewayName, listenersOf, sortByPrecedence } from './gateway-api.ts';
 import { isCatchAllRule } from './http-match.ts';
@@ -64,7 +65,7 @@ export function gatewaysFrom(mesh: Mesh): Map<Workload, GatewayProxy> {
     const name = `${gateway.metadata.namespace ?? 'default'}/${gateway.metadata.name ?? ''}`;
     for (const workload of mesh.workloads) {
       if (workload.proxy !== 'gateway' || Object.keys(selector).length === 0) continue;
-      if (!Object.entries(selector).every(([k, v]) => workload.labels[k] === v)) continue;
+      if (!labelsMatch(workload.labels, selector)) continue;
       const proxy = out.get(workload) ?? { workload, servers: [] };
       for (const server of spec.servers ?? []) {
         const number = server.port?.number ?? 0;
@@ -116,7 +117,7 @@ export function gatewaysFrom(mesh: Mesh): Map<Workload, GatewayProxy> {
 function translatePort(mesh: Mesh, workload: Workload, serverPort: number): number {
   const candidates = mesh.services
     .filter((s) => s.namespace === workload.namespace && s.selector && Object.keys(s.selector).length > 0)
-    .filter((s) => Object.entries(s.selector ?? {}).every(([k, v]) => workload.labels[k] === v))
+    .filter((s) => labelsMatch(workload.labels, s.selector ?? {}))
     .filter((s) => s.labels['experimental.istio.io/disable-gateway-port-translation'] === undefined)
     .sort((a, b) => compareStrings(a.name, b.name));
   for (const service of candidates) {

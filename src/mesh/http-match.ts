@@ -3,6 +3,7 @@
  * (istio-dataplane-semantics.md §1.6): matches OR'd, conditions AND'd, first rule wins; regexes are RE2
  * full matches; `:authority` is the raw Host (port included).
  */
+import { labelsMatch } from '../load/snapshot.ts';
 import type { HttpMatch, HttpRule, StringMatch } from './virtual-services.ts';
 
 /** The request as a proxy sees it. */
@@ -75,8 +76,8 @@ export function matchApplies(match: HttpMatch, context: MatchContext): boolean {
   )
     return false;
   if (match.port !== undefined && match.port !== context.port) return false;
-  if (match.sourceLabels !== undefined)
-    for (const k in match.sourceLabels) if (context.sourceLabels[k] !== match.sourceLabels[k]) return false;
+  if (match.sourceLabels !== undefined && !labelsMatch(context.sourceLabels, match.sourceLabels))
+    return false;
   if (match.sourceNamespace !== undefined && match.sourceNamespace !== context.sourceNamespace) return false;
   return true;
 }

@@ -4,7 +4,7 @@
  */
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
-import type { Snapshot } from '../load/snapshot.ts';
+import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import { orderKey, resolveShortName } from './virtual-services.ts';
 import type { MeshConfig } from './mesh-config.ts';
 import type { MeshService } from './services.ts';
@@ -81,7 +81,7 @@ export class SecurityPolicies {
     const specOf = (pa: KubeObject) => (pa['spec'] ?? {}) as PeerAuthSpec;
     const selects = (pa: KubeObject) => {
       const labels = specOf(pa).selector?.matchLabels;
-      return labels !== undefined && Object.entries(labels).every(([k, v]) => workload.labels[k] === v);
+      return labels !== undefined && labelsMatch(workload.labels, labels);
     };
     const hasSelector = (pa: KubeObject) => specOf(pa).selector?.matchLabels !== undefined;
     const workloadPolicy =

@@ -4,7 +4,7 @@
  */
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
-import type { Snapshot } from '../load/snapshot.ts';
+import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import type { Workload } from './workloads.ts';
 
 /** Istio's port protocols. `Unsupported` means auto-detected ("sniffed"). */
@@ -180,7 +180,7 @@ function endpointsOf(
   if (!service.selector || Object.keys(service.selector).length === 0) return [];
   const selector = service.selector;
   return namespaceWorkloads
-    .filter((w) => Object.entries(selector).every(([k, v]) => w.labels[k] === v))
+    .filter((w) => labelsMatch(w.labels, selector))
     .map((workload) => ({
       ip: workload.ip,
       workload,

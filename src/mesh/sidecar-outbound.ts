@@ -4,6 +4,7 @@
  * virtual hosts from mesh-bound VirtualServices first (the port-80 rule for literal hosts), then one default
  * virtual host per remaining service, names and domains de-duplicated, then the catch-all.
  */
+import { labelsMatch } from '../load/snapshot.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import { pickDomain } from './gateways.ts';
@@ -196,7 +197,7 @@ function selectSidecar(mesh: Mesh, workload: Workload): KubeObject | undefined {
   return (
     inNs.find((s) => {
       const sel = selectorOf(s);
-      return sel !== undefined && Object.entries(sel).every(([k, v]) => workload.labels[k] === v);
+      return sel !== undefined && labelsMatch(workload.labels, sel);
     }) ??
     inNs.find((s) => selectorOf(s) === undefined) ??
     all.find((s) => s.metadata.namespace === mesh.config.rootNamespace && selectorOf(s) === undefined)

@@ -3,6 +3,7 @@
  * steps per proxy (listener, virtual host, route, cluster, TLS, authorization) in the manner of Istio's own
  * `pilot/pkg/simulation`. Pure: the mesh and the request in, the hops, the response and the metrics out.
  */
+import { labelsMatch } from '../load/snapshot.ts';
 import { addTo } from '../model/multimap.ts';
 import { targetRefsOf, type AuthzDecision } from './authorization.ts';
 import {
@@ -878,9 +879,7 @@ function toCluster(
       `cluster ${clusterName} does not exist (no DestinationRule defines subset ${dest.subset})`,
     );
   const endpoint = subsetLabels
-    ? target.endpoints.find(
-        (e) => e.workload && Object.entries(subsetLabels).every(([k, v]) => e.workload?.labels[k] === v),
-      )
+    ? target.endpoints.find((e) => e.workload !== undefined && labelsMatch(e.workload.labels, subsetLabels))
     : target.endpoints[0];
   if (!endpoint) return fail(503, 'UH', `no healthy endpoint in ${clusterName}`);
   const endpointPort = endpoint.portFor(targetPort);

@@ -4,7 +4,7 @@
  * and names Istio reports for it.
  */
 import { compareStrings, isPlainObject, type KubeObject } from '../model/object.ts';
-import type { Snapshot } from '../load/snapshot.ts';
+import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 
 /** The proxy a workload runs. */
 export const ProxyKind = {
@@ -124,11 +124,7 @@ function proxyOf(
     labels['gateway.networking.k8s.io/gateway-name'] !== undefined
   )
     return ProxyKind.Gateway;
-  if (
-    gatewaySelectors.some(
-      (sel) => Object.keys(sel).length > 0 && Object.entries(sel).every(([k, v]) => labels[k] === v),
-    )
-  ) {
+  if (gatewaySelectors.some((sel) => Object.keys(sel).length > 0 && labelsMatch(labels, sel))) {
     return ProxyKind.Gateway;
   }
   if (isRealPod) {
