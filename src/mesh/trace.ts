@@ -1136,7 +1136,10 @@ function requestPrincipalOf(headers: Readonly<Record<string, string>>): string |
   }
 }
 
-/** What a server sidecar applies on one of its ports: the mTLS mode, the service it reports, its policies. */
+/**
+ * What a workload's inbound side has on one of its ports: the mTLS mode, the service it reports and (for a
+ * sidecar) its policies. Server sidecars read it per hop; destination ztunnels read it once per verdict.
+ */
 interface InboundPort {
   port: number;
   peerAuth: { mode: MtlsMode; policy?: string };
@@ -1523,9 +1526,10 @@ class AmbientIndex {
     const key = mtls ? port : -1 - port;
     let verdict = byPort.get(key);
     if (!verdict) {
+      const { peerAuth, service } = inboundPort(this.#mesh, w, port);
       verdict = {
-        decision: ztunnelVerdict(this.#mesh, w, sender, port, mtls),
-        service: inboundService(this.#mesh, w, port),
+        decision: ztunnelVerdict(this.#mesh, w, sender, port, mtls, peerAuth.mode === MtlsMode.Strict),
+        service,
       };
       byPort.set(key, verdict);
     }
@@ -1632,15 +1636,15 @@ function ztunnelInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
   return answered(`${w.namespace}/${w.name}`, ` on port ${conn.port}`);
 }
 
-/** A destination ztunnel's L4 authorization of a connection from `sender` (§5.3). */
+/** A destination ztunnel's L4 authorization of a connection from `sender` (§5.3); `strict`: PeerAuthentication STRICT on the port. */
 function ztunnelVerdict(
   mesh: Mesh,
   w: Workload,
   sender: Workload | undefined,
   port: number,
   mtls: boolean,
+  strict: boolean,
 ): L4Decision {
-  const strict = mesh.security.peerAuthenticationMode(w, port).mode === MtlsMode.Strict;
   return ztunnelAuthorize(
     mesh.authorization.inNamespaces(w.namespace, mesh.config.rootNamespace),
     w,
