@@ -20,10 +20,12 @@ export function browserTestOptions(): { skip: string | false } {
   return { skip: missing && process.env['CI'] !== 'true' ? missing : false };
 }
 
-export function launchBrowser(): Promise<Browser> {
+/** Chromium, with `extraArgs` after the usual flags (for example a host resolver rule). */
+export function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath,
     args: [
+      ...extraArgs,
       '--no-sandbox',
       '--disable-gpu',
       '--disable-quic',

@@ -28,6 +28,7 @@ export function startController(
   kubeconfig: string,
   args: readonly string[],
   nodeArgs: readonly string[] = [],
+  env: Readonly<Record<string, string>> = {},
 ): RunningController {
   let log = '';
   const child = spawn(
@@ -35,6 +36,7 @@ export function startController(
     [...nodeArgs, kfmeshBin, 'controller', '--kubeconfig', kubeconfig, ...args],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, ...env },
     },
   );
   child.stderr?.on('data', (chunk: Buffer) => {

@@ -47,7 +47,8 @@ export function apiServerTestOptions(): { skip: string | false } {
   return { skip: missing ?? false };
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port nothing listens on now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.unref();
@@ -316,16 +317,41 @@ export class TestApiServer {
    * tests of clients that must ride out an API server restart. Resolves once it is ready again.
    */
   async restartApiServer(downMs = 1000): Promise<void> {
+    await this.stopApiServer();
+    await sleep(downMs);
+    await this.startApiServer();
+  }
+
+  /** Stops kube-apiserver (etcd stays); its port then refuses connections. */
+  async stopApiServer(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const child = this.#apiserver;
     if (child && child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
+      child.kill(signal);
       await Promise.race([exited, sleep(10_000)]);
       if (child.exitCode === null) child.kill('SIGKILL');
     }
-    await sleep(downMs);
+  }
+
+  /** Starts kube-apiserver again on its port, after `stopApiServer`; resolves once it is ready. */
+  async startApiServer(): Promise<void> {
     this.#apiserver = this.#spawn('kube-apiserver', apiserverBin, this.#apiServerArgs());
     await this.#waitReady();
+  }
+
+  /** The API server's loopback port (for a proxy in front of it). */
+  get port(): number {
+    return this.#port;
+  }
+
+  /** A kubeconfig for the admin user that reaches the server at another loopback port (a proxy's). */
+  kubeconfigVia(port: number): string {
+    const file = join(this.dir, `kubeconfig-via-${port}`);
+    writeFileSync(
+      file,
+      this.#kubeconfigText(this.token).replace(`127.0.0.1:${this.#port}`, `127.0.0.1:${port}`),
+    );
+    return file;
   }
 
   /** Stops both processes and removes the data dir. */

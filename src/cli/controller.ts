@@ -59,7 +59,18 @@ export function controllerCommand(
     const client = KubeClient.fromKubeconfig(flags.kubeconfig, flags.context);
     const depth = { of: (): number => 0 };
     const metrics = controllerMetrics(() => depth.of());
+    const elector = flags.leaderElect
+      ? new LeaderElector(client, {
+          namespace: flags.leaderElectionNamespace ?? process.env['POD_NAMESPACE'] ?? 'kfmesh-system',
+          name: flags.leaderElectionId,
+          identity: `${hostname()}_${randomBytes(4).toString('hex')}`,
+        })
+      : undefined;
+    const podName = process.env['POD_NAME'];
+    const podNamespace = process.env['POD_NAMESPACE'];
     const controller = new Controller(client, {
+      ...(elector ? { writeDeadline: () => elector.writeDeadline() } : {}),
+      ...(podName && podNamespace ? { pod: { namespace: podNamespace, name: podName } } : {}),
       mode,
       namespaces: flags.namespace,
       clusterDomain: flags.clusterDomain,
@@ -73,35 +84,37 @@ export function controllerCommand(
       onApply: (ms) => metrics.applySeconds.observe(ms / 1000),
     });
     depth.of = () => controller.queueDepth;
-    const elector = flags.leaderElect
-      ? new LeaderElector(client, {
-          namespace: flags.leaderElectionNamespace ?? process.env['POD_NAMESPACE'] ?? 'kfmesh-system',
-          name: flags.leaderElectionId,
-          identity: `${hostname()}_${randomBytes(4).toString('hex')}`,
-        })
-      : undefined;
-    const servers = [];
+    const servers: Awaited<ReturnType<typeof serveEndpoints>>[] = [];
+    const serve = async (flag: string, ...args: Parameters<typeof serveEndpoints>) => {
+      try {
+        servers.push(await serveEndpoints(...args));
+      } catch (error) {
+        await Promise.all(servers.map((s) => new Promise((r) => s.server.close(r))));
+        throw new UsageError(
+          `${flag}: cannot listen on ${args[0].host}:${args[0].port}: ${(error as Error).message}`,
+        );
+      }
+    };
     if (metricsAt)
-      servers.push(
-        await serveEndpoints(metricsAt, {
-          '/metrics': async () => ({
-            code: 200,
-            type: metrics.registry.contentType,
-            body: await metrics.registry.metrics(),
-          }),
+      await serve('--metrics-bind-address', metricsAt, {
+        '/metrics': async () => ({
+          code: 200,
+          type: metrics.registry.contentType,
+          body: await metrics.registry.metrics(),
         }),
-      );
+      });
     if (probesAt)
-      servers.push(
-        await serveEndpoints(probesAt, {
-          '/healthz': async () => ({ code: 200, type: 'text/plain', body: 'ok\n' }),
-          // A replica standing by (not leading) is ready; a leader once its caches are synced.
-          '/readyz': async () =>
-            controller.synced || (elector !== undefined && !elector.leading)
-              ? { code: 200, type: 'text/plain', body: 'ok\n' }
-              : { code: 503, type: 'text/plain', body: 'caches not synced\n' },
-        }),
-      );
+      await serve('--health-probe-bind-address', probesAt, {
+        '/healthz': async () => ({ code: 200, type: 'text/plain', body: 'ok\n' }),
+        // A replica standing by (not leading) is ready; a leader once every kind has listed and while no
+        // kind's latest list has failed. Otherwise the body says why.
+        '/readyz': async () => {
+          const why = elector !== undefined && !elector.leading ? undefined : controller.notReady;
+          return why === undefined
+            ? { code: 200, type: 'text/plain', body: 'ok\n' }
+            : { code: 503, type: 'text/plain', body: `not ready: ${why}\n` };
+        },
+      });
     for (const s of servers) log.info({ address: `${s.address.address}:${s.address.port}` }, 'serving');
     // Signal handlers don't keep Node running, and at times nothing else does (every watch down, waiting
     // for its restart timer, without metrics or probe servers): this timer does, until the command stops.
@@ -129,16 +142,25 @@ export function controllerCommand(
         },
       );
     } else starting = controller.start();
-    const reason = await Promise.race([stopped, starting?.then(() => stopped) ?? stopped]);
+    // A start that fails for an unexpected reason ends the process (exit 1, with the reason) rather than
+    // leaving it alive and stuck; failures of the server are retried inside start().
+    let failure: string | undefined;
+    const failed = (error: unknown) => {
+      failure = error instanceof Error ? error.message : String(error);
+      log.error({ error: failure }, 'start failed');
+      return 'start failed';
+    };
+    const reason = await Promise.race([stopped, starting?.then(() => stopped, failed) ?? stopped]);
     log.info({ reason }, 'stopping');
     await elector?.stop();
-    await starting?.catch(() => undefined);
+    // stop() first: it also ends a start() still waiting for discovery or the first lists.
     await controller.stop();
+    await starting?.catch(() => undefined);
     await Promise.all(servers.map((s) => new Promise((r) => s.server.close(r))));
     clearInterval(alive);
     log.info('stopped');
     log.flush();
     // Losing the lease is a failure: the replica exits and is restarted, as client-go's controllers do.
-    return reason === 'lost the leader lease' ? ExitCode.CheckFailed : ExitCode.Ok;
+    return reason === 'lost the leader lease' || failure !== undefined ? ExitCode.CheckFailed : ExitCode.Ok;
   });
 }

@@ -1,6 +1,11 @@
 /** What every command shares: reading inputs, writing output once, and turning failures into exit codes. */
 import { InputError } from '../model/errors.ts';
-import { NewestModelledVersion, parseIstioVersion, type IstioVersion } from '../mesh/istio-version.ts';
+import {
+  modelledRange,
+  NewestModelledVersion,
+  parseIstioVersion,
+  type IstioVersion,
+} from '../mesh/istio-version.ts';
 import { loadPaths } from '../load/files.ts';
 import { parseManifests } from '../load/parse.ts';
 import { describeReplacement, Snapshot } from '../load/snapshot.ts';
@@ -91,7 +96,10 @@ export async function runCommand(streams: Streams, body: () => Promise<ExitCode>
 /** `--istio-version X.Y`: the version it names, the newest modelled when absent; a usage error otherwise. */
 export function istioVersionFlag(text: string | undefined): IstioVersion {
   const version = text === undefined ? NewestModelledVersion : parseIstioVersion(text);
-  if (!version) throw new UsageError(`--istio-version must be X.Y, got ${JSON.stringify(text)}`);
+  if (!version)
+    throw new UsageError(
+      `--istio-version must be a modelled version X.Y (${modelledRange()}), got ${JSON.stringify(text)}`,
+    );
   return version;
 }
 

@@ -224,7 +224,25 @@ function isEntryPoint(): boolean {
   }
 }
 
+/**
+ * Output that can't be written: a reader that went away (`kfmesh render | head -1`) ends the program
+ * quietly with 141, the status of a program ended by SIGPIPE; any other failure (a full disk) is said on
+ * standard error with the reason, exit 2.
+ */
+function onOutputError(error: NodeJS.ErrnoException): void {
+  if (error.code === 'EPIPE') process.exit(141);
+  try {
+    process.stderr.write(`kfmesh: cannot write the output: ${error.message}\n`);
+  } finally {
+    process.exit(ExitCode.BadInput);
+  }
+}
+
 if (isEntryPoint()) {
+  process.stdout.on('error', onOutputError);
+  process.stderr.on('error', (error: NodeJS.ErrnoException) =>
+    process.exit(error.code === 'EPIPE' ? 141 : 2),
+  );
   const streams: Streams = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
   main(process.argv.slice(2), streams).then(
     (code) => {

@@ -1,5 +1,5 @@
 /** `kfmesh migrate --to ambient`: prints the converted configuration and writes the report. */
-import { rename, writeFile } from 'node:fs/promises';
+import { lstat, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputFormat, serialize } from '../model/serialize.ts';
 import { migrateToAmbient } from '../ambient/migrate.ts';
@@ -24,7 +24,7 @@ export interface MigrateFlags extends ClusterFlags {
 
 /**
  * Runs `kfmesh migrate`. The report goes to `--report FILE` (JSON when the name ends in `.json`, Markdown
- * otherwise), written to a temporary file beside it and renamed, so a failed run leaves no half a report.
+ * otherwise), whole or not at all (`writeWhole`).
  */
 export function migrateCommand(paths: string[], flags: MigrateFlags, streams: Streams): Promise<ExitCode> {
   return runCommand(streams, async () => {
@@ -36,10 +36,8 @@ export function migrateCommand(paths: string[], flags: MigrateFlags, streams: St
     const output = serialize(objects, format);
     if (flags.report !== undefined) {
       const text = flags.report.endsWith('.json') ? reportToJson(report) : reportToMarkdown(report);
-      const temporary = join(dirname(flags.report), `.${basename(flags.report)}.${process.pid}.tmp`);
       try {
-        await writeFile(temporary, text);
-        await rename(temporary, flags.report);
+        await writeWhole(flags.report, text);
       } catch (error) {
         throw new UsageError(`--report ${flags.report}: ${(error as Error).message}`);
       }
@@ -53,4 +51,28 @@ export function migrateCommand(paths: string[], flags: MigrateFlags, streams: St
     );
     return ExitCode.Ok;
   });
+}
+
+/**
+ * Writes a file whole: a regular file (or a new one) through a temporary file beside it, renamed over it,
+ * so a failed run leaves neither half a file nor the temporary one; anything else (a symlink, a pipe, a
+ * device such as /dev/stdout) is written in place, since a rename would replace it rather than write to it.
+ */
+export async function writeWhole(file: string, text: string): Promise<void> {
+  const info = await lstat(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (info && !info.isFile()) {
+    await writeFile(file, text);
+    return;
+  }
+  const temporary = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
+  try {
+    await writeFile(temporary, text, { mode: info ? info.mode & 0o777 : 0o666 });
+    await rename(temporary, file);
+  } catch (error) {
+    await rm(temporary, { force: true }).catch(() => undefined);
+    throw error;
+  }
 }

@@ -56,8 +56,15 @@ export function serveCommand(
     const first = await load();
     const onError = (error: unknown) =>
       streams.stderr(`kfmesh: ${(error as Error).stack ?? String(error)}\n`);
+    // Each kind of refused request is said once (a page retrying would otherwise fill the log).
+    const refusals = new Set<string>();
+    const onRefused = (reason: string) => {
+      if (refusals.has(reason) || refusals.size >= 100) return;
+      refusals.add(reason);
+      streams.stderr(`kfmesh: refused a request: ${reason}\n`);
+    };
     const listen = (on: number): Promise<ConsoleServer> =>
-      serveConsole(first, flags.host, on, onError).catch((error: NodeJS.ErrnoException) => {
+      serveConsole(first, flags.host, on, onError, onRefused).catch((error: NodeJS.ErrnoException) => {
         if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
           if (flags.anyPortIfTaken && on !== 0) {
             streams.stderr(`kfmesh: port ${on} is taken; using a free one\n`);
@@ -74,6 +81,14 @@ export function serveCommand(
     const served = await listen(port);
     const host = served.address.family === 'IPv6' ? `[${served.address.address}]` : served.address.address;
     streams.stderr(`kfmesh: the console of ${source} is at http://${host}:${served.address.port}/\n`);
+    if (!isLoopback(flags.host))
+      streams.stderr(
+        `kfmesh: warning: --host ${flags.host} is not a loopback address: the console has no authentication, ` +
+          "and anyone who can reach this address can read what it shows (with --kubeconfig, the cluster's " +
+          'configuration, ConfigMaps included). Keep it on 127.0.0.1 and reach it through something that ' +
+          'authenticates, for example `kubectl port-forward` to a loopback-only console, or an SSH tunnel. ' +
+          'It answers only requests addressed to an IP address, localhost or the --host name.\n',
+      );
     // The first page load needs the graphs: compute them now rather than when it asks.
     const warm = (model: ConsoleModel) => {
       const start = performance.now();
@@ -118,4 +133,10 @@ export function serveCommand(
     await served.close();
     return ExitCode.Ok;
   });
+}
+
+/** 127.0.0.0/8, ::1 and localhost. */
+function isLoopback(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h) || h === '::ffff:127.0.0.1';
 }

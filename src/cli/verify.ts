@@ -3,6 +3,7 @@
  * `kfmesh verify --equivalence BEFORE AFTER`: what a change of configuration does to every request.
  */
 import { readFile } from 'node:fs/promises';
+import { readStandardInput } from '../load/files.ts';
 import { OutputFormat } from '../model/serialize.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import { parseCases, runCases, type CaseResult } from '../verify/cases.ts';
@@ -76,14 +77,16 @@ async function verifyCases(
   format: 'text' | 'json',
   streams: Streams,
 ): Promise<ExitCode> {
+  if (file === '-' && paths.includes('-'))
+    throw new UsageError('--cases - reads standard input: the configuration must then come from files');
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = file === '-' ? await (streams.readStdin ?? readStandardInput)() : await readFile(file, 'utf8');
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
     throw new UsageError(`--cases ${file}: ${missing ? 'no such file' : (error as Error).message}`);
   }
-  const cases = parseCases(text, file);
+  const cases = parseCases(text, file === '-' ? '<stdin>' : file);
   const snapshot = await snapshotFrom(paths, streams, flags);
   const results = runCases(compileMesh(snapshot, { clusterDomain: flags.clusterDomain }), cases);
   const failed = results.filter((r) => !r.passed).length;

@@ -19,6 +19,7 @@ import {
   formatIstioVersion,
   NewestModelledVersion,
   OldestModelledVersion,
+  modelledRange,
   parseIstioVersion,
 } from '../mesh/istio-version.ts';
 
@@ -37,10 +38,15 @@ export interface ConsoleOptions {
 
 const modes = [MeshMode.Sidecar, MeshMode.Ambient] as const;
 
+/** Meshes of non-default Istio versions kept at once (each is a whole compiled platform). */
+const otherVersionMeshes = 2;
+
 export class ConsoleModel {
   readonly #snapshot: Snapshot;
   readonly #options: ConsoleOptions;
   readonly #cache = new Map<string, unknown>();
+  /** Meshes of versions other than the default, least recently used first. */
+  readonly #otherMeshes = new Map<string, Mesh>();
 
   constructor(snapshot: Snapshot, options: ConsoleOptions) {
     this.#snapshot = snapshot;
@@ -126,16 +132,38 @@ export class ConsoleModel {
     };
   }
 
-  /** The platform's mesh in a mode (ambient: its migration), as an Istio version behaves (default: the newest modelled). */
+  /**
+   * The platform's mesh in a mode (ambient: its migration), as an Istio version behaves (default: the
+   * newest modelled). The default version's meshes are kept; meshes of other versions (a trace naming
+   * one) are kept for the last `otherVersionMeshes` asked, so memory stays bounded whatever is asked.
+   */
   #mesh(mode: MeshMode, istio = ''): Mesh {
-    // Keyed by the version it stands for, so naming the default version compiles nothing more.
-    const version = parseIstioVersion(istio || this.#options.istioVersion || '') ?? NewestModelledVersion;
-    return this.#once(`mesh ${mode} ${formatIstioVersion(version)}`, () => {
+    const standard = parseIstioVersion(this.#options.istioVersion ?? '') ?? NewestModelledVersion;
+    const version = parseIstioVersion(istio) ?? standard;
+    const compile = () => {
       const options = { ...this.#domain(), istioVersion: version };
       return mode === MeshMode.Sidecar
         ? compileMesh(this.#snapshot, options)
         : compileMesh(Snapshot.of(this.#migration().objects, '<migrated>'), options);
-    });
+    };
+    // Keyed by the version it stands for, so naming the default version compiles nothing more.
+    const key = `${mode} ${formatIstioVersion(version)}`;
+    if (formatIstioVersion(version) === formatIstioVersion(standard))
+      return this.#once(`mesh ${key}`, compile);
+    let mesh = this.#otherMeshes.get(key);
+    if (mesh) this.#otherMeshes.delete(key);
+    else mesh = compile();
+    this.#otherMeshes.set(key, mesh);
+    for (const oldest of this.#otherMeshes.keys()) {
+      if (this.#otherMeshes.size <= otherVersionMeshes) break;
+      this.#otherMeshes.delete(oldest);
+    }
+    return mesh;
+  }
+
+  /** How many meshes of other versions than the default are kept (least recently used dropped first). */
+  get cachedOtherMeshes(): number {
+    return this.#otherMeshes.size;
   }
 
   #migration(): MigrationResult {
@@ -220,7 +248,12 @@ export class ConsoleModel {
     }
     const istio = params.get('istio') ?? '';
     if (istio && !parseIstioVersion(istio))
-      return { status: 400, body: { error: `istio must be a version X.Y, got ${JSON.stringify(istio)}` } };
+      return {
+        status: 400,
+        body: {
+          error: `istio must be a modelled version X.Y (${modelledRange()}), got ${JSON.stringify(istio)}`,
+        },
+      };
     try {
       const result = traceRequest(this.#mesh(mode, istio), {
         from,

@@ -4,8 +4,8 @@
  * model can be replaced while serving (a reload). The page may load only what this server serves.
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { isIP, type AddressInfo } from 'node:net';
 import type { ConsoleModel } from './api.ts';
 
 export interface ConsoleServer {
@@ -51,11 +51,42 @@ function pageFiles(): Map<string, { type: string; body: Buffer }> {
   return files;
 }
 
+/**
+ * Why a request is refused, or undefined when it is answered. Only requests addressed to this server by
+ * a name that cannot be rebound are answered: the `Host` must be an IP address, `localhost`, or the name
+ * given to `--host`, at the port the server listens on; a name any web page could point at this address
+ * (DNS rebinding) is refused. Requests a browser marks as coming from another site or origin are refused
+ * too, so no other page can read the API, whatever its CORS.
+ */
+export function refusal(
+  headers: IncomingHttpHeaders,
+  host: string,
+  address: AddressInfo | string | null,
+): string | undefined {
+  const port = typeof address === 'object' && address ? address.port : undefined;
+  const given = headers.host ?? '';
+  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(given);
+  const name = (match?.[1] ?? '').toLowerCase();
+  const bare = name.startsWith('[') ? name.slice(1, -1) : name;
+  const portOk = (match?.[2] ? Number(match[2]) : 80) === port;
+  const nameOk = isIP(bare) !== 0 || bare === 'localhost' || bare === host.toLowerCase();
+  if (!match || !portOk || !nameOk)
+    return `this console answers only requests addressed to it by IP address or localhost, not ${JSON.stringify(given)}`;
+  const site = headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none')
+    return `cross-origin requests are refused (Sec-Fetch-Site: ${site})`;
+  const origin = headers.origin;
+  if (origin !== undefined && origin !== `http://${given}`)
+    return `cross-origin requests are refused (Origin: ${origin})`;
+  return undefined;
+}
+
 export async function serveConsole(
   model: ConsoleModel,
   host: string,
   port: number,
   onError: (error: unknown) => void = () => undefined,
+  onRefused: (reason: string) => void = () => undefined,
 ): Promise<ConsoleServer> {
   let current = model;
   const page = pageFiles();
@@ -64,6 +95,12 @@ export async function serveConsole(
       res.writeHead(status, { 'content-type': type, ...securityHeaders });
       res.end(req.method === 'HEAD' ? undefined : body);
     };
+    const refused = refusal(req.headers, host, server.address());
+    if (refused) {
+      onRefused(refused);
+      send(403, `${JSON.stringify({ error: refused })}\n`);
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
       send(405, '{"error":"the console is read-only: GET and HEAD only"}\n');

@@ -19,8 +19,14 @@ import { makeInformer, type Informer, type KubernetesObject } from '@kubernetes/
 import type { KubeObject } from '../model/object.ts';
 import { groupOf, isPlainObject } from '../model/object.ts';
 import { Snapshot } from '../load/snapshot.ts';
-import { servedKinds } from '../load/cluster.ts';
-import { KubeApiError, KubeClient, type Resource } from '../kube/client.ts';
+import { clusterKinds, servedKinds } from '../load/cluster.ts';
+import {
+  DefaultRequestTimeoutMs,
+  KubeApiError,
+  KubeClient,
+  type RequestBody,
+  type Resource,
+} from '../kube/client.ts';
 import { desiredState, type MeshMode } from '../render/desired-state.ts';
 import { WorkQueue } from './queue.ts';
 import { appliedKinds, neverDeleted, statusWritten } from './permissions.ts';
@@ -63,6 +69,34 @@ export interface ControllerOptions {
   onReconcile?: (owner: OwnerKey, ms: number, error?: unknown) => void;
   /** Called after each apply (for metrics). */
   onApply?: (ms: number) => void;
+  /**
+   * With leader election: until when (epoch ms) this replica may still write, or 0 when it may not. Every
+   * write checks it first and gets no longer than that to complete, so a leader whose renewals stall stops
+   * writing at its renew deadline, before another replica can take the lease.
+   */
+  writeDeadline?: () => number;
+  /** The controller's own Pod, for Events about the controller itself (a list that fails). */
+  pod?: { namespace: string; name: string };
+}
+
+/** A write refused because this replica no longer leads. */
+export class NotLeadingError extends Error {
+  override name = 'NotLeadingError';
+}
+
+/** What a kind's informer has achieved: its first list, and the error of its latest list when that failed. */
+interface KindState {
+  listed: boolean;
+  failed: string | undefined;
+  /** Resolves when the first list succeeds. */
+  firstList: Promise<void>;
+  listedOnce: () => void;
+}
+
+/** Exponential backoff with jitter: `base` doubled per attempt up to `cap`, then ±20%. */
+export function backoffMs(attempt: number, base = 1000, cap = 30_000, random = Math.random): number {
+  const delay = Math.min(cap, base * 2 ** Math.max(0, attempt));
+  return Math.round(delay * (0.8 + 0.4 * random()));
 }
 
 /** The owners that are objects of their own (with a status): InferenceServices and Profiles. */
@@ -95,6 +129,15 @@ export class Controller {
   readonly #resources = new Map<string, Resource>();
   readonly #informers: Informer<KubernetesObject>[] = [];
   readonly #watchdogs: ReturnType<typeof setInterval>[] = [];
+  /** Informer starts (list, then watch) under way. */
+  readonly #pendingStarts = new Set<Promise<void>>();
+  /** Each kind's list state, by `group/kind`. */
+  readonly #kinds = new Map<string, KindState>();
+  /** Why the controller is not ready yet (discovery failing, first lists pending), when it isn't. */
+  #starting: string | undefined = 'starting';
+  /** Resolves when stop() is called, to end the waits of start(). */
+  #stopping: () => void = () => undefined;
+  readonly #stopSignal = new Promise<void>((resolve) => (this.#stopping = resolve));
   #generation = 0;
   #renders = 0;
   #synced = false;
@@ -116,6 +159,30 @@ export class Controller {
     return this.#synced;
   }
 
+  /**
+   * Why the controller is not ready, or undefined when it is: every kind's first list succeeded and no
+   * kind's latest list failed.
+   */
+  get notReady(): string | undefined {
+    if (this.#starting) return this.#starting;
+    if (!this.#synced) {
+      const pending = [...this.#kinds]
+        .filter(([, state]) => !state.listed)
+        .map(([kind, state]) => (state.failed ? `${kind} (${state.failed})` : kind));
+      return `waiting for the first list of ${pending.sort().join(', ')}`;
+    }
+    const failing = this.#failingKinds();
+    return failing.length > 0 ? `latest list failed: ${failing.join('; ')}` : undefined;
+  }
+
+  /** The kinds whose latest list failed, with the error. */
+  #failingKinds(): string[] {
+    return [...this.#kinds]
+      .filter(([, state]) => state.failed !== undefined)
+      .map(([kind, state]) => `${kind} (${state.failed ?? ''})`)
+      .sort();
+  }
+
   get queueDepth(): number {
     return this.#queue.depth;
   }
@@ -125,10 +192,18 @@ export class Controller {
     return this.#renders;
   }
 
-  /** Starts the informers and the worker; resolves once the caches are filled. */
+  /**
+   * Starts the informers and the workers; resolves once every kind's first list has succeeded (discovery
+   * and lists that fail are retried with backoff, and said in the log and by `notReady`), or when stopped
+   * first. Nothing is reconciled before: a list that failed is never taken for an empty one.
+   */
   async start(): Promise<void> {
-    const wanted = await servedKinds(this.#client);
-    await Promise.all(wanted.map((r) => this.#startInformer(r)));
+    const wanted = await this.#discover();
+    if (!wanted) return;
+    for (const r of wanted) this.#startInformer(r);
+    this.#starting = undefined;
+    await Promise.race([Promise.all([...this.#kinds.values()].map((k) => k.firstList)), this.#stopSignal]);
+    if (this.#stopped) return;
     this.#synced = true;
     this.#syncedAt = Date.now();
     const objects = [...this.#caches.values()].reduce((n, cache) => n + cache.size, 0);
@@ -137,18 +212,50 @@ export class Controller {
     this.#workers = Array.from({ length: Math.max(1, this.#options.workers ?? 4) }, () => this.#work());
   }
 
+  /**
+   * The kinds to read, asking discovery again with backoff while it fails, or undefined when stopped first.
+   * Discovery that could not describe one of the groups kfmesh reads counts as failed: a kind missing from
+   * it would be taken for a kind the cluster doesn't have, and what kfmesh made from it pruned.
+   */
+  async #discover(): Promise<Resource[] | undefined> {
+    for (let attempt = 0; !this.#stopped; attempt++) {
+      try {
+        this.#client.rediscover();
+        const wanted = await servedKinds(this.#client);
+        const missing = this.#client.undiscoveredGroups.filter((g) => readGroups.has(g));
+        if (missing.length > 0) throw new Error(`discovery could not describe ${missing.join(', ')}`);
+        return wanted;
+      } catch (error) {
+        const retryMs = backoffMs(attempt);
+        this.#starting = `discovery failed (${errorText(error)}); retrying in ${retryMs} ms`;
+        this.#log('warn', 'discovery failed; retrying', { error: errorText(error), retryMs });
+        await Promise.race([sleep(retryMs), this.#stopSignal]);
+      }
+    }
+    return undefined;
+  }
+
   /** Stops the worker (after its current key) and the informers. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#stopping();
     this.#queue.close();
     await Promise.all(this.#workers);
     for (const w of this.#watchdogs) clearInterval(w);
     await Promise.all(this.#informers.map((i) => i.stop()));
+    // Starts under way open their watch after the stop above: wait for them (a few seconds at most) and
+    // stop again, so that no connection outlives the controller.
+    await Promise.race([Promise.allSettled([...this.#pendingStarts]), sleep(5000)]);
+    await Promise.all(this.#informers.map((i) => i.stop()));
   }
 
-  async #startInformer(resource: Resource): Promise<void> {
+  #startInformer(resource: Resource): void {
     const kindKey = `${resource.group}/${resource.kind}`;
     this.#resources.set(kindKey, resource);
+    let listedOnce: () => void = () => undefined;
+    const firstList = new Promise<void>((resolve) => (listedOnce = resolve));
+    const state: KindState = { listed: false, failed: undefined, firstList, listedOnce };
+    this.#kinds.set(kindKey, state);
     const cache = new Map<string, KubeObject>();
     this.#caches.set(kindKey, cache);
     const namespaces = this.#options.namespaces ?? [];
@@ -160,9 +267,22 @@ export class Controller {
     const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
     const key = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
     // A (re-)list replaces the cache with what the server has now (the informer reports only what
-    // changed against its own copy), and, after the first, everything is reconciled again.
+    // changed against its own copy), and, after the first, everything is reconciled again. A list that
+    // fails leaves the cache as it was and marks the kind failing: nothing is pruned while any kind is.
     const informer = makeInformer<KubernetesObject>(this.#client.config, path, async () => {
-      const { items, resourceVersion } = await this.#client.listWithVersion(resource, scoped);
+      let listed;
+      try {
+        listed = await this.#client.listWithVersion(resource, scoped);
+      } catch (error) {
+        this.#listFailed(kindKey, state, error);
+        throw error;
+      }
+      const { items, resourceVersion } = listed;
+      if (state.failed !== undefined) this.#log('info', 'list succeeded again', { kind: kindKey });
+      state.failed = undefined;
+      state.listed = true;
+      state.listedOnce();
+      attempts = 0;
       for (const old of cache.values()) this.#unindex(old);
       cache.clear();
       for (const item of items) if (this.#inScope(item)) this.#put(cache, key(item), item);
@@ -179,22 +299,21 @@ export class Controller {
     informer.on('add', (o) => changed(o, false));
     informer.on('update', (o) => changed(o, false));
     informer.on('delete', (o) => changed(o, true));
-    // A failed watch stops the informer; so does a failed restart (the list fails while the server is
-    // down), which reports no error of its own: both come back here, with backoff from 1 s to 30 s.
-    let delay = 1000;
+    // A failed watch stops the informer; so does a failed list: both come back here, and are retried
+    // with exponential backoff and jitter (1 s doubling to 30 s), which only a successful list resets.
+    let attempts = 0;
     const restart = (error: unknown) => {
       if (this.#stopped) return;
-      this.#log('warn', 'watch failed; restarting', { kind: kindKey, error: String(error), retryMs: delay });
+      const retryMs = backoffMs(attempts++);
+      this.#log('warn', 'watch failed; restarting', { kind: kindKey, error: errorText(error), retryMs });
       setTimeout(() => {
         if (this.#stopped) return;
-        informer.start().then(() => this.#log('info', 'watch restarted', { kind: kindKey }), restart);
-      }, delay).unref();
-      delay = Math.min(delay * 2, 30_000);
+        this.#track(informer.start()).catch(restart);
+      }, retryMs).unref();
     };
     informer.on('error', restart);
     let connectedAt = Date.now();
     informer.on('connect', () => {
-      delay = 1000;
       connectedAt = Date.now();
     });
     const watchdog = setInterval(
@@ -208,7 +327,46 @@ export class Controller {
     watchdog.unref();
     this.#watchdogs.push(watchdog);
     this.#informers.push(informer);
-    await informer.start();
+    // A list that fails is reported through 'error' (and restarted there), not by this promise.
+    this.#track(informer.start()).catch(restart);
+  }
+
+  /**
+   * Keeps an informer's start while it runs: a watch that starts after stop() stopped its informer would
+   * not be aborted, and its open connection would keep the process alive until the server ends it.
+   */
+  #track(start: Promise<void>): Promise<void> {
+    this.#pendingStarts.add(start);
+    const settled = () => this.#pendingStarts.delete(start);
+    start.then(settled, settled);
+    return start;
+  }
+
+  /** A kind's list failed: marked failing (so nothing is pruned), logged, and an Event on the controller's Pod. */
+  #listFailed(kindKey: string, state: KindState, error: unknown): void {
+    const text = errorText(error);
+    const first = state.failed !== text;
+    state.failed = text;
+    if (!first) return;
+    const forbidden = error instanceof KubeApiError && error.status === 403;
+    this.#log(
+      'error',
+      forbidden
+        ? 'list forbidden; nothing is pruned until it succeeds'
+        : 'list failed; nothing is pruned until it succeeds',
+      {
+        kind: kindKey,
+        error: text,
+      },
+    );
+    const pod = this.#options.pod;
+    if (pod)
+      void this.#postEvent(
+        pod.namespace,
+        { apiVersion: 'v1', kind: 'Pod', name: pod.name, namespace: pod.namespace },
+        forbidden ? 'ListForbidden' : 'ListFailed',
+        `kfmesh cannot list ${kindKey}: ${text}. Nothing is pruned while a list fails.`,
+      ).catch(() => undefined);
   }
 
   #inScope(object: KubeObject): boolean {
@@ -390,7 +548,7 @@ export class Controller {
         continue;
       }
       const started = Date.now();
-      const applied = await this.#client.request<KubeObject>('PATCH', this.#path(object), {
+      const applied = await this.#write<KubeObject>('PATCH', this.#path(object), {
         body: object,
         contentType: 'application/apply-patch+yaml',
         query: { fieldManager: FieldManager, force: true },
@@ -400,7 +558,15 @@ export class Controller {
       this.#options.onApply?.(Date.now() - started);
       this.#log('info', 'applied', { owner, object: identity(object) });
     }
-    for (const live of [...(this.#managed.get(owner)?.values() ?? [])]) {
+    const failing = this.#failingKinds();
+    const managed = [...(this.#managed.get(owner)?.values() ?? [])];
+    if (failing.length > 0 && managed.some((live) => !wanted.has(identity(live)))) {
+      // The view is partial: what looks unwanted may be wanted by what the failed list would have shown.
+      // The owner is reconciled again when the list succeeds (a successful re-list queues every owner).
+      this.#log('warn', 'not pruning while a list fails', { owner, failing });
+      managed.length = 0;
+    }
+    for (const live of managed) {
       if (wanted.has(identity(live))) continue;
       const kindKey = `${groupOf(live.apiVersion)}/${live.kind}`;
       if (kindKey === '/Namespace') {
@@ -409,7 +575,7 @@ export class Controller {
       }
       // Kinds kfmesh doesn't write are not its (and a Namespace is never deleted).
       if (neverDeleted.includes(kindKey) || !appliedKinds.includes(kindKey)) continue;
-      await this.#client.request('DELETE', this.#path(live)).catch((error: unknown) => {
+      await this.#write('DELETE', this.#path(live)).catch((error: unknown) => {
         if (!(error instanceof KubeApiError && error.status === 404)) throw error;
       });
       this.#remember(live, true);
@@ -429,7 +595,7 @@ export class Controller {
       .flat()
       .some((o) => identity(o) === identity(live));
     if (wanted) return;
-    const released = await this.#client.request<KubeObject>('PATCH', this.#path(live), {
+    const released = await this.#write<KubeObject>('PATCH', this.#path(live), {
       body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
       contentType: 'application/apply-patch+yaml',
       query: { fieldManager: FieldManager, force: true },
@@ -451,7 +617,7 @@ export class Controller {
     const current = conditionsOf(live);
     if (!condition || hasCondition(current, condition)) return;
     const conditions = withCondition(current, condition, kubeTime());
-    const written = await this.#client.request<KubeObject>('PATCH', `${this.#path(live)}/status`, {
+    const written = await this.#write<KubeObject>('PATCH', `${this.#path(live)}/status`, {
       body: { metadata: { resourceVersion: live.metadata.resourceVersion }, status: { conditions } },
       contentType: 'application/merge-patch+json',
     });
@@ -463,20 +629,34 @@ export class Controller {
     const live = this.#ownerObject(owner);
     if (!live) return;
     const { kind, namespace, name } = parseOwnerKey(owner);
-    const ns = namespace || 'default';
+    await this.#postEvent(
+      namespace || 'default',
+      {
+        apiVersion: live.apiVersion,
+        kind,
+        name,
+        ...(namespace ? { namespace } : {}),
+        uid: live.metadata.uid,
+      },
+      reason,
+      message,
+    );
+  }
+
+  /** A Warning Event about an object. */
+  async #postEvent(
+    namespace: string,
+    involvedObject: Record<string, string | undefined>,
+    reason: string,
+    message: string,
+  ): Promise<void> {
     const now = kubeTime();
-    await this.#client.request('POST', `/api/v1/namespaces/${ns}/events`, {
+    await this.#write('POST', `/api/v1/namespaces/${namespace}/events`, {
       body: {
         apiVersion: 'v1',
         kind: 'Event',
-        metadata: { generateName: `${name}.`, namespace: ns },
-        involvedObject: {
-          apiVersion: live.apiVersion,
-          kind,
-          name,
-          ...(namespace ? { namespace } : {}),
-          uid: live.metadata.uid,
-        },
+        metadata: { generateName: `${involvedObject['name'] ?? 'kfmesh'}.`, namespace },
+        involvedObject,
         reason,
         message: message.slice(0, 1000),
         type: 'Warning',
@@ -486,6 +666,20 @@ export class Controller {
         count: 1,
       },
     });
+  }
+
+  /**
+   * Every write goes through here: refused once this replica may no longer write (it lost, or could not
+   * renew, its leader lease), and given no longer to complete than it may still write.
+   */
+  async #write<T>(method: string, path: string, options: RequestBody = {}): Promise<T> {
+    let timeoutMs = DefaultRequestTimeoutMs;
+    if (this.#options.writeDeadline) {
+      const left = this.#options.writeDeadline() - Date.now();
+      if (left <= 0) throw new NotLeadingError(`not writing ${method} ${path}: this replica no longer leads`);
+      timeoutMs = Math.min(timeoutMs, left);
+    }
+    return this.#client.request<T>(method, path, { ...options, timeoutMs });
   }
 
   /**
@@ -538,6 +732,15 @@ export class Controller {
   #log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
     this.#options.log?.(level, message, fields);
   }
+}
+
+/** The API groups of the kinds kfmesh reads. */
+const readGroups = new Set(Object.keys(clusterKinds));
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Now, as Kubernetes writes times (RFC 3339, whole seconds). */

@@ -77,6 +77,8 @@ export class LeaderElector {
   readonly identity: string;
   readonly #timings: ElectionTimings;
   #leading = false;
+  /** When this replica last renewed (or took) the lease (epoch ms). */
+  #lastRenewal = 0;
   #stopped = false;
   #wake: (() => void) | undefined;
   #running: Promise<void> | undefined;
@@ -92,8 +94,18 @@ export class LeaderElector {
     this.#timings = options.timings ?? DefaultTimings;
   }
 
+  /** Leading, and within the renew deadline of the last renewal. */
   get leading(): boolean {
-    return this.#leading;
+    return this.#leading && Date.now() < this.writeDeadline();
+  }
+
+  /**
+   * Until when (epoch ms) this replica may act as leader: its last renewal plus the renew deadline, which
+   * ends before the lease can expire for the other replicas (last renewal plus the lease duration). 0 when
+   * it does not lead.
+   */
+  writeDeadline(): number {
+    return this.#leading ? this.#lastRenewal + this.#timings.renewDeadlineSeconds * 1000 : 0;
   }
 
   /**
@@ -106,17 +118,23 @@ export class LeaderElector {
   }
 
   async #loop(started: () => void, lost: () => void): Promise<void> {
-    let lastRenewal = 0;
     while (!this.#stopped) {
-      const ok = await this.#tryAcquireOrRenew().catch(() => false);
+      // Each attempt gets a deadline: a leader's ends at its renew deadline, so a stalled connection can't
+      // keep it believing it leads; a candidate's is one retry period.
+      const attemptStart = Date.now();
+      const budget = this.#leading
+        ? this.writeDeadline() - attemptStart
+        : this.#timings.retryPeriodSeconds * 1000;
+      const ok = budget > 0 && (await this.#tryAcquireOrRenew(attemptStart + budget).catch(() => false));
       const now = Date.now();
       if (ok) {
-        lastRenewal = now;
+        // The renewal counts from when it was sent: the server may have written it at any time since.
+        this.#lastRenewal = attemptStart;
         if (!this.#leading) {
           this.#leading = true;
           started();
         }
-      } else if (this.#leading && now - lastRenewal > this.#timings.renewDeadlineSeconds * 1000) {
+      } else if (this.#leading && now >= this.writeDeadline()) {
         this.#leading = false;
         lost();
         return;
@@ -156,13 +174,15 @@ export class LeaderElector {
       .catch(() => undefined);
   }
 
-  async #tryAcquireOrRenew(): Promise<boolean> {
-    const lease = await this.#read();
+  async #tryAcquireOrRenew(deadline: number): Promise<boolean> {
+    const timeoutMs = () => Math.max(1, deadline - Date.now());
+    const lease = await this.#read(timeoutMs());
     const decision = decide(lease?.spec, this.identity, Date.now(), this.#timings);
     if (decision.action === 'wait') return false;
     try {
       if (!lease)
         await this.#client.request('POST', this.#path(false), {
+          timeoutMs: timeoutMs(),
           body: {
             apiVersion: 'coordination.k8s.io/v1',
             kind: 'Lease',
@@ -172,6 +192,7 @@ export class LeaderElector {
         });
       else
         await this.#client.request('PUT', this.#path(), {
+          timeoutMs: timeoutMs(),
           body: {
             apiVersion: 'coordination.k8s.io/v1',
             kind: 'Lease',
@@ -186,9 +207,9 @@ export class LeaderElector {
     }
   }
 
-  async #read(): Promise<Lease | undefined> {
+  async #read(timeoutMs?: number): Promise<Lease | undefined> {
     try {
-      return await this.#client.request<Lease>('GET', this.#path());
+      return await this.#client.request<Lease>('GET', this.#path(), timeoutMs ? { timeoutMs } : {});
     } catch (error) {
       if (error instanceof KubeApiError && error.status === 404) return undefined;
       throw error;

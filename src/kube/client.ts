@@ -37,8 +37,16 @@ export interface RequestBody {
   body?: unknown;
   contentType?: string;
   query?: Record<string, string | number | boolean | undefined>;
-  /** How long to wait for the answer (default 10 s). */
+  /** How long to wait for the whole answer (default 10 s); past it the request fails with `KubeTimeoutError`. */
   timeoutMs?: number;
+}
+
+/** The default deadline of one request. */
+export const DefaultRequestTimeoutMs = 10_000;
+
+/** A request that got no complete answer within its deadline (a stalled or dead connection). */
+export class KubeTimeoutError extends Error {
+  override name = 'KubeTimeoutError';
 }
 
 interface ApiResourceList {
@@ -55,6 +63,7 @@ export class KubeClient {
   /** Keep-alive agents by their TLS settings, so requests share connections (one handshake, not one each). */
   readonly #agents = new Map<string, Agent>();
   #resources: Map<string, Resource> | undefined;
+  #undiscovered: string[] = [];
 
   constructor(config: KubeConfig) {
     const cluster = config.getCurrentCluster();
@@ -109,21 +118,34 @@ export class KubeClient {
     await this.#config.applyToHTTPSOptions(requestOptions);
     if (url.protocol === 'https:') requestOptions.agent = this.#agentFor(requestOptions);
     const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
+    const timeoutMs = options.timeoutMs ?? DefaultRequestTimeoutMs;
     const { status, text, json } = await new Promise<{ status: number; text: string; json: boolean }>(
       (resolve, reject) => {
+        // One deadline for the whole exchange (connect, send, answer): a connection that stalls without
+        // closing would otherwise hold the request forever.
+        const deadline = setTimeout(
+          () =>
+            req.destroy(new KubeTimeoutError(`${method} ${url.pathname}: no answer within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        const fail = (error: Error) => {
+          clearTimeout(deadline);
+          reject(error);
+        };
         const req = send(url, requestOptions, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () =>
+          res.on('end', () => {
+            clearTimeout(deadline);
             resolve({
               status: res.statusCode ?? 0,
               text: Buffer.concat(chunks).toString('utf8'),
               json: (res.headers['content-type'] ?? '').includes('json'),
-            }),
-          );
-          res.on('error', reject);
+            });
+          });
+          res.on('error', fail);
         });
-        req.on('error', reject);
+        req.on('error', fail);
         req.end(payload);
       },
     );
@@ -191,7 +213,7 @@ export class KubeClient {
     const groups = await this.request<ApiGroupList>('GET', '/apis');
     // A group the server lists but can't describe yet (a CRD not yet established, an aggregated API that is
     // down) is left out, as kubectl does, and discovery is asked again next time.
-    let complete = true;
+    const failed: string[] = [];
     await Promise.all(
       groups.groups.map(async (g) => {
         const version = g.preferredVersion?.version ?? g.versions[0]?.version;
@@ -200,12 +222,18 @@ export class KubeClient {
           add(g.name, version, await this.request<ApiResourceList>('GET', `/apis/${g.name}/${version}`));
         } catch (error) {
           if (!(error instanceof KubeApiError)) throw error;
-          complete = false;
+          failed.push(g.name);
         }
       }),
     );
-    if (complete) this.#resources = out;
+    this.#undiscovered = failed.sort();
+    if (failed.length === 0) this.#resources = out;
     return out;
+  }
+
+  /** The groups the last discovery listed but could not describe (left out of its answer). */
+  get undiscoveredGroups(): readonly string[] {
+    return this.#undiscovered;
   }
 
   /** Forgets what discovery found (after CRDs are added). */

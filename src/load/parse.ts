@@ -82,7 +82,13 @@ function objectsOfDocument(
   locateIn: (path: FieldPath) => SourceLocation | undefined,
 ): LoadedObject[] {
   const locateNode = (node: unknown): SourceLocation => locationOf(node, file, lines) ?? { file };
-  const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 1000 });
+  } catch (error) {
+    // The yaml library refuses aliases that expand past the limit (a "billion laughs" document).
+    throw new InputError({ location: locateNode(doc.contents) }, `cannot read: ${(error as Error).message}`);
+  }
   if (value === null || value === undefined) return [];
   const rootLocation = locateNode(doc.contents);
   if (!isPlainObject(value) || !isMap(doc.contents)) {

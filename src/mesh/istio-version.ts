@@ -14,11 +14,27 @@ export interface IstioVersion {
 export const OldestModelledVersion: IstioVersion = { major: 1, minor: 20 };
 export const NewestModelledVersion: IstioVersion = { major: 1, minor: 29 };
 
-/** Parses `X.Y` (a patch `X.Y.Z` is accepted and ignored); undefined when the text is not a version. */
+/**
+ * Parses `X.Y` (a patch `X.Y.Z` is accepted and ignored); undefined when the text is not a version or
+ * names one outside the modelled range (an unmodelled version would be simulated as another one).
+ */
 export function parseIstioVersion(text: string): IstioVersion | undefined {
   const match = /^(\d+)\.(\d+)(?:\.\d+)?$/.exec(text.trim());
   if (!match) return undefined;
-  return { major: Number(match[1]), minor: Number(match[2]) };
+  const version = { major: Number(match[1]), minor: Number(match[2]) };
+  return compareVersions(version, OldestModelledVersion) >= 0 &&
+    compareVersions(version, NewestModelledVersion) <= 0
+    ? version
+    : undefined;
+}
+
+/** The modelled range as people write it: `1.20 to 1.29`. */
+export function modelledRange(): string {
+  return `${formatIstioVersion(OldestModelledVersion)} to ${formatIstioVersion(NewestModelledVersion)}`;
+}
+
+function compareVersions(a: IstioVersion, b: IstioVersion): number {
+  return a.major - b.major || a.minor - b.minor;
 }
 
 /** `X.Y`. */

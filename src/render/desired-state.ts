@@ -19,6 +19,7 @@ import {
 } from '../ambient/waypoint.ts';
 import { ambientInferenceServiceObjects, serverlessInAmbientFinding } from '../kserve/ambient.ts';
 import { isKnativeMode, kserveConfigFrom } from '../kserve/config.ts';
+import { isDns1123Label } from '../kserve/hosts.ts';
 import { isInferenceService, renderInferenceService, type InferenceServiceRender } from '../kserve/render.ts';
 import { kubeflowConfigFrom } from '../kubeflow/config.ts';
 import { notebookRouteFor } from '../kubeflow/notebook.ts';
@@ -92,12 +93,35 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
   const owned: RenderResult['owned'] = { inferenceServices: new Map(), profiles: new Map() };
   for (const profile of snapshot.list('kubeflow.org', 'Profile')) {
     const namespace = profile.metadata.name ?? '';
+    if (!isDns1123Label(namespace)) {
+      // A Profile's name is its namespace's: without a valid one there is nothing to render.
+      problems.push({
+        context: {
+          location: snapshot.locate(profile, ['metadata', 'name']),
+          object: refOf(profile),
+          field: 'metadata.name',
+        },
+        message: namespace ? `${JSON.stringify(namespace)} is not a valid namespace name` : 'required',
+      });
+      continue;
+    }
     profileNamespaces.add(namespace);
     const rendered = profileObjects(profile, { ...kubeflow }, modeOf(namespace));
     owned.profiles.set(namespace, rendered);
     objects.push(...rendered);
   }
   for (const notebook of snapshot.list('kubeflow.org', 'Notebook')) {
+    if (!notebook.metadata.name) {
+      problems.push({
+        context: {
+          location: snapshot.locate(notebook, ['metadata']),
+          object: refOf(notebook),
+          field: 'metadata.name',
+        },
+        message: 'required',
+      });
+      continue;
+    }
     objects.push(
       notebookRouteFor(notebook, kubeflow, modeOf(notebook.metadata.namespace ?? 'default'), clusterDomain),
     );

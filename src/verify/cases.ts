@@ -94,8 +94,15 @@ export function parseCases(text: string, file: string): VerifyCase[] {
   const base: (string | number)[] = isMap(root) ? ['cases'] : [];
   const list = isMap(root) ? doc.get('cases', true) : root;
   if (!isSeq(list)) fail(base, 'expected a list of cases (or a mapping with the list under "cases")');
-  const cases = doc.toJS() as unknown as Record<string, unknown> | unknown[];
+  let cases: Record<string, unknown> | unknown[];
+  try {
+    cases = doc.toJS({ maxAliasCount: 1000 }) as Record<string, unknown> | unknown[];
+  } catch (error) {
+    // The yaml library refuses aliases that expand past the limit (a "billion laughs" document).
+    return fail([], `cannot read: ${(error as Error).message}`);
+  }
   const items = (Array.isArray(cases) ? cases : (cases as Record<string, unknown>)['cases']) as unknown[];
+  if (items.length === 0) fail(base, 'no cases: give at least one');
   return items.map((item, i) => parseCase(item, [...base, i], fail, at));
 }
 

@@ -4,6 +4,7 @@
  * reload when a served file changes (a file that no longer loads leaves the last good objects served).
  */
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -175,9 +176,114 @@ describe('kfmesh serve: bad flags', () => {
     } finally {
       await stop(first);
     }
-    const version = runKfmesh(['serve', '--istio-version', 'one']);
-    assert.equal(version.code, 2);
-    assert.match(version.stderr, /--istio-version must be X.Y/);
+    for (const bad of ['one', '9.9', '1.19', '0.1', '1.30']) {
+      const version = runKfmesh(['serve', '--istio-version', bad]);
+      assert.equal(version.code, 2, bad);
+      assert.match(version.stderr, /--istio-version must be a modelled version X.Y \(1\.20 to 1\.29\)/);
+    }
+    for (const command of [
+      ['trace', '--from', 'external', '--url', 'http://x/'],
+      ['verify', '--equivalence', 'a', 'b'],
+    ]) {
+      const version = runKfmesh([...command, '--istio-version', '9.9']);
+      assert.equal(version.code, 2, command.join(' '));
+    }
+  });
+});
+
+/** A raw GET with the headers given (fetch would set Host and Origin itself). */
+function rawGet(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path, method: 'GET', headers, setHost: false },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('kfmesh serve answers only its own origin', () => {
+  let s: Serving;
+  before(async () => {
+    s = await serve([]);
+  });
+  after(async () => {
+    await stop(s);
+  });
+
+  test('a rebound name in Host is refused; IP addresses and localhost at its port are answered', async () => {
+    const port = new URL(s.base).port;
+    for (const host of [
+      `attacker.example:${port}`,
+      `127.0.0.1.nip.io:${port}`,
+      `localhost:${Number(port) + 1}`,
+    ]) {
+      const r = await rawGet(s.base, '/api/summary', { host });
+      assert.equal(r.status, 403, host);
+      assert.match(r.body, /answers only requests addressed to it/);
+    }
+    // No Host at all: Node's server refuses HTTP/1.1 requests without one.
+    assert.equal((await rawGet(s.base, '/api/summary', {})).status, 400);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`]) {
+      const r = await rawGet(s.base, '/api/summary', { host });
+      assert.equal(r.status, 200, host);
+    }
+  });
+
+  test('cross-origin requests are refused, same-origin ones answered', async () => {
+    const port = new URL(s.base).port;
+    const host = `127.0.0.1:${port}`;
+    const refused: Record<string, string>[] = [
+      { host, origin: 'http://attacker.example' },
+      { host, origin: `http://localhost:${port}` },
+      { host, 'sec-fetch-site': 'cross-site' },
+      { host, 'sec-fetch-site': 'same-site' },
+    ];
+    for (const headers of refused) {
+      const r = await rawGet(s.base, '/api/summary', headers);
+      assert.equal(r.status, 403, JSON.stringify(headers));
+      assert.match(r.body, /cross-origin requests are refused/);
+    }
+    const same = await rawGet(s.base, '/api/summary', {
+      host,
+      origin: `http://${host}`,
+      'sec-fetch-site': 'same-origin',
+    });
+    assert.equal(same.status, 200);
+  });
+
+  test('unmodelled Istio versions are refused, and meshes of other versions are not kept without bound', async () => {
+    for (const istio of ['9.9', '1.19', '0.1']) {
+      const r = await getJson<{ error: string }>(
+        `${s.base}/api/trace?from=external&url=${encodeURIComponent('http://x/')}&istio=${istio}`,
+      );
+      assert.equal(r.status, 400, istio);
+      assert.match(r.body.error, /modelled version X.Y \(1\.20 to 1\.29\)/);
+    }
+  });
+
+  test('a non-loopback --host warns that the console has no authentication', async () => {
+    const open = await startServe(['--host', '0.0.0.0']);
+    try {
+      assert.match(
+        open.log(),
+        /warning: --host 0\.0\.0\.0 is not a loopback address: the console has no authentication/,
+      );
+      assert.match(open.log(), /kubectl port-forward/);
+    } finally {
+      await stop(open);
+    }
+    assert.doesNotMatch(s.log(), /warning/);
   });
 });
 

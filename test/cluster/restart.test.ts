@@ -13,7 +13,7 @@ import { KubeClient } from '../../src/kube/client.ts';
 import { Controller } from '../../src/controller/controller.ts';
 import { runKfmesh } from '../cli-process.ts';
 import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
-import { eventually, startController, type RunningController } from '../controller-process.ts';
+import { eventually, sleep, startController, type RunningController } from '../controller-process.ts';
 
 const ns = 'kubeflow-user-example-com';
 const models = 40;
@@ -134,6 +134,39 @@ describe('kfmesh controller (the command) across an API server restart', apiServ
       async () => ((await names()).includes('after-restart') ? true : undefined),
       context,
     );
+    assert.equal(await running.terminate(), 0, running.log().slice(-2000));
+  });
+
+  test('killed while it starts (before its caches are synced): it syncs once the server is back', async () => {
+    await server.create([model('while-starting')]);
+    controller = startController(server.kubeconfig, [
+      '--metrics-bind-address',
+      '0',
+      '--health-probe-bind-address',
+      '0',
+    ]);
+    const running = controller;
+    const context = { ms: 120_000, context: () => running.log() };
+    await eventually('the start', () => (/"msg":"starting"/.test(running.log()) ? true : undefined), context);
+    await server.stopApiServer('SIGKILL');
+    await sleep(3000);
+    await server.startApiServer();
+    const wanted = [
+      ...Array.from({ length: models }, (_, i) => `model-${i}`),
+      'after-restart',
+      'while-starting',
+    ];
+    const all = await eventually(
+      `${wanted.length} VirtualServices`,
+      async () => {
+        const list = await names();
+        return list.length === wanted.length ? list : undefined;
+      },
+      context,
+    );
+    assert.deepEqual(all.sort(), wanted.sort());
+    assert.match(running.log(), /"msg":"caches synced"/);
+    assert.doesNotMatch(running.log(), /"msg":"pruned"/);
     assert.equal(await running.terminate(), 0, running.log().slice(-2000));
   });
 });

@@ -1,0 +1,25 @@
+/** The console's API model: what it keeps in memory stays bounded whatever versions traces name. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConsoleModel } from '../../src/console/api.ts';
+import { examplePlatform } from '../../src/example/platform.ts';
+import { Snapshot } from '../../src/load/snapshot.ts';
+
+describe('ConsoleModel', () => {
+  test('meshes of non-default Istio versions: the two used last are kept, no more', () => {
+    const model = new ConsoleModel(Snapshot.of(examplePlatform()), { source: '<example>' });
+    const url = encodeURIComponent('http://sklearn-iris.kubeflow-user-example-com.svc.cluster.local/');
+    const from = 'kubeflow-user-example-com/curl-inside-mesh';
+    for (const istio of ['1.20', '1.21', '1.22', '1.23', '1.24', '1.25', '1.29']) {
+      const answer = model.answer(
+        '/api/trace',
+        new URLSearchParams(`from=${from}&url=${url}&istio=${istio}`),
+      );
+      assert.equal(answer.status, 200, istio);
+      assert.ok(model.cachedOtherMeshes <= 2, `${model.cachedOtherMeshes} meshes kept after ${istio}`);
+    }
+    assert.equal(model.cachedOtherMeshes, 2);
+    const bad = model.answer('/api/trace', new URLSearchParams(`from=${from}&url=${url}&istio=9.9`));
+    assert.equal(bad.status, 400);
+  });
+});
