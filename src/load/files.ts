@@ -1,5 +1,5 @@
 /** Reading manifests from files, folders (recursively) and standard input. The only I/O of loading. */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InputError } from '../model/errors.ts';
 import { compareStrings } from '../model/object.ts';
@@ -23,24 +23,52 @@ export async function loadPaths(
   return inputs.flatMap(parseManifests);
 }
 
-/** The manifest files a path names: the file itself, or every .yaml/.yml/.json file below a folder, sorted. */
-async function manifestFiles(path: string): Promise<string[]> {
+/**
+ * The manifest files a path names: the file itself, or every .yaml/.yml/.json file below a folder, sorted.
+ * Symbolic links are followed, to files and folders alike; a link that leads back into a folder being
+ * read (a loop) or to nothing is an error naming it, never skipped silently.
+ */
+async function manifestFiles(path: string, within: readonly string[] = []): Promise<string[]> {
   let info;
   try {
     info = await stat(path);
-  } catch {
-    throw new InputError({ location: { file: path } }, 'no such file or directory');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const dangling = code === 'ENOENT' && (await lstat(path).catch(() => undefined))?.isSymbolicLink();
+    if (code === 'ELOOP') throw new InputError({ location: { file: path } }, 'a symbolic link loop');
+    throw new InputError(
+      { location: { file: path } },
+      dangling ? 'a symbolic link to nothing' : 'no such file or directory',
+    );
   }
   if (!info.isDirectory()) return [path];
+  const real = await realpath(path);
+  if (within.includes(real))
+    throw new InputError(
+      { location: { file: path } },
+      `a symbolic link loop: this folder is ${real}, which is already being read`,
+    );
   const found: string[] = [];
   const entries = await readdir(path, { withFileTypes: true });
   entries.sort((a, b) => compareStrings(a.name, b.name));
   for (const entry of entries) {
     const full = join(path, entry.name);
-    if (entry.isDirectory()) found.push(...(await manifestFiles(full)));
-    else if (manifestExtensions.some((ext) => entry.name.endsWith(ext))) found.push(full);
+    const isDirectory = entry.isDirectory() || (entry.isSymbolicLink() && (await isFolder(full)));
+    if (isDirectory) found.push(...(await manifestFiles(full, [...within, real])));
+    else if (manifestExtensions.some((ext) => entry.name.endsWith(ext))) {
+      if (entry.isSymbolicLink()) await manifestFiles(full, within); // a link to nothing is reported
+      found.push(full);
+    }
   }
   return found;
+}
+
+/** Whether a path leads to a folder (a link to nothing leads nowhere: it is then read as a file name). */
+async function isFolder(path: string): Promise<boolean> {
+  return stat(path).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
 }
 
 async function readText(file: string): Promise<string> {
