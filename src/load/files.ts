@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { InputError } from '../model/errors.ts';
 import { compareStrings } from '../model/object.ts';
 import { parseManifests, type InputText, type LoadedObject } from './parse.ts';
+import { checkTypes } from './schema.ts';
 
 const manifestExtensions = ['.yaml', '.yml', '.json'];
 
@@ -20,7 +21,9 @@ export async function loadPaths(
     }
     for (const file of await manifestFiles(path)) inputs.push({ name: file, text: await readText(file) });
   }
-  return inputs.flatMap(parseManifests);
+  const objects = inputs.flatMap(parseManifests);
+  for (const loaded of objects) checkTypes(loaded);
+  return objects;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { LineCounter, parseAllDocuments, isMap, isNode, type Document } from 'yaml';
 import { InputError, type SourceLocation } from '../model/errors.ts';
-import { isPlainObject, type KubeObject } from '../model/object.ts';
+import { groupOf, isPlainObject, type KubeObject, type ObjectRef } from '../model/object.ts';
 
 /** A path into an object: keys and list indexes. */
 export type FieldPath = readonly (string | number)[];
@@ -99,10 +99,12 @@ function objectsOfDocument(
   }
   const make = (object: unknown, prefix: FieldPath): LoadedObject => {
     const location = locateNode(prefix.length ? doc.getIn(prefix, true) : doc.contents);
+    const locate = (path: FieldPath) =>
+      (path.length ? locateIn([...prefix, ...path]) : undefined) ?? location;
     return {
-      object: checkObject(object, location),
+      object: checkObject(object, location, locate),
       location,
-      locate: (path) => (path.length ? locateIn([...prefix, ...path]) : undefined) ?? location,
+      locate,
     };
   };
   if (isListKind(value)) {
@@ -125,33 +127,45 @@ function isListKind(value: Record<string, unknown>): boolean {
   return typeof kind === 'string' && kind.endsWith('List') && 'items' in value;
 }
 
-function checkObject(value: unknown, location: SourceLocation): KubeObject {
+function checkObject(
+  value: unknown,
+  location: SourceLocation,
+  locate: (path: FieldPath) => SourceLocation,
+): KubeObject {
   if (!isPlainObject(value))
     throw new InputError({ location }, 'expected a Kubernetes object (a mapping with apiVersion and kind)');
   for (const field of ['apiVersion', 'kind'] as const) {
     const v = value[field];
     if (typeof v !== 'string' || v === '')
-      throw new InputError({ location, field }, 'expected a non-empty string');
+      throw new InputError({ location: locate([field]), field }, 'expected a non-empty string');
   }
+  // From here on the problem names its object (as far as its metadata can be read).
+  const raw = isPlainObject(value['metadata']) ? value['metadata'] : {};
+  const object: ObjectRef = {
+    group: groupOf(String(value['apiVersion'])),
+    kind: String(value['kind']),
+    namespace: typeof raw['namespace'] === 'string' ? raw['namespace'] : '',
+    name: typeof raw['name'] === 'string' ? raw['name'] : '',
+  };
+  const fail = (path: FieldPath, message: string): never => {
+    throw new InputError({ location: locate(path), object, field: path.join('.') }, message);
+  };
   const metadata = value['metadata'] ?? {};
-  if (!isPlainObject(metadata)) throw new InputError({ location, field: 'metadata' }, 'expected a mapping');
+  if (!isPlainObject(metadata))
+    return fail(['metadata'], `expected a mapping, got ${describeValue(metadata)}`);
   for (const field of ['name', 'namespace'] as const) {
     const v = metadata[field];
     if (v !== undefined && typeof v !== 'string')
-      throw new InputError({ location, field: `metadata.${field}` }, 'expected a string');
+      fail(['metadata', field], `expected a string, got ${describeValue(v)}`);
   }
   for (const field of ['labels', 'annotations'] as const) {
     const map = metadata[field];
     if (map === undefined || map === null) continue;
     if (!isPlainObject(map))
-      throw new InputError({ location, field: `metadata.${field}` }, 'expected a mapping of strings');
-    for (const [key, v] of Object.entries(map)) {
-      if (typeof v !== 'string') {
-        throw new InputError(
-          { location, field: `metadata.${field}.${key}` },
-          `expected a string, got ${describeValue(v)} (quote it)`,
-        );
-      }
+      fail(['metadata', field], `expected a mapping of strings, got ${describeValue(map)}`);
+    for (const [key, v] of Object.entries(map as Record<string, unknown>)) {
+      if (typeof v !== 'string')
+        fail(['metadata', field, key], `expected a string, got ${describeValue(v)} (quote it)`);
     }
   }
   return { ...value, metadata } as KubeObject;

@@ -304,15 +304,15 @@ describe('kfmesh controller with a stalled connection to the API server', apiSer
   });
 
   test('the stalled leader stops leading and writing before the other replica leads', async () => {
-    let b: RunningController | undefined;
+    const bLog = { of: () => '' };
     const a = startController(server.kubeconfigVia(proxy.port), leaderArgs);
     replicas.push(a);
-    const context = { ms: 60_000, context: () => `A:\n${a.log()}\nB:\n${b?.log() ?? ''}` };
+    const context = { ms: 60_000, context: () => `A:\n${a.log()}\nB:\n${bLog.of()}` };
     await eventually('A leading', () => (/"msg":"leading"/.test(a.log()) ? true : undefined), context);
     await eventually('A applied', async () => ((await exists(server, vsPath)) ? true : undefined), context);
-    b = startController(server.kubeconfig, leaderArgs);
-    replicas.push(b);
-    const standby = b;
+    const standby = startController(server.kubeconfig, leaderArgs);
+    replicas.push(standby);
+    bLog.of = () => standby.log();
     await eventually(
       'B waiting',
       () => (/"msg":"waiting for the leader lease"/.test(standby.log()) ? true : undefined),

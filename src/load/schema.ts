@@ -1,0 +1,157 @@
+/**
+ * The types of the fields of every kind kfmesh reads from files, checked as an object is loaded: a
+ * field of the wrong type (a Service's `ports` as a mapping, a DestinationRule's `host: 5`) is an input
+ * error at its position, instead of a crash, or a silent misreading, wherever the field is used later.
+ *
+ * The types come from `schemas.json`, built with the program (scripts/build-schemas.mjs) from the real
+ * CRDs and the Kubernetes models of @kubernetes/client-node. What is checked is what Kubernetes' own
+ * structural schemas say about types: objects, lists, strings, numbers, integers, booleans,
+ * int-or-string, maps, and fields that hold anything. Required fields, enums and formats are not
+ * checked here: the readers of the fields do that where it matters. A null counts as absent, as the API
+ * server prunes nulls. Kinds without a schema (Knative, Notebooks) are not checked here.
+ *
+ * Checked where files and standard input are read (`files.ts`), so the parsing stays pure and the
+ * built-in example, which is known good, is not checked on every run.
+ *
+ * Written by hand rather than with a JSON Schema validator: the check is a small walk over a small
+ * subset of JSON Schema, compiling the InferenceService's 400 KB schema with Ajv cost a CLI run more than
+ * all its other work, and the walk gives the failing path as the key list the YAML positions need.
+ */
+import { readFileSync } from 'node:fs';
+import { InputError } from '../model/errors.ts';
+import { refOf } from '../model/object.ts';
+import { describeValue, type FieldPath, type LoadedObject } from './parse.ts';
+
+/** A structural schema: only what it says about types. */
+export interface TypeSchema {
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+  properties?: Record<string, TypeSchema>;
+  items?: TypeSchema;
+  additionalProperties?: TypeSchema;
+  intOrString?: boolean;
+  any?: boolean;
+  /** A shared definition, by name. */
+  ref?: string;
+}
+
+interface Schemas {
+  kinds: Record<string, TypeSchema>;
+  definitions: Record<string, TypeSchema>;
+}
+
+let loaded: Schemas | undefined;
+
+function schemas(): Schemas {
+  if (!loaded) {
+    const file = new URL('./schemas.json', import.meta.url);
+    try {
+      loaded = JSON.parse(readFileSync(file, 'utf8')) as Schemas;
+    } catch (error) {
+      throw new Error(
+        `the field types are not built (${file.pathname}): run npm run build (${String(error)})`,
+      );
+    }
+  }
+  return loaded;
+}
+
+/** The schema of a kind (`apiVersion` as written, `Kind`), or undefined when kfmesh has none. */
+/** Every `apiVersion/Kind` that has a schema. */
+export function kindsWithSchemas(): string[] {
+  return Object.keys(schemas().kinds).sort();
+}
+
+export function schemaOf(apiVersion: string, kind: string): TypeSchema | undefined {
+  return schemas().kinds[`${apiVersion}/${kind}`];
+}
+
+/** The first field of `value` whose type the schema contradicts. */
+export interface TypeProblem {
+  path: FieldPath;
+  message: string;
+}
+
+/** Checks a loaded object's field types: an InputError at the first field of the wrong type. */
+export function checkTypes(loaded: LoadedObject): void {
+  const { object } = loaded;
+  const problem = typeProblem(object, object.apiVersion, object.kind);
+  if (problem)
+    throw new InputError(
+      { location: loaded.locate(problem.path), object: refOf(object), field: formatFieldPath(problem.path) },
+      problem.message,
+    );
+}
+
+/** Checks an object against its kind's schema; the first field of the wrong type, or undefined. */
+export function typeProblem(
+  object: Record<string, unknown>,
+  apiVersion: string,
+  kind: string,
+): TypeProblem | undefined {
+  const schema = schemaOf(apiVersion, kind);
+  return schema ? check(object, schema, []) : undefined;
+}
+
+/** A schema with its references followed. */
+export function resolveSchema(schema: TypeSchema): TypeSchema {
+  let s = schema;
+  while (s.ref !== undefined) {
+    const next = schemas().definitions[s.ref];
+    if (!next) throw new Error(`schemas.json: no definition ${s.ref}`);
+    s = next;
+  }
+  return s;
+}
+
+function check(value: unknown, given: TypeSchema, path: (string | number)[]): TypeProblem | undefined {
+  if (value === null || value === undefined) return undefined;
+  const schema = resolveSchema(given);
+  if (schema.any) return undefined;
+  if (schema.intOrString) {
+    return (typeof value === 'number' && Number.isInteger(value)) || typeof value === 'string'
+      ? undefined
+      : wrong(path, 'an integer or a string', value);
+  }
+  switch (schema.type) {
+    case 'string':
+      return typeof value === 'string' ? undefined : wrong(path, 'a string', value);
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : wrong(path, 'true or false', value);
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value)
+        ? undefined
+        : wrong(path, 'an integer', value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? undefined : wrong(path, 'a number', value);
+    case 'array': {
+      if (!Array.isArray(value)) return wrong(path, 'a list', value);
+      if (!schema.items) return undefined;
+      for (let i = 0; i < value.length; i++) {
+        const problem = check(value[i], schema.items, [...path, i]);
+        if (problem) return problem;
+      }
+      return undefined;
+    }
+    case 'object': {
+      if (typeof value !== 'object' || Array.isArray(value)) return wrong(path, 'a mapping', value);
+      for (const [key, field] of Object.entries(value as Record<string, unknown>)) {
+        const sub = schema.properties?.[key] ?? schema.additionalProperties;
+        if (!sub) continue;
+        const problem = check(field, sub, [...path, key]);
+        if (problem) return problem;
+      }
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function wrong(path: (string | number)[], expected: string, value: unknown): TypeProblem {
+  return { path, message: `expected ${expected}, got ${describeValue(value)}` };
+}
+
+/** A field path as people write it: `spec.ports[0].port`. */
+export function formatFieldPath(path: FieldPath): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+}
