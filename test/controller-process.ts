@@ -15,6 +15,27 @@ export const leaderArgs: readonly string[] = [
   '0',
 ];
 
+/** No metrics or probe servers (each test process may run several controllers). */
+export const noServerArgs: readonly string[] = [
+  '--metrics-bind-address',
+  '0',
+  '--health-probe-bind-address',
+  '0',
+];
+
+/** Waits until the controller's log has a line with this message (`msg`). */
+export function logged(
+  running: RunningController,
+  message: string,
+  options: { ms?: number } = {},
+): Promise<true> {
+  return eventually(
+    `the log line "${message}"`,
+    () => (running.log().includes(`"msg":"${message}"`) ? true : undefined),
+    { ...options, context: () => running.log() },
+  );
+}
+
 /** A running controller: its process and what it has logged so far (JSON lines). */
 export interface RunningController {
   process: ChildProcess;

@@ -175,6 +175,21 @@ export class Controller {
     return failing.length > 0 ? `latest list failed: ${failing.join('; ')}` : undefined;
   }
 
+  /**
+   * Why the view of an owner is partial, or undefined when it is whole: a kind whose latest list failed
+   * or that has not listed yet, or an owner of a kind that is not watched (not served, or not yet).
+   */
+  #partialView(owner: OwnerKey): string | undefined {
+    const incomplete = [...this.#kinds]
+      .filter(([, state]) => state.failed !== undefined || !state.listed)
+      .map(([kind, state]) => `${kind} (${state.failed ?? 'not listed yet'})`);
+    if (incomplete.length > 0) return `lists incomplete: ${incomplete.sort().join('; ')}`;
+    const { kind } = parseOwnerKey(owner);
+    const kindKey = ownerKindKeys[kind];
+    if (!kindKey || !this.#kinds.has(kindKey)) return `${kind} is not a kind the server serves now`;
+    return undefined;
+  }
+
   /** The kinds whose latest list failed, with the error. */
   #failingKinds(): string[] {
     return [...this.#kinds]
@@ -205,6 +220,7 @@ export class Controller {
     await Promise.race([Promise.all([...this.#kinds.values()].map((k) => k.firstList)), this.#stopSignal]);
     if (this.#stopped) return;
     this.#synced = true;
+    this.#rediscoverEvery(60_000);
     this.#syncedAt = Date.now();
     const objects = [...this.#caches.values()].reduce((n, cache) => n + cache.size, 0);
     this.#log('info', 'caches synced', { kinds: wanted.length, objects });
@@ -220,6 +236,7 @@ export class Controller {
   async #discover(): Promise<Resource[] | undefined> {
     for (let attempt = 0; !this.#stopped; attempt++) {
       try {
+        await this.#serverReady();
         this.#client.rediscover();
         const wanted = await servedKinds(this.#client);
         const missing = this.#client.undiscoveredGroups.filter((g) => readGroups.has(g));
@@ -233,6 +250,41 @@ export class Controller {
       }
     }
     return undefined;
+  }
+
+  /**
+   * Waits for nothing but fails unless the API server says it is ready: a server still starting serves
+   * discovery before it knows every custom resource, and a kind missing there would be taken for one
+   * the cluster lacks. A server that won't say (its /readyz forbidden or absent) is taken as ready.
+   */
+  async #serverReady(): Promise<void> {
+    try {
+      await this.#client.request('GET', '/readyz');
+    } catch (error) {
+      if (error instanceof KubeApiError && [401, 403, 404].includes(error.status)) return;
+      throw new Error(`the API server is not ready: ${errorText(error)}`, { cause: error });
+    }
+  }
+
+  /**
+   * Asks discovery again now and then, and starts informers for kinds that appeared since (KServe or
+   * the Gateway API installed after the controller, or a group a restarting server listed late).
+   */
+  #rediscoverEvery(ms: number): void {
+    const timer = setInterval(() => {
+      if (this.#stopped) return;
+      void (async () => {
+        this.#client.rediscover();
+        const wanted = await servedKinds(this.#client);
+        for (const r of wanted)
+          if (!this.#kinds.has(`${r.group}/${r.kind}`)) {
+            this.#log('info', 'a kind appeared; watching it', { kind: `${r.group}/${r.kind}` });
+            this.#startInformer(r);
+          }
+      })().catch((error: unknown) => this.#log('warn', 'discovery failed', { error: errorText(error) }));
+    }, ms);
+    timer.unref();
+    this.#watchdogs.push(timer);
   }
 
   /** Stops the worker (after its current key) and the informers. */
@@ -558,12 +610,12 @@ export class Controller {
       this.#options.onApply?.(Date.now() - started);
       this.#log('info', 'applied', { owner, object: identity(object) });
     }
-    const failing = this.#failingKinds();
     const managed = [...(this.#managed.get(owner)?.values() ?? [])];
-    if (failing.length > 0 && managed.some((live) => !wanted.has(identity(live)))) {
-      // The view is partial: what looks unwanted may be wanted by what the failed list would have shown.
-      // The owner is reconciled again when the list succeeds (a successful re-list queues every owner).
-      this.#log('warn', 'not pruning while a list fails', { owner, failing });
+    const partial = this.#partialView(owner);
+    if (partial && managed.some((live) => !wanted.has(identity(live)))) {
+      // What looks unwanted may be wanted by what the missing list would have shown. The owner is
+      // reconciled again when the list succeeds (a first list or a re-list queues every owner).
+      this.#log('warn', 'not pruning from a partial view', { owner, why: partial });
       managed.length = 0;
     }
     for (const live of managed) {
@@ -733,6 +785,14 @@ export class Controller {
     this.#options.log?.(level, message, fields);
   }
 }
+
+/** The kind each owner key names, as `group/Kind`. */
+const ownerKindKeys: Readonly<Record<string, string>> = {
+  InferenceService: 'serving.kserve.io/InferenceService',
+  Profile: 'kubeflow.org/Profile',
+  Notebook: 'kubeflow.org/Notebook',
+  Namespace: '/Namespace',
+};
 
 /** The API groups of the kinds kfmesh reads. */
 const readGroups = new Set(Object.keys(clusterKinds));

@@ -114,7 +114,8 @@ function check(value: unknown, given: TypeSchema, path: (string | number)[]): Ty
   }
   switch (schema.type) {
     case 'string':
-      return typeof value === 'string' ? undefined : wrong(path, 'a string', value);
+      // YAML 1.1 reads an unquoted timestamp (`creationTimestamp: 2024-05-01T10:00:00Z`) as a date.
+      return typeof value === 'string' || value instanceof Date ? undefined : wrong(path, 'a string', value);
     case 'boolean':
       return typeof value === 'boolean' ? undefined : wrong(path, 'true or false', value);
     case 'integer':

@@ -160,7 +160,12 @@ describe('kfmesh trace: bad input', () => {
     [
       'a bad Istio version',
       ['--from', client, '--url', internalUrl, '--istio-version', 'latest'],
-      /--istio-version must be X\.Y/,
+      /--istio-version must be a modelled version X\.Y \(1\.20 to 1\.29\)/,
+    ],
+    [
+      'an Istio version outside the modelled range',
+      ['--from', client, '--url', internalUrl, '--istio-version', '9.9'],
+      /--istio-version must be a modelled version X\.Y \(1\.20 to 1\.29\), got "9\.9"/,
     ],
     [
       'a header without a colon',

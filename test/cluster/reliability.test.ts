@@ -22,6 +22,7 @@ import { runKfmesh } from '../cli-process.ts';
 import {
   eventually,
   leaderArgs,
+  logged,
   sleep,
   startController,
   type RunningController,
@@ -152,13 +153,35 @@ describe('kfmesh controller when a list is forbidden or the server is away', api
 
     // Allowed again: it syncs (the list is retried with backoff), becomes ready, and the object stays.
     await server.client.request('PUT', rolePath, { body: clusterRole() });
-    await eventually(
-      'caches synced',
-      () => (/"msg":"caches synced"/.test(running.log()) ? true : undefined),
-      context,
-    );
+    await logged(running, 'caches synced', context);
     await eventually('ready', async () => ((await readyz(port)).code === 200 ? true : undefined), context);
     assert.ok(await exists(server, vsPath));
+
+    // Synced, then the list is forbidden again and the server restarts: the re-list fails, the kind is
+    // marked failing (not ready, said why), and nothing is pruned.
+    await server.client.request('PUT', rolePath, {
+      body: clusterRole({ resource: 'inferenceservices', verb: 'list' }),
+    });
+    await server.restartApiServer(1000);
+    await eventually(
+      '/readyz naming the failing re-list',
+      async () => {
+        const r = await readyz(port);
+        return r.code === 503 && /latest list failed: serving\.kserve\.io\/InferenceService/.test(r.body)
+          ? true
+          : undefined;
+      },
+      context,
+    );
+    await sleep(2000);
+    assert.ok(await exists(server, vsPath), 'the VirtualService was pruned after a failed re-list');
+    assert.doesNotMatch(running.log(), /"msg":"pruned"/);
+    await server.client.request('PUT', rolePath, { body: clusterRole() });
+    await eventually(
+      'ready again',
+      async () => ((await readyz(port)).code === 200 ? true : undefined),
+      context,
+    );
     assert.equal(await running.terminate(), 0);
   });
 
@@ -190,11 +213,7 @@ describe('kfmesh controller when a list is forbidden or the server is away', api
       context,
     );
     await server.startApiServer();
-    await eventually(
-      'caches synced',
-      () => (/"msg":"caches synced"/.test(running.log()) ? true : undefined),
-      context,
-    );
+    await logged(running, 'caches synced', context);
     await eventually('ready', async () => ((await readyz(port)).code === 200 ? true : undefined), context);
     assert.ok(await exists(server, vsPath));
     // Its retries back off: fewer discovery attempts than seconds it waited.

@@ -13,7 +13,14 @@ import { KubeClient } from '../../src/kube/client.ts';
 import { Controller } from '../../src/controller/controller.ts';
 import { runKfmesh } from '../cli-process.ts';
 import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
-import { eventually, sleep, startController, type RunningController } from '../controller-process.ts';
+import {
+  eventually,
+  logged,
+  noServerArgs,
+  sleep,
+  startController,
+  type RunningController,
+} from '../controller-process.ts';
 
 const ns = 'kubeflow-user-example-com';
 const models = 40;
@@ -105,19 +112,10 @@ describe('kfmesh controller (the command) across an API server restart', apiServ
   });
 
   test('restarted while it applies: every model gets its VirtualService; later changes are seen', async () => {
-    controller = startController(server.kubeconfig, [
-      '--metrics-bind-address',
-      '0',
-      '--health-probe-bind-address',
-      '0',
-    ]);
+    controller = startController(server.kubeconfig, noServerArgs);
     const running = controller;
     const context = { ms: 90_000, context: () => running.log() };
-    await eventually(
-      'the first apply',
-      () => (/"msg":"applied"/.test(running.log()) ? true : undefined),
-      context,
-    );
+    await logged(running, 'applied', context);
     await server.restartApiServer(2000);
     const all = await eventually(
       `${models} VirtualServices`,
@@ -139,15 +137,10 @@ describe('kfmesh controller (the command) across an API server restart', apiServ
 
   test('killed while it starts (before its caches are synced): it syncs once the server is back', async () => {
     await server.create([model('while-starting')]);
-    controller = startController(server.kubeconfig, [
-      '--metrics-bind-address',
-      '0',
-      '--health-probe-bind-address',
-      '0',
-    ]);
+    controller = startController(server.kubeconfig, noServerArgs);
     const running = controller;
     const context = { ms: 120_000, context: () => running.log() };
-    await eventually('the start', () => (/"msg":"starting"/.test(running.log()) ? true : undefined), context);
+    await logged(running, 'starting');
     await server.stopApiServer('SIGKILL');
     await sleep(3000);
     await server.startApiServer();
