@@ -70,7 +70,12 @@ export function startController(
       if (child.exitCode !== null) return Promise.resolve(child.exitCode);
       const exited = new Promise<number | null>((r) => child.once('exit', r));
       child.kill('SIGTERM');
-      return exited;
+      // A controller that does not end within 30 s is killed, and the test sees no exit code (null).
+      const stuck = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      return exited.then((code) => {
+        clearTimeout(stuck);
+        return code;
+      });
     },
   };
 }

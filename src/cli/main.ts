@@ -244,9 +244,13 @@ if (isEntryPoint()) {
     process.exit(error.code === 'EPIPE' ? 141 : 2),
   );
   const streams: Streams = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
-  main(process.argv.slice(2), streams).then(
+  const args = process.argv.slice(2);
+  main(args, streams).then(
     (code) => {
       process.exitCode = code;
+      // A long-running command that has stopped ends the process: a watch connection that a library opened
+      // while the command stopped must not keep it alive until the server closes it.
+      if (args[0] === 'controller' || args[0] === 'serve') process.exit(code);
     },
     (error: unknown) => {
       process.stderr.write(
