@@ -199,7 +199,8 @@ describe('kfmesh controller when a list is forbidden or the server is away', api
       },
       context,
     );
-    assert.match(running.log(), /"msg":"discovery failed; retrying"/);
+    // The log is written asynchronously: the line may land just after /readyz says so.
+    await logged(running, 'discovery failed; retrying', context);
     assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
     // A first SIGTERM while it retries stops it cleanly.
     assert.equal(await running.terminate(), 0, running.log().slice(-2000));
