@@ -1,5 +1,7 @@
 // ESLint flat config: typescript-eslint strict, plus a guard that keeps the pure core free of I/O.
 import tseslint from 'typescript-eslint';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
+import { layers, restrictedZones } from './scripts/layers.mjs';
 
 const pureCore = [
   'src/model/**',
@@ -20,6 +22,39 @@ const pureCore = [
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**'] },
   ...tseslint.configs.strict,
+  {
+    // The folder layers (scripts/layers.mjs, docs/architecture.md): a folder imports only the folders
+    // below it, and no file takes part in an import cycle.
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver()],
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-restricted-paths': ['error', { zones: restrictedZones(layers) }],
+    },
+  },
+  {
+    // Label, annotation and kind keys are spelled once, in src/model/vocabulary.ts.
+    files: ['src/**/*.ts'],
+    ignores: ['src/model/vocabulary.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: String.raw`Literal[value=/^([a-z0-9-]+\.)+[a-z]+\/(?!v[0-9]+((alpha|beta)[0-9]+)?$)[A-Za-z][\w.-]*$/]`,
+          message: 'a label, annotation or kind key: name it from src/model/vocabulary.ts',
+        },
+        {
+          selector: "Literal[value='istio-injection']",
+          message: 'a label key: name it from src/model/vocabulary.ts',
+        },
+      ],
+    },
+  },
   {
     // Leaving fields out of a copy with a rest pattern is how TypeScript spells omit.
     rules: { '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }] },

@@ -22,13 +22,6 @@ import { principalOf, type Workload } from '../mesh/workloads.ts';
 import type { MeshService } from '../mesh/services.ts';
 import { kubeflowConfigFrom } from '../kubeflow/config.ts';
 import { isKnativeMode, kserveConfigFrom, parseDeploymentMode } from '../kserve/config.ts';
-import { ModeLabel } from '../render/desired-state.ts';
-import {
-  DataplaneModeLabel,
-  IngressUseWaypointLabel,
-  UseWaypointLabel,
-  WaypointForLabel,
-} from './waypoint.ts';
 import { convertGateway, gatewayApiPrincipal } from './gateways.ts';
 import { renamePrincipals, usesL7, withServicePorts, withTargetRefs, ztunnelPart } from './policies.ts';
 import {
@@ -42,10 +35,9 @@ import {
   type ReportEntry,
 } from './migration-report.ts';
 import { convertHttpRoutes, type BackendTarget, type RouteContext } from './http-routes.ts';
+import { Annotation, Label } from '../model/vocabulary.ts';
 
 type Json = Record<string, unknown>;
-
-const InjectKey = 'sidecar.istio.io/inject';
 
 /** Options of a migration. */
 export interface MigrateOptions {
@@ -205,8 +197,8 @@ class Migration {
     };
     const moveModels = 'move its models to RawDeployment, then migrate it';
     for (const ns of this.#snapshot.list('', 'Namespace'))
-      if (ns.metadata.labels?.[ModeLabel] === 'sidecar')
-        keep(ns.metadata.name ?? '', `labelled ${ModeLabel}: sidecar`);
+      if (ns.metadata.labels?.[Label.Mode] === 'sidecar')
+        keep(ns.metadata.name ?? '', `labelled ${Label.Mode}: sidecar`);
     let defaultMode: string = 'Serverless';
     try {
       defaultMode = kserveConfigFrom(this.#snapshot, this.#mesh.clusterDomain).defaultDeploymentMode;
@@ -214,7 +206,7 @@ class Migration {
       // A broken KServe configuration is render's to report; migration assumes KServe's default.
     }
     for (const isvc of this.#snapshot.list('serving.kserve.io', 'InferenceService')) {
-      const annotated = parseDeploymentMode(isvc.metadata.annotations?.['serving.kserve.io/deploymentMode']);
+      const annotated = parseDeploymentMode(isvc.metadata.annotations?.[Annotation.DeploymentMode]);
       const mode = annotated ?? parseDeploymentMode(defaultMode);
       if (mode === undefined || !isKnativeMode(mode)) continue;
       this.#serverless.push(isvc);
@@ -1043,7 +1035,7 @@ class Migration {
           {
             apiVersion: `${gatewayApi}/v1`,
             kind: 'Gateway',
-            metadata: { name: this.#waypointName, namespace: ns, labels: { [WaypointForLabel]: 'service' } },
+            metadata: { name: this.#waypointName, namespace: ns, labels: { [Label.WaypointFor]: 'service' } },
             spec: {
               gatewayClassName: 'istio-waypoint',
               listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
@@ -1061,8 +1053,8 @@ class Migration {
           ...current.metadata,
           labels: {
             ...current.metadata.labels,
-            [UseWaypointLabel]: this.#waypointName,
-            [IngressUseWaypointLabel]: 'true',
+            [Label.UseWaypoint]: this.#waypointName,
+            [Label.IngressUseWaypoint]: 'true',
           },
         },
       });
@@ -1088,18 +1080,18 @@ class Migration {
     for (const ns of this.#snapshot.list('', 'Namespace')) {
       const name = ns.metadata.name ?? '';
       const labels = { ...ns.metadata.labels };
-      const injected = labels['istio-injection'] === 'enabled' || labels['istio.io/rev'] !== undefined;
+      const injected = labels[Label.IstioInjection] === 'enabled' || labels[Label.IstioRev] !== undefined;
       const kept = this.#kept.get(name);
       if (kept !== undefined) {
         if (!injected) continue;
-        if (labels[ModeLabel] !== 'sidecar') {
+        if (labels[Label.Mode] !== 'sidecar') {
           this.#change(ns, {
             ...ns,
-            metadata: { ...ns.metadata, labels: { ...labels, [ModeLabel]: 'sidecar' } },
+            metadata: { ...ns.metadata, labels: { ...labels, [Label.Mode]: 'sidecar' } },
           });
           this.#note(
             ns,
-            changed(`metadata.labels.${ModeLabel}`, 'sidecar: rendered in sidecar mode from now on'),
+            changed(`metadata.labels.${Label.Mode}`, 'sidecar: rendered in sidecar mode from now on'),
           );
         }
         const message = `stays in sidecar mode: it ${kept.why}`;
@@ -1111,22 +1103,22 @@ class Migration {
         );
         continue;
       }
-      if (!injected && labels[DataplaneModeLabel] !== 'ambient') continue;
+      if (!injected && labels[Label.DataplaneMode] !== 'ambient') continue;
       migrated.add(name);
       if (!injected && !this.#waypointNamespaces.has(name)) continue;
-      delete labels['istio-injection'];
-      delete labels['istio.io/rev'];
-      labels[DataplaneModeLabel] = 'ambient';
+      Reflect.deleteProperty(labels, Label.IstioInjection);
+      Reflect.deleteProperty(labels, Label.IstioRev);
+      labels[Label.DataplaneMode] = 'ambient';
       if (this.#waypointNamespaces.has(name)) {
-        labels[UseWaypointLabel] = this.#waypointName;
-        labels[IngressUseWaypointLabel] = 'true';
+        labels[Label.UseWaypoint] = this.#waypointName;
+        labels[Label.IngressUseWaypoint] = 'true';
       }
       this.#change(ns, { ...ns, metadata: { ...ns.metadata, labels } });
       this.#note(
         ns,
         changed(
           'metadata.labels',
-          `istio-injection → ${DataplaneModeLabel}: ambient${this.#waypointNamespaces.has(name) ? `; every Service uses waypoint ${this.#waypointName}` : ''}`,
+          `istio-injection → ${Label.DataplaneMode}: ambient${this.#waypointNamespaces.has(name) ? `; every Service uses waypoint ${this.#waypointName}` : ''}`,
         ),
       );
     }
@@ -1143,23 +1135,23 @@ class Migration {
         let labels = { ...meta.labels };
         let annotations = { ...meta.annotations };
         if (optedOut(labels, annotations)) {
-          labels[DataplaneModeLabel] = 'none';
+          labels[Label.DataplaneMode] = 'none';
           this.#note(
             object,
             changed(
               'spec.template.metadata.labels',
-              `opted out of injection: stays out of the mesh (${DataplaneModeLabel}: none)`,
+              `opted out of injection: stays out of the mesh (${Label.DataplaneMode}: none)`,
             ),
           );
-        } else if (labels[InjectKey] === 'true' || annotations[InjectKey] === 'true') {
+        } else if (labels[Label.SidecarInject] === 'true' || annotations[Label.SidecarInject] === 'true') {
           // The injector honours a pod's own opt-in in any namespace without an injection label: left in
           // place, it would give the pods a sidecar in an ambient namespace.
-          labels = without(labels, InjectKey);
-          annotations = without(annotations, InjectKey);
+          labels = without(labels, Label.SidecarInject);
+          annotations = without(annotations, Label.SidecarInject);
           this.#note(
             object,
             changed(
-              `spec.template.metadata.labels.${InjectKey}`,
+              `spec.template.metadata.labels.${Label.SidecarInject}`,
               'removed: the injector would still give the pods a sidecar in an ambient namespace',
             ),
           );
@@ -1181,11 +1173,11 @@ class Migration {
       if (!migrated.has(pod.metadata.namespace ?? 'default')) continue;
       const labels = { ...pod.metadata.labels };
       const annotations = { ...pod.metadata.annotations };
-      const hadSidecar = annotations['sidecar.istio.io/status'] !== undefined;
-      if (optedOut(labels, annotations)) labels[DataplaneModeLabel] = 'none';
+      const hadSidecar = annotations[Annotation.SidecarStatus] !== undefined;
+      if (optedOut(labels, annotations)) labels[Label.DataplaneMode] = 'none';
       else if (!hadSidecar) continue;
-      delete labels['security.istio.io/tlsMode'];
-      delete annotations['sidecar.istio.io/status'];
+      Reflect.deleteProperty(labels, Label.TlsMode);
+      Reflect.deleteProperty(annotations, Annotation.SidecarStatus);
       const spec = (pod['spec'] ?? {}) as {
         containers?: { name?: string }[];
         initContainers?: { name?: string }[];
@@ -1307,7 +1299,7 @@ class Migration {
       const spec = (ingress['spec'] ?? {}) as { ingressClassName?: string };
       const istioClass =
         spec.ingressClassName === 'istio' ||
-        ingress.metadata.annotations?.['kubernetes.io/ingress.class'] === 'istio';
+        ingress.metadata.annotations?.[Annotation.IngressClass] === 'istio';
       if (!istioClass) continue;
       this.#note(
         ingress,
@@ -1325,7 +1317,7 @@ class Migration {
       this.#note(
         isvc,
         action(
-          'metadata.annotations.serving.kserve.io/deploymentMode',
+          `metadata.annotations.${Annotation.DeploymentMode}`,
           'Serverless (Knative) has no ambient support (KEP-2676), so its namespace stays in sidecar mode: set RawDeployment (with enableGatewayApi) to move it to ambient',
         ),
       );
@@ -1344,7 +1336,7 @@ class Migration {
       );
       const owner =
         object?.metadata.ownerReferences?.find((o) => o.controller) ?? object?.metadata.ownerReferences?.[0];
-      const knative = object?.metadata.labels?.['networking.internal.knative.dev/ingress'];
+      const knative = object?.metadata.labels?.[Label.KnativeIngress];
       if (!owner && !knative) continue;
       const who = owner ? `${owner.kind} ${owner.name}` : `Knative ingress ${knative}`;
       entry.notes.push({
@@ -1368,7 +1360,7 @@ function selectorOf(policy: KubeObject): Record<string, string> | undefined {
 
 /** A pod that opted out of sidecar injection (label or annotation). */
 function optedOut(labels: Record<string, string>, annotations: Record<string, string>): boolean {
-  return (labels[InjectKey] ?? annotations[InjectKey]) === 'false';
+  return (labels[Label.SidecarInject] ?? annotations[Label.SidecarInject]) === 'false';
 }
 
 function without(record: Record<string, string>, key: string): Record<string, string> {

@@ -1,14 +1,7 @@
 /** `kfmesh trace`: follows one request through the mesh and prints the hops, the response and the metrics. */
 import { compileMesh } from '../mesh/mesh.ts';
 import { formatIstioVersion } from '../mesh/istio-version.ts';
-import {
-  parseHeaderLine,
-  traceAllPaths,
-  traceRequest,
-  TraceInputError,
-  type Hop,
-  type TraceResult,
-} from '../mesh/trace.ts';
+import { parseHeaderLine, traceAllPaths, traceRequest, TraceInputError } from '../mesh/trace.ts';
 import {
   ExitCode,
   istioVersionFlag,
@@ -19,6 +12,7 @@ import {
   type ClusterFlags,
   type Streams,
 } from './io.ts';
+import type { Hop, TraceResult } from '../model/trace-result.ts';
 
 /** Options of `kfmesh trace` as parsed from the command line. */
 export interface TraceFlags extends ClusterFlags {

@@ -14,7 +14,7 @@ import { analyze, findingsDocument } from '../analyze/analyze.ts';
 import { desiredState, MeshMode, type RenderResult } from '../render/desired-state.ts';
 import { formatLocation, formatObjectProblem } from '../model/errors.ts';
 import { toYaml } from '../model/serialize.ts';
-import { graphsOf, tracePath, type SideBySide } from './graph.ts';
+import { graphsOf, tracePath } from './graph.ts';
 import {
   formatIstioVersion,
   NewestModelledVersion,
@@ -22,6 +22,7 @@ import {
   modelledRange,
   parseIstioVersion,
 } from '../mesh/istio-version.ts';
+import type { SideBySide } from './wire.ts';
 
 export interface ConsoleAnswer {
   status: number;

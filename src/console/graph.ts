@@ -8,45 +8,14 @@
 import { compileMesh, type Mesh } from '../mesh/mesh.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { migrateToAmbient } from '../ambient/migrate.ts';
-import { traceRequest, TraceInputError, type Hop, type TraceResult } from '../mesh/trace.ts';
+import { traceRequest, TraceInputError } from '../mesh/trace.ts';
 import { requestShapes, type MatrixRequest, type RequestShape } from '../verify/equivalence.ts';
+import type { Hop, TraceResult } from '../model/trace-result.ts';
+import type { EdgeCounts, GraphEdge, GraphNode, MeshGraph, SideBySide } from './wire.ts';
 
 export const PassthroughNode = 'PassthroughCluster';
 export const BlackHoleNode = 'BlackHoleCluster';
 export const ExternalNode = 'external';
-
-export interface GraphNode {
-  id: string;
-  kind: 'workload' | 'gateway' | 'waypoint' | 'external' | 'passthrough' | 'blackhole';
-  namespace?: string;
-  name: string;
-}
-
-/** How the requests over an edge ended, counted once per request on every edge of its path. */
-export interface EdgeCounts {
-  requests: number;
-  allowed: number;
-  denied: number;
-  failed: number;
-  /** Requests whose path ends in PassthroughCluster (they left the mesh: no identity, no policy). */
-  passthrough: number;
-  blackhole: number;
-  /** Requests that crossed this edge over mutual TLS. */
-  mtls: number;
-}
-
-export interface GraphEdge extends EdgeCounts {
-  source: string;
-  target: string;
-  /** Where the request was denied, when it was denied on entering `target` (a policy, or the proxy). */
-  deniedBy?: string;
-}
-
-export interface MeshGraph {
-  nodes: GraphNode[];
-  edges: GraphEdge[];
-  totals: EdgeCounts & { untraceable: number };
-}
 
 type Verdict = 'allowed' | 'denied' | 'failed';
 
@@ -172,16 +141,6 @@ function workloadNode(hop: Hop): GraphNode {
   if (named?.[1] && named[2])
     return { id: `${named[1]}/${named[2]}`, kind: 'workload', namespace: named[1], name: named[2] };
   return proxyNode(hop);
-}
-
-/** The same platform in sidecar mode (as given) and in ambient mode (its migration), drawn from the same requests. */
-export interface SideBySide {
-  sidecar: MeshGraph;
-  ambient: MeshGraph;
-  /** How many requests each graph was drawn from. */
-  requests: number;
-  /** How many requests the whole matrix has (more than `requests` when it was sampled). */
-  matrix: number;
 }
 
 /**

@@ -8,7 +8,7 @@
  * A general layered layout (dagre) takes about 13 s for 2,000 nodes in a browser's JavaScript; this one is
  * linear after sorting and gives the same picture for the same graph, so a larger mesh still opens at once.
  */
-import type { MeshGraph, GraphNode } from './graph.ts';
+import type { GraphNode, MeshGraph } from './wire.ts';
 
 export interface Position {
   x: number;

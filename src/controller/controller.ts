@@ -52,6 +52,7 @@ import {
   withCondition,
   type OwnerKey,
 } from './plan.ts';
+import { GroupKind } from '../model/vocabulary.ts';
 
 export const FieldManager = 'kfmesh';
 
@@ -447,7 +448,7 @@ export class Controller {
         for (const owner of this.#allOwners()) this.#queue.add(owner);
       return;
     }
-    if (ownerKinds.has(kindKey) || kindKey === 'kubeflow.org/Notebook')
+    if (ownerKinds.has(kindKey) || kindKey === GroupKind.Notebook)
       this.#queue.add(ownerKey(object.kind, object.metadata.namespace, object.metadata.name ?? ''));
     else if (inputChanged && object.metadata.namespace)
       // Something the owners of the namespace are rendered from (a model's predictor Service, a waypoint).
@@ -484,7 +485,7 @@ export class Controller {
    */
   #allOwners(): OwnerKey[] {
     const out = new Set<OwnerKey>(this.#managed.keys());
-    for (const kindKey of [...ownerKinds, 'kubeflow.org/Notebook'])
+    for (const kindKey of [...ownerKinds, GroupKind.Notebook])
       for (const o of this.#caches.get(kindKey)?.values() ?? [])
         out.add(ownerKey(o.kind, o.metadata.namespace, o.metadata.name ?? ''));
     for (const rendered of this.#rendered.values())
@@ -788,9 +789,9 @@ export class Controller {
 
 /** The kind each owner key names, as `group/Kind`. */
 const ownerKindKeys: Readonly<Record<string, string>> = {
-  InferenceService: 'serving.kserve.io/InferenceService',
-  Profile: 'kubeflow.org/Profile',
-  Notebook: 'kubeflow.org/Notebook',
+  InferenceService: GroupKind.InferenceService,
+  Profile: GroupKind.Profile,
+  Notebook: GroupKind.Notebook,
   Namespace: '/Namespace',
 };
 

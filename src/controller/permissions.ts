@@ -6,26 +6,24 @@
  * holds its Lease. The ClusterRole and Role in deploy/ must grant exactly this (a test compares them).
  */
 import { clusterKinds } from '../load/cluster.ts';
+import { GroupKind } from '../model/vocabulary.ts';
 
 /** The kinds the controller applies (`group/Kind`). */
 export const appliedKinds: readonly string[] = [
   '/Namespace',
   '/Service',
-  'networking.istio.io/VirtualService',
-  'security.istio.io/AuthorizationPolicy',
-  'gateway.networking.k8s.io/Gateway',
-  'gateway.networking.k8s.io/HTTPRoute',
-  'networking.k8s.io/Ingress',
+  GroupKind.VirtualService,
+  GroupKind.AuthorizationPolicy,
+  GroupKind.Gateway,
+  GroupKind.HTTPRoute,
+  GroupKind.Ingress,
 ];
 
 /** Kinds it applies to existing objects only (labels) and never creates or deletes. */
 export const neverDeleted: readonly string[] = ['/Namespace'];
 
 /** The status subresources it writes (`MeshReady`). */
-export const statusWritten: readonly string[] = [
-  'serving.kserve.io/InferenceService',
-  'kubeflow.org/Profile',
-];
+export const statusWritten: readonly string[] = [GroupKind.InferenceService, GroupKind.Profile];
 
 /** One permission: `group/resource` and a verb. */
 export interface Permission {

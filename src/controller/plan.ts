@@ -6,16 +6,12 @@
  */
 import type { KubeObject } from '../model/object.ts';
 import { groupOf, isPlainObject } from '../model/object.ts';
-import { ManagedByLabel, ManagedByValue } from '../model/ownership.ts';
 import { formatObjectProblem } from '../model/errors.ts';
 import type { RenderResult } from '../render/desired-state.ts';
+import { GroupKind, Label, ManagedByValue } from '../model/vocabulary.ts';
 
 /** The owner of a group of desired objects: `Kind/namespace/name` (namespace empty when cluster-scoped). */
 export type OwnerKey = string;
-
-export const OwnerKindLabel = 'kfmesh.io/owner-kind';
-export const OwnerNamespaceLabel = 'kfmesh.io/owner-namespace';
-export const OwnerNameLabel = 'kfmesh.io/owner-name';
 
 const clusterScopedOwners = new Set(['Profile', 'Namespace']);
 
@@ -37,9 +33,9 @@ export function ownerOf(object: KubeObject): OwnerKey | undefined {
   const controller = (object.metadata.ownerReferences ?? []).find((r) => r.controller);
   if (controller) return ownerKey(controller.kind, object.metadata.namespace, controller.name);
   const labels = object.metadata.labels ?? {};
-  const kind = labels[OwnerKindLabel];
-  const name = labels[OwnerNameLabel];
-  if (kind && name) return ownerKey(kind, labels[OwnerNamespaceLabel], name);
+  const kind = labels[Label.OwnerKind];
+  const name = labels[Label.OwnerName];
+  if (kind && name) return ownerKey(kind, labels[Label.OwnerNamespace], name);
   if (object.kind === 'Namespace' && groupOf(object.apiVersion) === '')
     return ownerKey('Namespace', undefined, object.metadata.name ?? '');
   return undefined;
@@ -67,10 +63,10 @@ const renderReads = new Set([
   '/Namespace',
   '/ConfigMap',
   '/Service',
-  'kubeflow.org/Profile',
-  'kubeflow.org/Notebook',
-  'serving.kserve.io/InferenceService',
-  'gateway.networking.k8s.io/Gateway',
+  GroupKind.Profile,
+  GroupKind.Notebook,
+  GroupKind.InferenceService,
+  GroupKind.Gateway,
 ]);
 
 /**
@@ -109,7 +105,7 @@ export function namespaceInput(objects: Iterable<KubeObject>, namespace: string)
 
 /** Is this live object one kfmesh manages (and so may change or delete)? */
 export function isManaged(object: KubeObject): boolean {
-  return object.metadata.labels?.[ManagedByLabel] === ManagedByValue;
+  return object.metadata.labels?.[Label.ManagedBy] === ManagedByValue;
 }
 
 /** The desired objects by owner, each labelled as kfmesh's and with its owner. */
@@ -124,10 +120,10 @@ export function desiredByOwner(result: RenderResult): Map<OwnerKey, KubeObject[]
         ...object.metadata,
         labels: {
           ...object.metadata.labels,
-          [ManagedByLabel]: ManagedByValue,
-          [OwnerKindLabel]: kind,
-          ...(namespace ? { [OwnerNamespaceLabel]: namespace } : {}),
-          [OwnerNameLabel]: name,
+          [Label.ManagedBy]: ManagedByValue,
+          [Label.OwnerKind]: kind,
+          ...(namespace ? { [Label.OwnerNamespace]: namespace } : {}),
+          [Label.OwnerName]: name,
         },
       },
     };
@@ -138,7 +134,7 @@ export function desiredByOwner(result: RenderResult): Map<OwnerKey, KubeObject[]
 
 /** A desired object without the labels that mark it as kfmesh's (what another owner's object would have to hold). */
 export function unmarked(object: KubeObject): KubeObject {
-  const marks = new Set([ManagedByLabel, OwnerKindLabel, OwnerNamespaceLabel, OwnerNameLabel]);
+  const marks = new Set<string>([Label.ManagedBy, Label.OwnerKind, Label.OwnerNamespace, Label.OwnerName]);
   const labels = Object.fromEntries(
     Object.entries(object.metadata.labels ?? {}).filter(([k]) => !marks.has(k)),
   );
@@ -215,7 +211,7 @@ export function notManaged(objects: readonly string[]): Condition {
     type: MeshReady,
     status: 'False',
     reason: 'NotManaged',
-    message: `${objects.join(', ')}: exists without the label ${ManagedByLabel}=${ManagedByValue} and differs from what kfmesh would apply; kfmesh does not change objects it did not create (delete it, or label it to hand it over)`,
+    message: `${objects.join(', ')}: exists without the label ${Label.ManagedBy}=${ManagedByValue} and differs from what kfmesh would apply; kfmesh does not change objects it did not create (delete it, or label it to hand it over)`,
   };
 }
 

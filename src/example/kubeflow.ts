@@ -5,6 +5,7 @@
  * oauth2-proxy outside the mesh. Written as data; the functions below only give each row its objects.
  */
 import type { KubeObject } from '../model/object.ts';
+import { Label } from '../model/vocabulary.ts';
 
 type Json = Record<string, unknown>;
 
@@ -101,7 +102,7 @@ const components: Component[] = [
   },
   {
     name: 'katib-ui',
-    labels: { 'katib.kubeflow.org/component': 'ui' },
+    labels: { [Label.KatibComponent]: 'ui' },
     serviceAccount: 'katib-ui',
     ports: [{ name: 'ui', port: 80, targetPort: 8080 }],
     inject: 'true',
@@ -179,8 +180,8 @@ const components: Component[] = [
     service: 'kserve-models-web-application',
     labels: {
       app: 'kserve',
-      'app.kubernetes.io/component': 'kserve-models-web-application',
-      'app.kubernetes.io/name': 'kserve',
+      [Label.AppComponent]: 'kserve-models-web-application',
+      [Label.AppName]: 'kserve',
       'kustomize.component': 'kserve-models-web-application',
     },
     serviceAccount: 'kserve-models-web-app',
@@ -211,7 +212,7 @@ const components: Component[] = [
   {
     name: 'oauth2-proxy',
     namespace: 'oauth2-proxy',
-    labels: { 'app.kubernetes.io/name': 'oauth2-proxy' },
+    labels: { [Label.AppName]: 'oauth2-proxy' },
     serviceAccount: 'oauth2-proxy',
     ports: [{ name: 'http', port: 80, targetPort: 4180 }],
     route: { name: 'oauth2-proxy', prefix: '/oauth2/', gateway: 'kubeflow/kubeflow-gateway' },
@@ -223,7 +224,7 @@ function componentObjects(c: Component): KubeObject[] {
   const ns = c.namespace ?? 'kubeflow';
   const service = c.service ?? c.name;
   const host = `${service}.${ns}.svc.cluster.local`;
-  const podLabels = { ...c.labels, ...(c.inject ? { 'sidecar.istio.io/inject': c.inject } : {}) };
+  const podLabels = { ...c.labels, ...(c.inject ? { [Label.SidecarInject]: c.inject } : {}) };
   const out: KubeObject[] = [
     {
       apiVersion: 'apps/v1',
@@ -419,7 +420,7 @@ export function gatewayDeployment(
     spec: {
       selector: { matchLabels: labels },
       template: {
-        metadata: { labels: { ...labels, 'sidecar.istio.io/inject': 'false' } },
+        metadata: { labels: { ...labels, [Label.SidecarInject]: 'false' } },
         spec: {
           serviceAccountName: serviceAccount,
           containers: [{ name: 'istio-proxy', image, args: ['proxy', 'router'] }],

@@ -18,6 +18,7 @@ import {
   kubeflowSidecarObjects,
   placeholderImage,
 } from './kubeflow.ts';
+import { Annotation, Label } from '../model/vocabulary.ts';
 
 const domain = 'example.com';
 const userNs = 'kubeflow-user-example-com';
@@ -31,7 +32,7 @@ function namespace(name: string, labels: Record<string, string> = {}): KubeObjec
   return {
     apiVersion: 'v1',
     kind: 'Namespace',
-    metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } },
+    metadata: { name, labels: { [Label.MetadataName]: name, ...labels } },
   };
 }
 
@@ -119,8 +120,8 @@ function inferenceService(model: ExampleModel): KubeObject {
     metadata: {
       name,
       namespace: ns,
-      labels: model.clusterLocal ? { 'networking.knative.dev/visibility': 'cluster-local' } : {},
-      annotations: { 'serving.kserve.io/deploymentMode': 'Serverless' },
+      labels: model.clusterLocal ? { [Label.KnativeVisibility]: 'cluster-local' } : {},
+      annotations: { [Annotation.DeploymentMode]: 'Serverless' },
     },
     spec: model.spec,
     status: {
@@ -148,7 +149,7 @@ function runningPod(
   const hash = '5f7c9d8b6';
   const proxy = options.proxy ?? 'sidecar';
   const podLabels: Record<string, string> = { ...labels, 'pod-template-hash': hash };
-  if (proxy === 'sidecar') podLabels['security.istio.io/tlsMode'] = 'istio';
+  if (proxy === 'sidecar') podLabels[Label.TlsMode] = 'istio';
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -158,8 +159,8 @@ function runningPod(
       labels: podLabels,
       annotations:
         proxy === 'sidecar'
-          ? { 'sidecar.istio.io/status': '{"containers":["istio-proxy"]}' }
-          : { 'sidecar.istio.io/inject': 'false' },
+          ? { [Annotation.SidecarStatus]: '{"containers":["istio-proxy"]}' }
+          : { [Label.SidecarInject]: 'false' },
       ownerReferences: [
         {
           apiVersion: 'apps/v1',
@@ -194,12 +195,12 @@ function knativeComponent(model: ExampleModel, component: string, index: number)
   const labels = {
     app: revision,
     component,
-    'serving.knative.dev/configuration': ksvc,
-    'serving.knative.dev/revision': revision,
-    'serving.knative.dev/service': ksvc,
-    'serving.kserve.io/inferenceservice': model.name,
-    'service.istio.io/canonical-name': ksvc,
-    'service.istio.io/canonical-revision': revision,
+    [Label.KnativeConfiguration]: ksvc,
+    [Label.KnativeRevision]: revision,
+    [Label.KnativeService]: ksvc,
+    [Label.InferenceService]: model.name,
+    [Label.CanonicalName]: ksvc,
+    [Label.CanonicalRevision]: revision,
   };
   const destination = {
     destination: { host: `${revision}.${ns}.svc.cluster.local`, port: { number: 80 } },
@@ -228,7 +229,7 @@ function knativeComponent(model: ExampleModel, component: string, index: number)
       metadata: {
         name: ksvc,
         namespace: ns,
-        labels: { 'serving.knative.dev/route': ksvc, 'serving.kserve.io/inferenceservice': model.name },
+        labels: { [Label.KnativeRoute]: ksvc, [Label.InferenceService]: model.name },
       },
       spec: {
         type: 'ExternalName',
@@ -286,7 +287,7 @@ function knativeComponent(model: ExampleModel, component: string, index: number)
       metadata: {
         name: `${ksvc}-ingress`,
         namespace: ns,
-        labels: { 'networking.internal.knative.dev/ingress': ksvc },
+        labels: { [Label.KnativeIngress]: ksvc },
       },
       spec: {
         gateways: model.clusterLocal ? [localGateway] : [ingressGateway, localGateway],
@@ -300,7 +301,7 @@ function knativeComponent(model: ExampleModel, component: string, index: number)
       metadata: {
         name: `${ksvc}-mesh`,
         namespace: ns,
-        labels: { 'networking.internal.knative.dev/ingress': ksvc },
+        labels: { [Label.KnativeIngress]: ksvc },
       },
       spec: {
         gateways: ['mesh'],
@@ -321,13 +322,13 @@ function knativeComponent(model: ExampleModel, component: string, index: number)
 function installation(): KubeObject[] {
   const gatewayLabels = { app: 'istio-ingressgateway', istio: 'ingressgateway' };
   return [
-    namespace('istio-system', { 'istio-injection': 'disabled' }),
-    namespace('kubeflow', { 'istio-injection': 'enabled', 'control-plane': 'kubeflow' }),
+    namespace('istio-system', { [Label.IstioInjection]: 'disabled' }),
+    namespace('kubeflow', { [Label.IstioInjection]: 'enabled', 'control-plane': 'kubeflow' }),
     namespace('auth'),
     namespace('oauth2-proxy'),
-    namespace('knative-serving', { 'istio-injection': 'enabled' }),
-    namespace(userNs, { 'istio-injection': 'enabled', 'app.kubernetes.io/part-of': 'kubeflow-profile' }),
-    namespace(teamNs, { 'istio-injection': 'enabled' }),
+    namespace('knative-serving', { [Label.IstioInjection]: 'enabled' }),
+    namespace(userNs, { [Label.IstioInjection]: 'enabled', [Label.AppPartOf]: 'kubeflow-profile' }),
+    namespace(teamNs, { [Label.IstioInjection]: 'enabled' }),
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -421,8 +422,8 @@ function installation(): KubeObject[] {
         name: 'knative-local-gateway',
         namespace: 'istio-system',
         labels: {
-          'networking.knative.dev/ingress-provider': 'istio',
-          'experimental.istio.io/disable-gateway-port-translation': 'true',
+          [Annotation.KnativeIngressProvider]: 'istio',
+          [Label.DisableGatewayPortTranslation]: 'true',
         },
       },
       spec: {
@@ -442,7 +443,7 @@ function installation(): KubeObject[] {
       'istio-system',
       'istio-ingressgateway',
       '10.244.1.10',
-      { ...gatewayLabels, 'service.istio.io/canonical-name': 'istio-ingressgateway' },
+      { ...gatewayLabels, [Label.CanonicalName]: 'istio-ingressgateway' },
       {
         serviceAccount: 'istio-ingressgateway-service-account',
         proxy: 'gateway',
@@ -577,7 +578,7 @@ function profiles(): KubeObject[] {
     },
   });
   return [
-    namespace(researchNs, { 'istio-injection': 'enabled', 'app.kubernetes.io/part-of': 'kubeflow-profile' }),
+    namespace(researchNs, { [Label.IstioInjection]: 'enabled', [Label.AppPartOf]: 'kubeflow-profile' }),
     ...notebookServer(userNs, 'my-notebook'),
     ...notebookServer(researchNs, 'lab'),
     ...workload(researchNs, 'pipeline-step', { app: 'pipeline-step' }, 'default-editor'),
@@ -586,7 +587,7 @@ function profiles(): KubeObject[] {
       'iris-raw-predictor',
       {
         app: 'isvc.iris-raw-predictor',
-        'serving.kserve.io/inferenceservice': 'iris-raw',
+        [Label.InferenceService]: 'iris-raw',
         component: 'predictor',
       },
       'default',
@@ -596,8 +597,8 @@ function profiles(): KubeObject[] {
     profile(researchNs, 'researcher@example.com'),
     notebook(userNs, 'my-notebook'),
     notebook(researchNs, 'lab', {
-      'notebooks.kubeflow.org/http-rewrite-uri': '/',
-      'notebooks.kubeflow.org/http-headers-request-set': `{"X-RStudio-Root-Path":"/notebook/${researchNs}/lab/"}`,
+      [Annotation.NotebookRewriteUri]: '/',
+      [Annotation.NotebookHeadersRequestSet]: `{"X-RStudio-Root-Path":"/notebook/${researchNs}/lab/"}`,
     }),
     {
       apiVersion: 'serving.kserve.io/v1beta1',
@@ -605,7 +606,7 @@ function profiles(): KubeObject[] {
       metadata: {
         name: 'iris-raw',
         namespace: researchNs,
-        annotations: { 'serving.kserve.io/deploymentMode': 'RawDeployment' },
+        annotations: { [Annotation.DeploymentMode]: 'RawDeployment' },
       },
       spec: {
         predictor: {
@@ -637,7 +638,7 @@ function modelPolicy(model: ExampleModel): KubeObject {
     metadata: { name: `allow-isvc-${model.name}`, namespace: model.namespace },
     spec: {
       action: 'ALLOW',
-      selector: { matchLabels: { 'serving.kserve.io/inferenceservice': model.name } },
+      selector: { matchLabels: { [Label.InferenceService]: model.name } },
       rules: [{}],
     },
   };

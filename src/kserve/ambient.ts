@@ -11,6 +11,7 @@ import { refOf, type KubeObject } from '../model/object.ts';
 import { inventedMeta } from '../model/ownership.ts';
 import { explainPrefix } from './hosts.ts';
 import { componentServiceName, entryComponent } from './names.ts';
+import { Annotation } from '../model/vocabulary.ts';
 
 /** Finding code: a Serverless InferenceService in an ambient namespace. */
 export const ServerlessInAmbient = 'KFM301';
@@ -68,7 +69,7 @@ export function serverlessInAmbientFinding(isvc: InferenceService): Finding {
     code: ServerlessInAmbient,
     severity: 'warning',
     object: refOf(isvc),
-    field: 'metadata.annotations.serving.kserve.io/deploymentMode',
+    field: `metadata.annotations.${Annotation.DeploymentMode}`,
     message:
       'Serverless (Knative) InferenceServices are not supported in ambient mode: Knative serving has no ambient support (net-istio), and KEP-2676 leaves it out; its sidecar-mode objects are rendered unchanged',
     fix: 'set serving.kserve.io/deploymentMode: RawDeployment (with enableGatewayApi in inferenceservice-config), or keep this namespace in sidecar mode with the label kfmesh.io/mode: sidecar',

@@ -7,6 +7,7 @@ import { InputError, type ProblemContext } from '../model/errors.ts';
 import { refOf, type KubeObject } from '../model/object.ts';
 import { describeValue } from '../load/parse.ts';
 import type { Snapshot } from '../load/snapshot.ts';
+import { Annotation, Label } from '../model/vocabulary.ts';
 
 /** KServe's `IngressConfig` (JSON keys as in the ConfigMap). */
 export interface IngressConfig {
@@ -76,14 +77,14 @@ export const shippedIngressConfig: IngressConfig = {
 
 /** KServe's `constants.ServiceAnnotationDisallowedList`. */
 export const defaultAnnotationDisallowedList = [
-  'autoscaling.knative.dev/min-scale',
-  'autoscaling.knative.dev/max-scale',
-  'internal.serving.kserve.io/storage-initializer-sourceuri',
-  'kubectl.kubernetes.io/last-applied-configuration',
+  Annotation.MinScale,
+  Annotation.MaxScale,
+  Annotation.StorageInitializerSourceUri,
+  Annotation.LastApplied,
 ];
 
 /** KServe's `constants.RevisionTemplateLabelDisallowedList`. */
-export const defaultLabelDisallowedList = ['networking.knative.dev/visibility'];
+export const defaultLabelDisallowedList = [Label.KnativeVisibility];
 
 const fieldTypes: Record<keyof IngressConfig, 'string' | 'boolean' | 'string[]'> = {
   enableGatewayApi: 'boolean',

@@ -16,6 +16,7 @@ import {
   type TemplateValues,
 } from './hosts.ts';
 import { childMeta, componentServiceName, entryComponent, withoutKeys } from './names.ts';
+import { AppProtocol } from '../model/vocabulary.ts';
 
 /** KServe's default request timeout of HTTPRoute rules. */
 export const DefaultRouteTimeout = '60s';
@@ -51,7 +52,7 @@ function dualProtocolPorts(
     (service?.['spec'] as { ports?: { name?: string; port?: number; appProtocol?: string }[] } | undefined)
       ?.ports ?? [];
   const isGrpc = (p: { name?: string; appProtocol?: string }): boolean =>
-    p.appProtocol === 'kubernetes.io/h2c' || /grpc|h2c/.test(p.name ?? '');
+    p.appProtocol === AppProtocol.H2c || /grpc|h2c/.test(p.name ?? '');
   const grpc = ports.find(isGrpc)?.port;
   const rest = ports.find((p) => !isGrpc(p))?.port;
   return grpc !== undefined && rest !== undefined ? { rest, grpc } : undefined;

@@ -2,15 +2,8 @@
 import type { Component, InferenceService } from '../model/inference-service.ts';
 import type { ObjectMeta } from '../model/object.ts';
 import { ownerReferenceTo } from '../model/ownership.ts';
+import { Annotation } from '../model/vocabulary.ts';
 
-/** The annotation that stops an InferenceService (its networking objects are removed). */
-export const StopAnnotation = 'serving.kserve.io/stop';
-/** The annotation that picks the deployment mode of one InferenceService. */
-export const DeploymentModeAnnotation = 'serving.kserve.io/deploymentMode';
-/** Knative-mode visibility label (`cluster-local` keeps an InferenceService off the ingress gateway). */
-export const KnativeVisibilityLabel = 'networking.knative.dev/visibility';
-/** Raw-mode visibility label. */
-export const KServeVisibilityLabel = 'networking.kserve.io/visibility';
 export const ClusterLocalVisibility = 'cluster-local';
 
 /** The Service of a component: `<isvc>-<component>`, or `<isvc>-<name>-predictor` for a named predictor. */
@@ -28,7 +21,7 @@ export function entryComponent(isvc: InferenceService): Component {
 
 /** True when the InferenceService carries the stop annotation. */
 export function isStopped(isvc: InferenceService): boolean {
-  return isvc.metadata.annotations?.[StopAnnotation] === 'true';
+  return isvc.metadata.annotations?.[Annotation.Stop] === 'true';
 }
 
 /** A copy of a string map without the listed keys (KServe's `utils.Filter` with a disallow list). */

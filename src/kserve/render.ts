@@ -11,15 +11,10 @@ import { isKnativeMode, parseDeploymentMode, type DeploymentMode, type KServeCon
 import { HostError, isDns1035Label, isDns1123Label } from './hosts.ts';
 import { componentHTTPRouteFor, topLevelHTTPRouteFor } from './http-route.ts';
 import { kubeIngressFor } from './ingress.ts';
-import {
-  ClusterLocalVisibility,
-  componentServiceName,
-  DeploymentModeAnnotation,
-  isStopped,
-  KServeVisibilityLabel,
-} from './names.ts';
+import { ClusterLocalVisibility, componentServiceName, isStopped } from './names.ts';
 import { ingressStatusFor, type IngressStatus } from './status.ts';
 import { externalNameServiceFor, virtualServiceFor, type VirtualServiceOptions } from './virtual-service.ts';
+import { Annotation, Label } from '../model/vocabulary.ts';
 
 /** Options of KServe rendering. */
 export type KServeRenderOptions = VirtualServiceOptions;
@@ -52,11 +47,11 @@ export function renderInferenceService(
   });
   const invalid = validateInferenceService(isvc);
   if (invalid) return fail(invalid.path, invalid.message);
-  const annotated = isvc.metadata.annotations?.[DeploymentModeAnnotation];
+  const annotated = isvc.metadata.annotations?.[Annotation.DeploymentMode];
   const mode = annotated === undefined ? config.defaultDeploymentMode : parseDeploymentMode(annotated);
   if (!mode)
     return fail(
-      ['metadata', 'annotations', DeploymentModeAnnotation],
+      ['metadata', 'annotations', Annotation.DeploymentMode],
       `unknown deployment mode ${JSON.stringify(annotated)}`,
     );
   try {
@@ -87,7 +82,7 @@ function knativeObjects(
 function rawObjects(isvc: InferenceService, config: KServeConfig, snapshot: Snapshot): KubeObject[] {
   const { ingress, clusterDomain } = config;
   const internal =
-    isvc.metadata.labels?.[KServeVisibilityLabel] === ClusterLocalVisibility ||
+    isvc.metadata.labels?.[Label.KServeVisibility] === ClusterLocalVisibility ||
     ingress.ingressDomain === `svc.${clusterDomain}`;
   if (internal || ingress.disableIngressCreation) return [];
   if (!ingress.enableGatewayApi) {

@@ -9,6 +9,7 @@ import { generateDomainName, generateUrlPath, serviceHostname } from './hosts.ts
 import { templateValues } from './http-route.ts';
 import { componentServiceName, entryComponent, isStopped } from './names.ts';
 import { hostOf, knativeServiceHost } from './virtual-service.ts';
+import { AppProtocol } from '../model/vocabulary.ts';
 
 /** The networking part of an InferenceService's status. */
 export interface IngressStatus {
@@ -63,7 +64,7 @@ function rawStatus(isvc: InferenceService, config: KServeConfig, snapshot: Snaps
   if (spec?.clusterIP === 'None') {
     // A headless Service has no port 80 to send to: KServe names the first non-gRPC numeric target port, else 8080.
     const rest = (spec.ports ?? []).find(
-      (p) => p.appProtocol !== 'kubernetes.io/h2c' && !/grpc/.test(p.name ?? ''),
+      (p) => p.appProtocol !== AppProtocol.H2c && !/grpc/.test(p.name ?? ''),
     );
     host += `:${typeof rest?.targetPort === 'number' ? rest.targetPort : 8080}`;
   }

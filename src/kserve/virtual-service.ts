@@ -23,9 +23,9 @@ import {
   ClusterLocalVisibility,
   componentServiceName,
   entryComponent,
-  KnativeVisibilityLabel,
   withoutKeys,
 } from './names.ts';
+import { Label } from '../model/vocabulary.ts';
 
 /** Istio's reserved gateway name for all sidecars. */
 export const MeshGateway = 'mesh';
@@ -102,7 +102,8 @@ export function virtualServiceFor(
   const internalHost = serviceHostname(name, namespace, clusterDomain);
   const serviceHost = knativeServiceHost(isvc);
   const isInternal =
-    isvc.metadata.labels?.[KnativeVisibilityLabel] === ClusterLocalVisibility || serviceHost === internalHost;
+    isvc.metadata.labels?.[Label.KnativeVisibility] === ClusterLocalVisibility ||
+    serviceHost === internalHost;
   const extraHosts = isInternal
     ? []
     : additionalHosts(config.domainList, serviceHost, ingress.additionalIngressDomains);

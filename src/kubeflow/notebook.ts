@@ -7,13 +7,11 @@
 import type { KubeObject } from '../model/object.ts';
 import { ownerReferenceTo } from '../model/ownership.ts';
 import type { KubeflowConfig } from './config.ts';
-
-export const RewriteAnnotation = 'notebooks.kubeflow.org/http-rewrite-uri';
-export const HeadersAnnotation = 'notebooks.kubeflow.org/http-headers-request-set';
+import { Annotation } from '../model/vocabulary.ts';
 
 /** The request headers a notebook asks for (its annotation; JSON that does not parse gives none, as the controller does). */
 function requestHeaders(notebook: KubeObject): Record<string, string> {
-  const raw = notebook.metadata.annotations?.[HeadersAnnotation];
+  const raw = notebook.metadata.annotations?.[Annotation.NotebookHeadersRequestSet];
   if (!raw) return {};
   try {
     const parsed = JSON.parse(raw) as unknown;
@@ -36,7 +34,7 @@ export function notebookRouteFor(
   const name = notebook.metadata.name ?? '';
   const namespace = notebook.metadata.namespace ?? 'default';
   const prefix = `/notebook/${namespace}/${name}/`;
-  const rewrite = notebook.metadata.annotations?.[RewriteAnnotation] || prefix;
+  const rewrite = notebook.metadata.annotations?.[Annotation.NotebookRewriteUri] || prefix;
   const headers = requestHeaders(notebook);
   const metadata: KubeObject['metadata'] = { name: `notebook-${namespace}-${name}`, namespace };
   const owners = ownerReferenceTo(notebook, namespace);

@@ -7,14 +7,9 @@
  */
 import type { KubeObject } from '../model/object.ts';
 import { inventedMeta, ownerReferenceTo } from '../model/ownership.ts';
-import {
-  DataplaneModeLabel,
-  IngressUseWaypointLabel,
-  SidecarInjectionLabel,
-  UseWaypointLabel,
-  waypointFor,
-} from '../ambient/waypoint.ts';
+import { waypointFor } from './waypoint.ts';
 import { gatewayApiIngressPrincipal, type KubeflowConfig } from './config.ts';
+import { Label } from '../model/vocabulary.ts';
 
 /** The profile controller's owner policy name. */
 export const OwnerPolicyName = 'ns-owner-access-istio';
@@ -40,12 +35,12 @@ export function profileNamespaceLabels(
 ): Record<string, string> {
   const labels: Record<string, string> =
     mode === 'sidecar'
-      ? { [SidecarInjectionLabel]: 'enabled' }
+      ? { [Label.IstioInjection]: 'enabled' }
       : {
-          [SidecarInjectionLabel]: 'disabled',
-          [DataplaneModeLabel]: 'ambient',
-          [UseWaypointLabel]: config.waypointName,
-          [IngressUseWaypointLabel]: 'true',
+          [Label.IstioInjection]: 'disabled',
+          [Label.DataplaneMode]: 'ambient',
+          [Label.UseWaypoint]: config.waypointName,
+          [Label.IngressUseWaypoint]: 'true',
         };
   const removed = new Set(
     Object.entries(config.namespaceLabels)
@@ -57,7 +52,7 @@ export function profileNamespaceLabels(
     if (value !== '' && !(key in labels)) labels[key] = value;
   return Object.fromEntries(
     Object.entries(labels).filter(
-      ([k]) => !removed.has(k) || (mode === 'ambient' && k === SidecarInjectionLabel),
+      ([k]) => !removed.has(k) || (mode === 'ambient' && k === Label.IstioInjection),
     ),
   );
 }

@@ -7,6 +7,7 @@ import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import { ruleMatches, targetRefsOf, type AuthzRequest, type AuthzRule } from './authorization.ts';
 import type { MeshService } from './services.ts';
 import type { Workload } from './workloads.ts';
+import { Label } from '../model/vocabulary.ts';
 
 /** A waypoint: its Gateway, the traffic it takes, and the proxy that runs it. */
 export interface Waypoint {
@@ -25,7 +26,7 @@ export function waypointsFrom(snapshot: Snapshot, workloads: readonly Workload[]
   const out = new Map<string, Waypoint>();
   const byGateway = new Map<string, Workload>();
   for (const w of workloads) {
-    const gatewayName = w.labels['gateway.networking.k8s.io/gateway-name'];
+    const gatewayName = w.labels[Label.GatewayName];
     const key = `${w.namespace}/${gatewayName}`;
     if (gatewayName !== undefined && !byGateway.has(key)) byGateway.set(key, w);
   }
@@ -44,7 +45,7 @@ export function waypointsFrom(snapshot: Snapshot, workloads: readonly Workload[]
     out.set(`${namespace}/${name}`, {
       namespace,
       name,
-      trafficType: gateway.metadata.labels?.['istio.io/waypoint-for'] ?? 'service',
+      trafficType: gateway.metadata.labels?.[Label.WaypointFor] ?? 'service',
       allows: (ns) => from === 'All' || ns === namespace,
       workload,
       gateway,
@@ -65,13 +66,12 @@ export function waypointForService(
   service: MeshService,
 ): Waypoint | undefined {
   const nsLabels = snapshot.get('', 'Namespace', '', service.namespace)?.metadata.labels ?? {};
-  const own = service.labels['istio.io/use-waypoint'];
-  const name = own ?? nsLabels['istio.io/use-waypoint'];
+  const own = service.labels[Label.UseWaypoint];
+  const name = own ?? nsLabels[Label.UseWaypoint];
   if (!name || name === 'none') return undefined;
   const namespace =
-    (own !== undefined
-      ? service.labels['istio.io/use-waypoint-namespace']
-      : nsLabels['istio.io/use-waypoint-namespace']) ?? service.namespace;
+    (own !== undefined ? service.labels[Label.UseWaypointNamespace] : nsLabels[Label.UseWaypointNamespace]) ??
+    service.namespace;
   const waypoint = waypoints.get(`${namespace}/${name}`);
   if (!waypoint || !waypoint.allows(service.namespace)) return undefined;
   return waypoint.trafficType === 'service' || waypoint.trafficType === 'all' ? waypoint : undefined;
@@ -79,12 +79,11 @@ export function waypointForService(
 
 /** True when ingress gateways send this service's traffic to its waypoint (`istio.io/ingress-use-waypoint`). */
 export function ingressUsesWaypoint(snapshot: Snapshot, service: MeshService): boolean {
-  const own = service.labels['istio.io/ingress-use-waypoint'];
+  const own = service.labels[Label.IngressUseWaypoint];
   if (own !== undefined) return own === 'true';
   return (
-    snapshot.get('', 'Namespace', '', service.namespace)?.metadata.labels?.[
-      'istio.io/ingress-use-waypoint'
-    ] === 'true'
+    snapshot.get('', 'Namespace', '', service.namespace)?.metadata.labels?.[Label.IngressUseWaypoint] ===
+    'true'
   );
 }
 

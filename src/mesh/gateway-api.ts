@@ -16,6 +16,7 @@ import {
   type StringMatch,
 } from './virtual-services.ts';
 import { ProxyKind, type Workload } from './workloads.ts';
+import { Label } from '../model/vocabulary.ts';
 
 /** The GatewayClass of Istio's gateways, and of its waypoints. */
 export const IstioGatewayClass = 'istio';
@@ -107,7 +108,7 @@ export function syntheticGatewayWorkloads(
   // Gateways whose pods are in the input already (`namespace/name`), found in one pass over the workloads.
   const running = new Set<string>();
   for (const w of workloads) {
-    const gatewayName = w.labels['gateway.networking.k8s.io/gateway-name'];
+    const gatewayName = w.labels[Label.GatewayName];
     if (gatewayName !== undefined) running.add(`${w.namespace}/${gatewayName}`);
   }
   for (const gateway of managed) {
@@ -119,11 +120,11 @@ export function syntheticGatewayWorkloads(
       (gateway['spec'] as { gatewayClassName?: string }).gatewayClassName === WaypointGatewayClass;
     const deployment = waypoint ? name : `${name}-istio`;
     const labels: Record<string, string> = {
-      'gateway.networking.k8s.io/gateway-name': name,
-      'istio.io/gateway-name': name,
-      'service.istio.io/canonical-name': deployment,
+      [Label.GatewayName]: name,
+      [Label.IstioGatewayName]: name,
+      [Label.CanonicalName]: deployment,
     };
-    if (waypoint) labels['gateway.networking.k8s.io/gateway-class-name'] = WaypointGatewayClass;
+    if (waypoint) labels[Label.GatewayClassName] = WaypointGatewayClass;
     const index = firstIp + out.length;
     out.push({
       namespace,

@@ -13,6 +13,7 @@ import { hostMatches } from './security.ts';
 import { isExportedTo } from './services.ts';
 import type { HttpRule, ResolvedVirtualService } from './virtual-services.ts';
 import type { Workload } from './workloads.ts';
+import { Label } from '../model/vocabulary.ts';
 
 /** One server of an Istio Gateway, as a gateway pod runs it. */
 export interface GatewayServer {
@@ -98,11 +99,7 @@ export function gatewaysFrom(mesh: Mesh): Map<Workload, GatewayProxy> {
       return server;
     });
     for (const workload of mesh.workloads) {
-      if (
-        workload.namespace !== namespace ||
-        workload.labels['gateway.networking.k8s.io/gateway-name'] !== name
-      )
-        continue;
+      if (workload.namespace !== namespace || workload.labels[Label.GatewayName] !== name) continue;
       out.set(workload, { workload, servers, gatewayApiName: name });
     }
   }
@@ -118,7 +115,7 @@ function translatePort(mesh: Mesh, workload: Workload, serverPort: number): numb
   const candidates = mesh.services
     .filter((s) => s.namespace === workload.namespace && s.selector && Object.keys(s.selector).length > 0)
     .filter((s) => labelsMatch(workload.labels, s.selector ?? {}))
-    .filter((s) => s.labels['experimental.istio.io/disable-gateway-port-translation'] === undefined)
+    .filter((s) => s.labels[Label.DisableGatewayPortTranslation] === undefined)
     .sort((a, b) => compareStrings(a.name, b.name));
   for (const service of candidates) {
     const port = service.ports.find((p) => p.port === serverPort);

@@ -6,6 +6,7 @@ import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import type { Workload } from './workloads.ts';
+import { Annotation, AppProtocol, Label } from '../model/vocabulary.ts';
 
 /** Istio's port protocols. `Unsupported` means auto-detected ("sniffed"). */
 export const Protocol = {
@@ -68,9 +69,9 @@ export function protocolOf(port: {
   if ((port.protocol ?? 'TCP').toUpperCase() === 'UDP') return Protocol.UDP;
   const fromName = (name: string): Protocol | undefined => {
     const lower = name.toLowerCase();
-    if (lower === 'kubernetes.io/h2c') return Protocol.HTTP2;
-    if (lower === 'kubernetes.io/ws') return Protocol.HTTP;
-    if (lower === 'kubernetes.io/wss') return Protocol.HTTPS;
+    if (lower === AppProtocol.H2c) return Protocol.HTTP2;
+    if (lower === AppProtocol.Ws) return Protocol.HTTP;
+    if (lower === AppProtocol.Wss) return Protocol.HTTPS;
     if (lower.startsWith('grpc-web')) return Protocol.GRPCWeb;
     const prefix = lower.split('-')[0] ?? '';
     const byPrefix: Record<string, Protocol> = {
@@ -134,7 +135,7 @@ export function servicesFrom(
       targetPort: p.targetPort ?? p.port ?? 0,
       protocol: protocolOf(p),
     }));
-    const exportTo = object.metadata.annotations?.['networking.istio.io/exportTo'];
+    const exportTo = object.metadata.annotations?.[Annotation.ExportTo];
     const service: MeshService = {
       namespace,
       name,
@@ -173,7 +174,7 @@ function endpointsOf(
   const slices = snapshot.withLabels(
     'discovery.k8s.io',
     'EndpointSlice',
-    { 'kubernetes.io/service-name': service.name },
+    { [Label.ServiceName]: service.name },
     service.namespace,
   );
   if (slices.length > 0) return fromSlices(slices, byIp);

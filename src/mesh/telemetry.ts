@@ -3,19 +3,12 @@
  * sidecars and gateways report `source`, server sidecars `destination`; `destination_service` from the
  * upstream cluster (Host-header fallback on sidecar outbound only), principals only with mTLS.
  */
+import { Label } from '../model/vocabulary.ts';
 import type { Mesh } from './mesh.ts';
 import type { MeshService } from './services.ts';
 import { spiffeOf } from './security.ts';
 import type { Workload } from './workloads.ts';
-
-/** One emitted metric record. */
-export interface TelemetryRecord {
-  metric: string;
-  reporter: 'source' | 'destination' | 'waypoint';
-  /** `namespace/workload` of the reporting proxy. */
-  proxy: string;
-  labels: Record<string, string>;
-}
+import type { TelemetryRecord } from '../model/trace-result.ts';
 
 /** What the upstream cluster of a client-side report was. */
 export type ReportedCluster =
@@ -78,16 +71,16 @@ function labelSet(
     source_workload: source ? source.name : unknown,
     source_workload_namespace: source ? source.namespace : unknown,
     source_principal: sourcePrincipal,
-    source_app: source ? (source.labels['app'] ?? unknown) : unknown,
-    source_version: source ? (source.labels['version'] ?? unknown) : unknown,
+    source_app: source ? (source.labels[Label.App] ?? unknown) : unknown,
+    source_version: source ? (source.labels[Label.Version] ?? unknown) : unknown,
     source_canonical_service: source ? source.canonicalService : unknown,
     source_canonical_revision: source ? source.canonicalRevision : 'latest',
     source_cluster: source ? 'Kubernetes' : unknown,
     destination_workload: destination ? destination.name : unknown,
     destination_workload_namespace: destination ? destination.namespace : unknown,
     destination_principal: destinationPrincipal,
-    destination_app: destination ? (destination.labels['app'] ?? unknown) : unknown,
-    destination_version: destination ? (destination.labels['version'] ?? unknown) : unknown,
+    destination_app: destination ? (destination.labels[Label.App] ?? unknown) : unknown,
+    destination_version: destination ? (destination.labels[Label.Version] ?? unknown) : unknown,
     destination_service: service.host,
     destination_service_name: service.name,
     destination_service_namespace: service.namespace,

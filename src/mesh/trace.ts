@@ -42,7 +42,6 @@ import {
   serverReport,
   type PendingReport,
   type ReportedCluster,
-  type TelemetryRecord,
 } from './telemetry.ts';
 import {
   Mesh as MeshGateway,
@@ -53,6 +52,8 @@ import {
   type ResolvedVirtualService,
 } from './virtual-services.ts';
 import { principalOf, type Workload } from './workloads.ts';
+import { Label } from '../model/vocabulary.ts';
+import type { Hop, TelemetryRecord, TraceResult } from '../model/trace-result.ts';
 
 /** The request to trace. */
 export interface TraceInput {
@@ -69,50 +70,6 @@ export interface TraceInput {
    * or of its Gateway API Gateway (default: the first gateway of the mesh that serves the host).
    */
   via?: string;
-}
-
-/** One proxy the request passes. */
-export interface Hop {
-  kind: 'sidecar' | 'gateway' | 'ztunnel' | 'waypoint';
-  namespace: string;
-  workload: string;
-  direction: 'outbound' | 'inbound';
-  listener?: string;
-  routeConfig?: string;
-  virtualHost?: string;
-  virtualService?: string;
-  route?: string;
-  cluster?: string;
-  /** Where the request was sent next: `ip:port` (and the workload when known). */
-  upstream?: string;
-  /** The Host the request leaves this proxy with (after rewrites). */
-  authority: string;
-  path: string;
-  mtls: boolean;
-  tls?: string;
-  decision: 'allow' | 'deny' | 'none';
-  policy?: string;
-  /** A response this proxy produced itself. */
-  code?: number;
-  flags?: string;
-  split?: { cluster: string; weight: number }[];
-  notes: string[];
-}
-
-/** The outcome of a trace. */
-export interface TraceResult {
-  request: { from: string; method: string; url: string; headers: Record<string, string> };
-  response: { code: number; flags: string };
-  hops: Hop[];
-  telemetry: TelemetryRecord[];
-  /** One line that says what happened. */
-  summary: string;
-  /** The application that answered (`namespace/workload`, or `ip:port` outside the mesh); absent when a proxy did. */
-  answeredBy?: string;
-  /** The share of the requests that take this path, when weighted splits are on it. */
-  share?: number;
-  /** Set when the path crosses a part of the data plane this version does not simulate (the trace is then partial). */
-  unsupported?: string;
 }
 
 /** A request header written `Name: value`, or undefined when no name comes before a colon. */
@@ -1348,7 +1305,7 @@ function ztunnelOutbound(t: Tracer, client: Workload, host: string, port: number
   const hbone =
     workload?.proxy === 'ambient' ||
     workload?.proxy === 'waypoint' ||
-    (workload?.proxy === 'sidecar' && workload.labels['networking.istio.io/tunnel'] === 'http');
+    (workload?.proxy === 'sidecar' && workload.labels[Label.Tunnel] === 'http');
   const h = t.at(hop);
   h.route = hbone ? 'hbone' : 'passthrough';
   h.upstream = `${ip}:${targetPort}${workload ? ` (${workload.namespace}/${workload.name})` : ''}`;

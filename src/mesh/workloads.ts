@@ -5,6 +5,7 @@
  */
 import { compareStrings, isPlainObject, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
+import { Annotation, Label } from '../model/vocabulary.ts';
 
 /** The proxy a workload runs. */
 export const ProxyKind = {
@@ -81,18 +82,10 @@ export function workloadsFrom(
       ip,
       ipAssigned: !status.podIP,
       proxy,
-      tlsModeIstio:
-        labels['security.istio.io/tlsMode'] === 'istio' || (proxy === ProxyKind.Sidecar && !real.has(pod)),
-      canonicalService:
-        labels['service.istio.io/canonical-name'] ??
-        labels['app.kubernetes.io/name'] ??
-        labels['app'] ??
-        name,
+      tlsModeIstio: labels[Label.TlsMode] === 'istio' || (proxy === ProxyKind.Sidecar && !real.has(pod)),
+      canonicalService: labels[Label.CanonicalName] ?? labels[Label.AppName] ?? labels[Label.App] ?? name,
       canonicalRevision:
-        labels['service.istio.io/canonical-revision'] ??
-        labels['app.kubernetes.io/version'] ??
-        labels['version'] ??
-        'latest',
+        labels[Label.CanonicalRevision] ?? labels[Label.AppVersion] ?? labels[Label.Version] ?? 'latest',
       containerPorts,
       object: pod,
     });
@@ -113,22 +106,19 @@ function proxyOf(
 ): ProxyKind {
   const proxyContainer = spec.containers?.find((c) => c.name === 'istio-proxy');
   if (
-    labels['gateway.networking.k8s.io/gateway-class-name'] === 'istio-waypoint' ||
-    labels['gateway.istio.io/managed'] === 'istio.io-mesh-controller'
+    labels[Label.GatewayClassName] === 'istio-waypoint' ||
+    labels[Label.GatewayManaged] === 'istio.io-mesh-controller'
   ) {
     return ProxyKind.Waypoint;
   }
-  if (labels['app'] === 'ztunnel' && proxyContainer) return ProxyKind.Ztunnel;
-  if (
-    proxyContainer?.args?.includes('router') ||
-    labels['gateway.networking.k8s.io/gateway-name'] !== undefined
-  )
+  if (labels[Label.App] === 'ztunnel' && proxyContainer) return ProxyKind.Ztunnel;
+  if (proxyContainer?.args?.includes('router') || labels[Label.GatewayName] !== undefined)
     return ProxyKind.Gateway;
   if (gatewaySelectors.some((sel) => Object.keys(sel).length > 0 && labelsMatch(labels, sel))) {
     return ProxyKind.Gateway;
   }
   if (isRealPod) {
-    if (annotations['sidecar.istio.io/status'] !== undefined || proxyContainer) return ProxyKind.Sidecar;
+    if (annotations[Annotation.SidecarStatus] !== undefined || proxyContainer) return ProxyKind.Sidecar;
   } else if (injects(labels, annotations, nsLabels)) {
     return ProxyKind.Sidecar;
   }
@@ -141,11 +131,11 @@ export function injects(
   annotations: Readonly<Record<string, string>>,
   nsLabels: Readonly<Record<string, string>>,
 ): boolean {
-  const podSays = labels['sidecar.istio.io/inject'] ?? annotations['sidecar.istio.io/inject'];
+  const podSays = labels[Label.SidecarInject] ?? annotations[Label.SidecarInject];
   if (podSays === 'false') return false;
-  if (nsLabels['istio-injection'] === 'disabled') return false;
-  if (nsLabels['istio-injection'] === 'enabled' || nsLabels['istio.io/rev'] !== undefined) return true;
-  return podSays === 'true' || labels['istio.io/rev'] !== undefined;
+  if (nsLabels[Label.IstioInjection] === 'disabled') return false;
+  if (nsLabels[Label.IstioInjection] === 'enabled' || nsLabels[Label.IstioRev] !== undefined) return true;
+  return podSays === 'true' || labels[Label.IstioRev] !== undefined;
 }
 
 /** Ambient enrollment: the pod's or its namespace's `istio.io/dataplane-mode=ambient`, unless the pod says `none`. */
@@ -154,10 +144,10 @@ export function ambientEnrolled(
   annotations: Readonly<Record<string, string>>,
   nsLabels: Readonly<Record<string, string>>,
 ): boolean {
-  if (annotations['ambient.istio.io/redirection'] === 'enabled') return true;
-  const podMode = labels['istio.io/dataplane-mode'];
+  if (annotations[Annotation.AmbientRedirection] === 'enabled') return true;
+  const podMode = labels[Label.DataplaneMode];
   if (podMode === 'none') return false;
-  return podMode === 'ambient' || nsLabels['istio.io/dataplane-mode'] === 'ambient';
+  return podMode === 'ambient' || nsLabels[Label.DataplaneMode] === 'ambient';
 }
 
 /** The workload name Istio reports for a pod: the owning Deployment (through its ReplicaSet), StatefulSet, DaemonSet, Job. */

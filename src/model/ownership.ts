@@ -4,10 +4,7 @@
  * kfmesh itself invents, labels naming kfmesh and the source.
  */
 import type { KubeObject, OwnerReference } from './object.ts';
-
-/** The label that marks objects kfmesh manages. */
-export const ManagedByLabel = 'app.kubernetes.io/managed-by';
-export const ManagedByValue = 'kfmesh';
+import { Label, ManagedByValue } from './vocabulary.ts';
 
 /** The controller ownerReference to `owner` for a child in `childNamespace`, when one can exist. */
 export function ownerReferenceTo(
@@ -33,11 +30,11 @@ export function ownerReferenceTo(
 /** The labels of an object kfmesh invents for `owner`: managed-by and the owner's kind, namespace and name. */
 export function managedByLabels(owner: KubeObject): Record<string, string> {
   const labels: Record<string, string> = {
-    [ManagedByLabel]: ManagedByValue,
-    'kfmesh.io/owner-kind': owner.kind,
+    [Label.ManagedBy]: ManagedByValue,
+    [Label.OwnerKind]: owner.kind,
   };
-  if (owner.metadata.namespace) labels['kfmesh.io/owner-namespace'] = owner.metadata.namespace;
-  labels['kfmesh.io/owner-name'] = owner.metadata.name ?? '';
+  if (owner.metadata.namespace) labels[Label.OwnerNamespace] = owner.metadata.namespace;
+  labels[Label.OwnerName] = owner.metadata.name ?? '';
   return labels;
 }
 

@@ -10,13 +10,7 @@ import type { InferenceService } from '../model/inference-service.ts';
 import { compareRefs, refOf, type KubeObject } from '../model/object.ts';
 import { managedByLabels, ownerReferenceTo } from '../model/ownership.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import {
-  DataplaneModeLabel,
-  hasWaypoint,
-  SidecarInjectionLabel,
-  UseWaypointLabel,
-  waypointFor,
-} from '../ambient/waypoint.ts';
+import { hasWaypoint, waypointFor } from '../kubeflow/waypoint.ts';
 import { ambientInferenceServiceObjects, serverlessInAmbientFinding } from '../kserve/ambient.ts';
 import { isKnativeMode, kserveConfigFrom } from '../kserve/config.ts';
 import { isDns1123Label } from '../kserve/hosts.ts';
@@ -25,13 +19,11 @@ import { kubeflowConfigFrom } from '../kubeflow/config.ts';
 import { notebookRouteFor } from '../kubeflow/notebook.ts';
 import { mixedModeFindings } from '../kubeflow/mixed-mode.ts';
 import { profileObjects } from '../kubeflow/profile.ts';
+import { Label } from '../model/vocabulary.ts';
 
 /** The data-plane modes kfmesh renders for. */
 export const MeshMode = { Sidecar: 'sidecar', Ambient: 'ambient' } as const;
 export type MeshMode = (typeof MeshMode)[keyof typeof MeshMode];
-
-/** The namespace label that picks a namespace's mode. */
-export const ModeLabel = 'kfmesh.io/mode';
 
 /** Options of rendering. */
 export interface RenderOptions {
@@ -72,15 +64,15 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
     const known = modes.get(namespace);
     if (known) return known;
     const nsObject = snapshot.get('', 'Namespace', '', namespace);
-    const label = nsObject?.metadata.labels?.[ModeLabel];
+    const label = nsObject?.metadata.labels?.[Label.Mode];
     let mode = options.mode;
     if (label === MeshMode.Sidecar || label === MeshMode.Ambient) mode = label;
     else if (label !== undefined && nsObject) {
       problems.push({
         context: {
-          location: snapshot.locate(nsObject, ['metadata', 'labels', ModeLabel]),
+          location: snapshot.locate(nsObject, ['metadata', 'labels', Label.Mode]),
           object: refOf(nsObject),
-          field: `metadata.labels.${ModeLabel}`,
+          field: `metadata.labels.${Label.Mode}`,
         },
         message: `expected sidecar or ambient, got ${JSON.stringify(label)}; using ${options.mode}`,
       });
@@ -162,9 +154,9 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
     const meta: KubeObject['metadata'] = {
       name: namespace,
       labels: {
-        [SidecarInjectionLabel]: 'disabled',
-        [DataplaneModeLabel]: 'ambient',
-        [UseWaypointLabel]: kubeflow.waypointName,
+        [Label.IstioInjection]: 'disabled',
+        [Label.DataplaneMode]: 'ambient',
+        [Label.UseWaypoint]: kubeflow.waypointName,
         ...managedByLabels(nsObject),
       },
     };
@@ -183,7 +175,7 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
       .list('', 'Namespace')
       .some(
         (n) =>
-          n.metadata.labels?.['istio-injection'] === 'enabled' &&
+          n.metadata.labels?.[Label.IstioInjection] === 'enabled' &&
           modeOf(n.metadata.name ?? '') === MeshMode.Sidecar,
       );
   findings.push(...mixedModeFindings(snapshot, kubeflow, modeOf, ambientProfiles, anySidecar));

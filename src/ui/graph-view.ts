@@ -5,8 +5,8 @@
  * text: nothing from the graph becomes markup.
  */
 import cytoscape, { type Core, type ElementDefinition, type NodeSingular } from 'cytoscape';
-import type { GraphEdge, GraphNode, MeshGraph } from '../console/graph.ts';
 import { layeredLayout, type Layout } from '../console/layout.ts';
+import type { GraphEdge, GraphNode, MeshGraph } from '../console/wire.ts';
 
 /**
  * Above this many nodes a graph is large: its edges are drawn the cheap way, hidden while panning, and only

@@ -5,17 +5,10 @@
  * Profile in the mode shown, and the migration report. It only reads the API.
  */
 import { byId, el, fill } from './dom.ts';
-import {
-  get,
-  type Findings,
-  type ModeGraph,
-  type MigrationReport,
-  type Owned,
-  type Summary,
-  type Traced,
-} from './client.ts';
+import { get } from './client.ts';
 import { GraphView, type EdgeFilter } from './graph-view.ts';
 import { findingsList, migrationReport, nodeDetails, traceResult, yamlBlock } from './panels.ts';
+import type { Findings, MigrationReport, ModeGraph, Owned, Summary, Traced } from '../console/wire.ts';
 
 type Mode = 'sidecar' | 'ambient';
 

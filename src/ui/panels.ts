@@ -2,10 +2,10 @@
  * The side panels: the selected node's traffic, the tracer's hop table, the findings, the objects and the
  * migration report. Each returns elements built from the API's answers (text only, see `dom.ts`).
  */
-import type { GraphEdge, GraphNode } from '../console/graph.ts';
-import type { Hop } from '../mesh/trace.ts';
 import { el, table } from './dom.ts';
-import { describeRef, type Finding, type MigrationReport, type Traced } from './client.ts';
+import { describeRef } from './client.ts';
+import type { Hop } from '../model/trace-result.ts';
+import type { Finding, GraphEdge, GraphNode, MigrationReport, Traced } from '../console/wire.ts';
 
 const count = (n: number, of: number) => (n === 0 ? '' : n === of ? 'all' : String(n));
 

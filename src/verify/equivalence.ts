@@ -18,15 +18,10 @@ import { isPlainObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh, type Mesh } from '../mesh/mesh.ts';
 import { isHttpProtocol, Protocol } from '../mesh/services.ts';
-import {
-  ingressGatewaysServing,
-  traceRequest,
-  TraceInputError,
-  type Hop,
-  type TraceResult,
-} from '../mesh/trace.ts';
+import { ingressGatewaysServing, traceRequest, TraceInputError } from '../mesh/trace.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { ClientClasses, type TracedOutcome } from './client-classes.ts';
+import type { Hop, TraceResult } from '../model/trace-result.ts';
 
 /** One request of the matrix. */
 export interface MatrixRequest {

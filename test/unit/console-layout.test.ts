@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { layeredLayout, Spacing } from '../../src/console/layout.ts';
-import { sampleMatrix, sideBySide, type GraphNode, type MeshGraph } from '../../src/console/graph.ts';
+import { sampleMatrix, sideBySide } from '../../src/console/graph.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { examplePlatform } from '../../src/example/platform.ts';
+import type { GraphNode, MeshGraph } from '../../src/console/wire.ts';
 
 const kinds = ['workload', 'gateway', 'waypoint'] as const;
 

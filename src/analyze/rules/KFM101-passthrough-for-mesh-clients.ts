@@ -9,9 +9,10 @@
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { compileMesh } from '../../mesh/mesh.ts';
-import { traceRequest, type Hop } from '../../mesh/trace.ts';
+import { traceRequest } from '../../mesh/trace.ts';
 import { bindToMesh } from '../patches.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+import type { Hop } from '../../model/trace-result.ts';
 
 const legacy = { major: 1, minor: 20 };
 

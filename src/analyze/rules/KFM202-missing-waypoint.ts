@@ -8,6 +8,7 @@ import type { Finding } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
 import { targetRefsOf } from '../../mesh/authorization.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+import { Label } from '../../model/vocabulary.ts';
 
 const gatewayApi = 'gateway.networking.k8s.io';
 
@@ -22,9 +23,9 @@ export const missingWaypoint: Rule = {
     const findings: Finding[] = [];
     const gateway = (ns: string, name: string) => snapshot.get(gatewayApi, 'Gateway', ns, name);
     const label = (object: KubeObject, ownNamespace: string) => {
-      const name = object.metadata.labels?.['istio.io/use-waypoint'];
+      const name = object.metadata.labels?.[Label.UseWaypoint];
       if (!name || name === 'none') return;
-      const ns = object.metadata.labels?.['istio.io/use-waypoint-namespace'] ?? ownNamespace;
+      const ns = object.metadata.labels?.[Label.UseWaypointNamespace] ?? ownNamespace;
       const found = gateway(ns, name);
       const isWaypoint =
         (found?.['spec'] as { gatewayClassName?: string } | undefined)?.gatewayClassName === 'istio-waypoint';
@@ -34,7 +35,7 @@ export const missingWaypoint: Rule = {
           missingWaypoint,
           context,
           object,
-          ['metadata', 'labels', 'istio.io/use-waypoint'],
+          ['metadata', 'labels', Label.UseWaypoint],
           found
             ? `istio.io/use-waypoint names Gateway ${ns}/${name}, which is not of class istio-waypoint`
             : `istio.io/use-waypoint names waypoint ${ns}/${name}, which does not exist: traffic goes without L7 policy or routing`,

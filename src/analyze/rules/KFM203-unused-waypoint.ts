@@ -2,6 +2,7 @@
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+import { Label } from '../../model/vocabulary.ts';
 
 export const unusedWaypoint: Rule = {
   code: 'KFM203',
@@ -12,9 +13,9 @@ export const unusedWaypoint: Rule = {
     const { snapshot } = context;
     const used = new Set<string>();
     const note = (labels: Record<string, string> | undefined, ownNamespace: string) => {
-      const name = labels?.['istio.io/use-waypoint'];
+      const name = labels?.[Label.UseWaypoint];
       if (name && name !== 'none')
-        used.add(`${labels?.['istio.io/use-waypoint-namespace'] ?? ownNamespace}/${name}`);
+        used.add(`${labels?.[Label.UseWaypointNamespace] ?? ownNamespace}/${name}`);
     };
     for (const ns of snapshot.list('', 'Namespace')) note(ns.metadata.labels, ns.metadata.name ?? '');
     for (const s of snapshot.list('', 'Service')) note(s.metadata.labels, s.metadata.namespace ?? 'default');

@@ -1,0 +1,115 @@
+/**
+ * The console's wire format: what its JSON API answers, typed once for the server (console/api.ts) and
+ * the page (ui/), so the page never imports the simulator or the analyzer.
+ */
+import type { TraceResult } from '../model/trace-result.ts';
+
+export interface GraphNode {
+  id: string;
+  kind: 'workload' | 'gateway' | 'waypoint' | 'external' | 'passthrough' | 'blackhole';
+  namespace?: string;
+  name: string;
+}
+
+/** How the requests over an edge ended, counted once per request on every edge of its path. */
+export interface EdgeCounts {
+  requests: number;
+  allowed: number;
+  denied: number;
+  failed: number;
+  /** Requests whose path ends in PassthroughCluster (they left the mesh: no identity, no policy). */
+  passthrough: number;
+  blackhole: number;
+  /** Requests that crossed this edge over mutual TLS. */
+  mtls: number;
+}
+
+export interface GraphEdge extends EdgeCounts {
+  source: string;
+  target: string;
+  /** Where the request was denied, when it was denied on entering `target` (a policy, or the proxy). */
+  deniedBy?: string;
+}
+
+export interface MeshGraph {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  totals: EdgeCounts & { untraceable: number };
+}
+
+/** The same platform in sidecar mode (as given) and in ambient mode (its migration), drawn from the same requests. */
+export interface SideBySide {
+  sidecar: MeshGraph;
+  ambient: MeshGraph;
+  /** How many requests each graph was drawn from. */
+  requests: number;
+  /** How many requests the whole matrix has (more than `requests` when it was sampled). */
+  matrix: number;
+}
+
+export interface Summary {
+  source: string;
+  objects: number;
+  kinds: Record<string, number>;
+  namespaces: string[];
+  inferenceServices: string[];
+  profiles: string[];
+  clients: string[];
+  /** The Istio version the console simulates by default, and the newest it models. */
+  istio: string;
+  newestIstio: string;
+  oldestIstio: string;
+}
+
+export interface ObjectRef {
+  group: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+export interface Finding {
+  code: string;
+  severity: 'error' | 'warning' | 'info';
+  object: ObjectRef;
+  field?: string;
+  location?: string;
+  message: string;
+  fix?: string;
+}
+
+export interface Findings {
+  summary: { findings: number; error: number; warning: number; info: number };
+  findings: Finding[];
+}
+
+export interface Traced extends TraceResult {
+  mode: string;
+  path: string[];
+}
+
+export interface Owned {
+  owner: string;
+  mode: string;
+  count: number;
+  yaml: string;
+}
+
+export interface MigrationReport {
+  summary: Record<string, number>;
+  entries: {
+    object: ObjectRef;
+    location?: string;
+    outcome: string;
+    notes: { kind: string; field?: string; message: string }[];
+  }[];
+  added: { object: ObjectRef; reason: string }[];
+}
+
+/** One mode's graph, and how many requests it was drawn from. */
+export interface ModeGraph {
+  mode: string;
+  graph: SideBySide['sidecar'];
+  requests: number;
+  matrix: number;
+}

@@ -1,0 +1,97 @@
+/**
+ * The vocabulary kfmesh shares with Istio, Kubernetes, Gateway API, KServe, Knative and Kubeflow: label
+ * and annotation keys, kinds and well-known names. Every other module names them through these constants
+ * (lint refuses a key written as a literal elsewhere), so a key is spelled once. What each one means to the
+ * system that defines it is in docs/semantics.md.
+ */
+
+/** Label keys (a few, such as `sidecar.istio.io/inject`, are read as annotations too). */
+export const Label = {
+  // Istio: injection and revisions (docs/semantics.md, "Sidecar injection").
+  IstioInjection: 'istio-injection',
+  IstioRev: 'istio.io/rev',
+  SidecarInject: 'sidecar.istio.io/inject',
+  // Istio ambient mode (docs/semantics.md, "Ambient enrollment and waypoints").
+  DataplaneMode: 'istio.io/dataplane-mode',
+  UseWaypoint: 'istio.io/use-waypoint',
+  UseWaypointNamespace: 'istio.io/use-waypoint-namespace',
+  IngressUseWaypoint: 'istio.io/ingress-use-waypoint',
+  WaypointFor: 'istio.io/waypoint-for',
+  // Istio workload identity and telemetry.
+  TlsMode: 'security.istio.io/tlsMode',
+  CanonicalName: 'service.istio.io/canonical-name',
+  CanonicalRevision: 'service.istio.io/canonical-revision',
+  Tunnel: 'networking.istio.io/tunnel',
+  // Istio gateways and Gateway API deployments.
+  DisableGatewayPortTranslation: 'experimental.istio.io/disable-gateway-port-translation',
+  IstioGatewayName: 'istio.io/gateway-name',
+  GatewayManaged: 'gateway.istio.io/managed',
+  GatewayName: 'gateway.networking.k8s.io/gateway-name',
+  GatewayClassName: 'gateway.networking.k8s.io/gateway-class-name',
+  // The plain `app` and `version` labels Istio falls back on for telemetry and canonical names.
+  App: 'app',
+  Version: 'version',
+  // Kubernetes.
+  MetadataName: 'kubernetes.io/metadata.name',
+  ServiceName: 'kubernetes.io/service-name',
+  AppName: 'app.kubernetes.io/name',
+  AppVersion: 'app.kubernetes.io/version',
+  AppComponent: 'app.kubernetes.io/component',
+  AppPartOf: 'app.kubernetes.io/part-of',
+  ManagedBy: 'app.kubernetes.io/managed-by',
+  // KServe and Knative.
+  InferenceService: 'serving.kserve.io/inferenceservice',
+  KServeVisibility: 'networking.kserve.io/visibility',
+  KnativeVisibility: 'networking.knative.dev/visibility',
+  KnativeIngress: 'networking.internal.knative.dev/ingress',
+  KnativeService: 'serving.knative.dev/service',
+  KnativeRoute: 'serving.knative.dev/route',
+  KnativeRevision: 'serving.knative.dev/revision',
+  KnativeConfiguration: 'serving.knative.dev/configuration',
+  // Kubeflow.
+  KatibComponent: 'katib.kubeflow.org/component',
+  // kfmesh's own: the mode a namespace runs in, and the owner of each object it applies.
+  Mode: 'kfmesh.io/mode',
+  OwnerKind: 'kfmesh.io/owner-kind',
+  OwnerNamespace: 'kfmesh.io/owner-namespace',
+  OwnerName: 'kfmesh.io/owner-name',
+} as const;
+
+/** Annotation keys. */
+export const Annotation = {
+  SidecarStatus: 'sidecar.istio.io/status',
+  AmbientRedirection: 'ambient.istio.io/redirection',
+  ExportTo: 'networking.istio.io/exportTo',
+  IngressClass: 'kubernetes.io/ingress.class',
+  LastApplied: 'kubectl.kubernetes.io/last-applied-configuration',
+  DeploymentMode: 'serving.kserve.io/deploymentMode',
+  Stop: 'serving.kserve.io/stop',
+  StorageInitializerSourceUri: 'internal.serving.kserve.io/storage-initializer-sourceuri',
+  KnativeIngressProvider: 'networking.knative.dev/ingress-provider',
+  MinScale: 'autoscaling.knative.dev/min-scale',
+  MaxScale: 'autoscaling.knative.dev/max-scale',
+  NotebookRewriteUri: 'notebooks.kubeflow.org/http-rewrite-uri',
+  NotebookHeadersRequestSet: 'notebooks.kubeflow.org/http-headers-request-set',
+} as const;
+
+/** Kubernetes `appProtocol` values that name a protocol (docs/semantics.md, "Protocol selection"). */
+export const AppProtocol = {
+  H2c: 'kubernetes.io/h2c',
+  Ws: 'kubernetes.io/ws',
+  Wss: 'kubernetes.io/wss',
+} as const;
+
+/** `group/Kind` keys of the kinds kfmesh owns objects for or applies. */
+export const GroupKind = {
+  InferenceService: 'serving.kserve.io/InferenceService',
+  Profile: 'kubeflow.org/Profile',
+  Notebook: 'kubeflow.org/Notebook',
+  VirtualService: 'networking.istio.io/VirtualService',
+  AuthorizationPolicy: 'security.istio.io/AuthorizationPolicy',
+  Gateway: 'gateway.networking.k8s.io/Gateway',
+  HTTPRoute: 'gateway.networking.k8s.io/HTTPRoute',
+  Ingress: 'networking.k8s.io/Ingress',
+} as const;
+
+/** The value of `app.kubernetes.io/managed-by` on every object kfmesh applies. */
+export const ManagedByValue = 'kfmesh';
