@@ -13,6 +13,7 @@
  * - Namespaces: `istio-injection` → `istio.io/dataplane-mode: ambient`; pods that opted out stay out.
  * - Sidecars and EnvoyFilters are left out, listed with what to do; DestinationRules lose ISTIO_MUTUAL.
  */
+import { gatewayClassOf } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareRefs, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
@@ -35,7 +36,7 @@ import {
   type ReportEntry,
 } from './migration-report.ts';
 import { convertHttpRoutes, type BackendTarget, type RouteContext } from './http-routes.ts';
-import { Annotation, Label } from '../model/vocabulary.ts';
+import { Annotation, Label, GatewayClass } from '../model/vocabulary.ts';
 
 type Json = Record<string, unknown>;
 
@@ -824,7 +825,7 @@ class Migration {
     const notes: Note[] = [];
     if (this.#waypointServices.size > 0 || this.#waypointNamespaces.size > 0) {
       const name = this.#freeName(security, 'AuthorizationPolicy', ns, `${policy.metadata.name}-waypoints`);
-      const classRef = { group: gatewayApi, kind: 'GatewayClass', name: 'istio-waypoint' };
+      const classRef = { group: gatewayApi, kind: 'GatewayClass', name: GatewayClass.Waypoint };
       outputs.push(make(name, ns, withTargetRefs(spec, [classRef])));
       notes.push(
         changed(
@@ -1020,9 +1021,7 @@ class Migration {
     for (const ns of [...namespaces].sort()) {
       const existing = this.#snapshot
         .list(gatewayApi, 'Gateway', ns)
-        .some(
-          (g) => ((g['spec'] ?? {}) as { gatewayClassName?: string }).gatewayClassName === 'istio-waypoint',
-        );
+        .some((g) => gatewayClassOf(g) === GatewayClass.Waypoint);
       const why = this.#waypointNamespaces.has(ns)
         ? [...(this.#waypointNamespaces.get(ns) ?? [])].join(', ')
         : [...this.#waypointServices.values()]
@@ -1037,7 +1036,7 @@ class Migration {
             kind: 'Gateway',
             metadata: { name: this.#waypointName, namespace: ns, labels: { [Label.WaypointFor]: 'service' } },
             spec: {
-              gatewayClassName: 'istio-waypoint',
+              gatewayClassName: GatewayClass.Waypoint,
               listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
             },
           },

@@ -5,47 +5,21 @@
  * waypoint. These helpers classify rules, rename principals, and split a policy into the part ztunnel
  * keeps and the part a waypoint enforces, so that nothing is allowed that was denied before.
  */
-import { isPlainObject } from '../model/object.ts';
+import { L4Attributes, l7AttributesOf } from '../mesh/ambient.ts';
+import type { AuthorizationPolicySpec, AuthorizationRule, PolicyTargetRef } from '../model/specs.ts';
 
-type Json = Record<string, unknown>;
-
-/** An AuthorizationPolicy rule, loosely typed (as written by users). */
-export interface Rule {
-  from?: { source?: Json }[];
-  to?: { operation?: Json }[];
-  when?: { key?: string; values?: string[]; notValues?: string[] }[];
-}
-
-const l7SourceFields = ['requestPrincipals', 'notRequestPrincipals'];
-const l7OperationFields = ['hosts', 'notHosts', 'methods', 'notMethods', 'paths', 'notPaths'];
-const l4ConditionKeys = new Set([
-  'source.ip',
-  'remote.ip',
-  'source.namespace',
-  'source.principal',
-  'destination.ip',
-  'destination.port',
-]);
-
-/** The L7 attributes a rule uses (empty: ztunnel can enforce it whole). */
-export function l7AttributesOf(rule: Rule): string[] {
-  const found = new Set<string>();
-  for (const f of rule.from ?? [])
-    for (const field of l7SourceFields) if (f.source?.[field] !== undefined) found.add(`source.${field}`);
-  for (const t of rule.to ?? [])
-    for (const field of l7OperationFields)
-      if (t.operation?.[field] !== undefined) found.add(`operation.${field}`);
-  for (const w of rule.when ?? []) if (w.key !== undefined && !l4ConditionKeys.has(w.key)) found.add(w.key);
-  return [...found].sort();
-}
+type Spec = AuthorizationPolicySpec;
+type Rule = AuthorizationRule;
+type Source = NonNullable<NonNullable<Rule['from']>[number]['source']>;
+type Operation = NonNullable<NonNullable<Rule['to']>[number]['operation']>;
 
 /** The rules of a policy spec. */
-export function rulesOf(spec: Json): Rule[] {
-  return Array.isArray(spec['rules']) ? (spec['rules'] as Rule[]) : [];
+export function rulesOf(spec: Spec): Rule[] {
+  return spec.rules ?? [];
 }
 
 /** True when some rule uses an L7 attribute. */
-export function usesL7(spec: Json): boolean {
+export function usesL7(spec: Spec): boolean {
   return rulesOf(spec).some((r) => l7AttributesOf(r).length > 0);
 }
 
@@ -55,9 +29,9 @@ export function usesL7(spec: Json): boolean {
  * gateways'). Returns the new spec and the renames made.
  */
 export function renamePrincipals(
-  spec: Json,
+  spec: Spec,
   renames: ReadonlyMap<string, readonly string[]>,
-): { spec: Json; renamed: string[] } {
+): { spec: Spec; renamed: string[] } {
   const renamed = new Set<string>();
   if (renames.size === 0) return { spec, renamed: [] };
   const next = mapRuleValues(
@@ -78,38 +52,45 @@ export function renamePrincipals(
  * dropped): `source` fields of `from`, `operation` fields of `to`, and the values of one `when` key.
  */
 function mapRuleValues(
-  spec: Json,
-  fields: { source?: readonly string[]; operation?: readonly string[]; when: string },
+  spec: Spec,
+  fields: {
+    source?: readonly (keyof Source)[];
+    operation?: readonly (keyof Operation)[];
+    when: string;
+  },
   replace: (value: string) => readonly string[],
-): Json {
-  if (!Array.isArray(spec['rules'])) return spec;
-  const map = (list: unknown): unknown => {
-    if (!Array.isArray(list)) return list;
+): Spec {
+  if (!spec.rules) return spec;
+  const map = (list: readonly string[]): string[] => {
     const out: string[] = [];
-    for (const v of list as string[]) for (const r of replace(String(v))) if (!out.includes(r)) out.push(r);
+    for (const v of list) for (const r of replace(v)) if (!out.includes(r)) out.push(r);
     return out;
   };
-  const edit = (record: Json, names: readonly string[] = []): Json => {
-    const copy: Json = { ...record };
-    for (const name of names) if (copy[name] !== undefined) copy[name] = map(copy[name]);
+  const edit = <T extends Partial<Record<K, string[]>>, K extends keyof T>(
+    record: T,
+    names: readonly K[] = [],
+  ): T => {
+    const copy = { ...record };
+    for (const name of names) {
+      const values = copy[name];
+      if (values !== undefined) copy[name] = map(values) as T[K];
+    }
     return copy;
   };
-  const rules = (spec['rules'] as Rule[]).map((rule): Rule => {
+  const rules = spec.rules.map((rule): Rule => {
     const next: Rule = { ...rule };
     if (rule.from)
-      next.from = rule.from.map((f) =>
-        isPlainObject(f.source) ? { ...f, source: edit(f.source, fields.source) } : f,
-      );
+      next.from = rule.from.map((f) => (f.source ? { ...f, source: edit(f.source, fields.source) } : f));
     if (rule.to)
       next.to = rule.to.map((t) =>
-        isPlainObject(t.operation) ? { ...t, operation: edit(t.operation, fields.operation) } : t,
+        t.operation ? { ...t, operation: edit(t.operation, fields.operation) } : t,
       );
     if (rule.when)
       next.when = rule.when.map((w) => {
         if (w.key !== fields.when) return w;
         const c = { ...w };
-        if (c.values) c.values = map(c.values) as string[];
-        if (c.notValues) c.notValues = map(c.notValues) as string[];
+        if (c.values) c.values = map(c.values);
+        if (c.notValues) c.notValues = map(c.notValues);
         return c;
       });
     return next;
@@ -130,11 +111,10 @@ function mapRuleValues(
  *
  * Undefined when nothing is left for ztunnel (CUSTOM, whose provider only a proxy can call).
  */
-export function ztunnelPart(spec: Json, waypointPrincipals: readonly string[]): Json | undefined {
-  const action = (spec['action'] as string | undefined) ?? 'ALLOW';
+export function ztunnelPart(spec: Spec, waypointPrincipals: readonly string[]): Spec | undefined {
+  const action = spec.action ?? 'ALLOW';
   const rules = rulesOf(spec);
-  const rest: Json = { ...spec };
-  delete rest['rules'];
+  const { rules: _rules, ...rest } = spec;
   if (action === 'ALLOW') {
     const l4 = rules.filter((r) => l7AttributesOf(r).length === 0);
     if (waypointPrincipals.length > 0)
@@ -155,15 +135,15 @@ export function ztunnelPart(spec: Json, waypointPrincipals: readonly string[]): 
 function l4PartOf(rule: Rule): Rule {
   const out: Rule = {};
   const from = (rule.from ?? [])
-    .map((f) => ({ source: omit(f.source ?? {}, l7SourceFields) }))
+    .map((f) => ({ source: keep(f.source ?? {}, L4Attributes.source) }))
     .filter((f) => Object.keys(f.source).length > 0);
   // A source left empty matched on L7 attributes alone: the reduced rule takes every source.
   if (from.length > 0 && from.length === (rule.from ?? []).length) out.from = from;
   const to = (rule.to ?? [])
-    .map((t) => ({ operation: omit(t.operation ?? {}, l7OperationFields) }))
+    .map((t) => ({ operation: keep(t.operation ?? {}, L4Attributes.operation) }))
     .filter((t) => Object.keys(t.operation).length > 0);
   if (to.length > 0 && to.length === (rule.to ?? []).length) out.to = to;
-  const when = (rule.when ?? []).filter((w) => w.key !== undefined && l4ConditionKeys.has(w.key));
+  const when = (rule.when ?? []).filter((w) => w.key !== undefined && L4Attributes.when.has(w.key));
   if (when.length > 0) out.when = when;
   return out;
 }
@@ -175,16 +155,18 @@ function exceptFrom(rule: Rule, principals: readonly string[]): Rule {
   return {
     ...rule,
     from: from.map((f) => {
-      const source = { ...(f.source ?? {}) };
-      const not = Array.isArray(source['notPrincipals']) ? (source['notPrincipals'] as string[]) : [];
-      source['notPrincipals'] = [...not, ...principals.filter((p) => !not.includes(p))];
-      return { ...f, source };
+      const not = f.source?.notPrincipals ?? [];
+      return {
+        ...f,
+        source: { ...f.source, notPrincipals: [...not, ...principals.filter((p) => !not.includes(p))] },
+      };
     }),
   };
 }
 
-function omit(record: Json, keys: readonly string[]): Json {
-  return Object.fromEntries(Object.entries(record).filter(([k]) => !keys.includes(k)));
+/** The entries of a record whose keys are in the set. */
+function keep<T extends object>(record: T, keys: ReadonlySet<string>): Partial<T> {
+  return Object.fromEntries(Object.entries(record).filter(([k]) => keys.has(k))) as Partial<T>;
 }
 
 /**
@@ -193,9 +175,9 @@ function omit(record: Json, keys: readonly string[]): Json {
  * it is when no targeted Service does). In `ports`, `notPorts` and `destination.port` conditions.
  */
 export function withServicePorts(
-  spec: Json,
+  spec: Spec,
   servicePorts: ReadonlyMap<string, readonly string[]>,
-): { spec: Json; changed: string[] } {
+): { spec: Spec; changed: string[] } {
   const changed = new Set<string>();
   if (servicePorts.size === 0) return { spec, changed: [] };
   const next = mapRuleValues(spec, { operation: ['ports', 'notPorts'], when: 'destination.port' }, (p) => {
@@ -208,9 +190,7 @@ export function withServicePorts(
 }
 
 /** A policy spec with its selector replaced by targetRefs. */
-export function withTargetRefs(spec: Json, targetRefs: readonly Json[]): Json {
-  const out: Json = { ...spec };
-  delete out['selector'];
-  delete out['targetRef'];
+export function withTargetRefs(spec: Spec, targetRefs: readonly PolicyTargetRef[]): Spec {
+  const { selector: _selector, targetRef: _targetRef, ...out } = spec;
   return { targetRefs: [...targetRefs], ...out };
 }

@@ -3,6 +3,7 @@
  * `inferenceservice-config` (JSON in `data.ingress`, `data.deploy`, `data.inferenceService`) and Knative's
  * `config-domain`. Field names, defaults and checks follow KServe's `pkg/apis/serving/v1beta1/configmap.go`.
  */
+import { dataOf } from '../model/specs.ts';
 import { InputError, type ProblemContext } from '../model/errors.ts';
 import { refOf, type KubeObject } from '../model/object.ts';
 import { describeValue } from '../load/parse.ts';
@@ -120,7 +121,7 @@ export function kserveConfigFrom(snapshot: Snapshot, clusterDomain = 'cluster.lo
       clusterDomain,
     };
   }
-  const data = (configMap['data'] ?? {}) as Record<string, unknown>;
+  const data = dataOf(configMap);
   const context = (key: string, field?: string): ProblemContext => ({
     location: snapshot.locate(configMap, ['data', key]),
     object: refOf(configMap),
@@ -155,7 +156,7 @@ function findInferenceServiceConfig(snapshot: Snapshot): KubeObject | undefined 
 function knativeDomains(snapshot: Snapshot): string[] {
   const all = snapshot.list('', 'ConfigMap').filter((cm) => cm.metadata.name === 'config-domain');
   const chosen = all.find((cm) => cm.metadata.namespace === 'knative-serving') ?? all[0];
-  const data = (chosen?.['data'] ?? {}) as Record<string, unknown>;
+  const data = dataOf(chosen);
   // Knative skips `_example`; the longest suffix is the most specific, and makes the choice independent of map order.
   return Object.keys(data)
     .filter((d) => !d.startsWith('_'))

@@ -2,6 +2,7 @@
  * Standard/RawDeployment mode with `enableGatewayApi`: the HTTPRoutes KServe writes per component and at the
  * top level (`reconcilers/ingress/httproute_reconciler.go`).
  */
+import { specIfKind } from '../model/specs.ts';
 import { isComponentReady, type Component, type InferenceService } from '../model/inference-service.ts';
 import type { KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
@@ -48,9 +49,7 @@ function dualProtocolPorts(
     isvc.metadata.namespace ?? '',
     componentServiceName(isvc, component),
   );
-  const ports =
-    (service?.['spec'] as { ports?: { name?: string; port?: number; appProtocol?: string }[] } | undefined)
-      ?.ports ?? [];
+  const ports = specIfKind(service, '/Service').ports ?? [];
   const isGrpc = (p: { name?: string; appProtocol?: string }): boolean =>
     p.appProtocol === AppProtocol.H2c || /grpc|h2c/.test(p.name ?? '');
   const grpc = ports.find(isGrpc)?.port;

@@ -2,6 +2,7 @@
  * The `status.url`, `status.address.url` and `IngressReady` condition KServe's ingress reconcilers set,
  * as a pure function the controller reports and `render` checks against.
  */
+import { specIfKind } from '../model/specs.ts';
 import type { InferenceService } from '../model/inference-service.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { isKnativeMode, type DeploymentMode, type KServeConfig } from './config.ts';
@@ -58,10 +59,8 @@ function rawStatus(isvc: InferenceService, config: KServeConfig, snapshot: Snaps
   const entryService = componentServiceName(isvc, entryComponent(isvc));
   let host = serviceHostname(entryService, namespace, config.clusterDomain);
   const service = snapshot.get('', 'Service', namespace, entryService);
-  const spec = service?.['spec'] as
-    | { clusterIP?: string; ports?: { name?: string; appProtocol?: string; targetPort?: number | string }[] }
-    | undefined;
-  if (spec?.clusterIP === 'None') {
+  const spec = specIfKind(service, '/Service');
+  if (spec.clusterIP === 'None') {
     // A headless Service has no port 80 to send to: KServe names the first non-gRPC numeric target port, else 8080.
     const rest = (spec.ports ?? []).find(
       (p) => p.appProtocol !== AppProtocol.H2c && !/grpc/.test(p.name ?? ''),

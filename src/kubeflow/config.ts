@@ -5,9 +5,10 @@
  * (ConfigMap `namespace-labels-data`, key `namespace-labels.yaml`), and kfmesh's own ConfigMap `kfmesh`
  * (`gatewayApiIngress: ns/name`, `waypointName`). Defaults are the ones Kubeflow's manifests ship.
  */
+import { dataOf } from '../model/specs.ts';
 import { parse } from 'yaml';
 import { InputError } from '../model/errors.ts';
-import { isPlainObject, refOf, type KubeObject } from '../model/object.ts';
+import { isPlainObject, refOf } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 
 /** The settings that shape Kubeflow's mesh objects. */
@@ -52,12 +53,10 @@ export function gatewayApiIngressPrincipal(config: KubeflowConfig): string {
 export function kubeflowConfigFrom(snapshot: Snapshot): KubeflowConfig {
   const configMaps = snapshot.list('', 'ConfigMap');
   const config: KubeflowConfig = { ...defaultKubeflowConfig, namespaceLabels: {} };
-  const dataOf = (cm: KubeObject) => (cm['data'] ?? {}) as Record<string, unknown>;
   const profiles = configMaps.find((cm) => (cm.metadata.name ?? '').startsWith('profiles-config'));
   if (profiles) {
     const data = dataOf(profiles);
-    const text = (key: string): string | undefined =>
-      typeof data[key] === 'string' ? (data[key] as string) : undefined;
+    const text = (key: string): string | undefined => data[key];
     config.userIdHeader = text('USERID_HEADER') ?? config.userIdHeader;
     config.userIdPrefix = text('USERID_PREFIX') ?? config.userIdPrefix;
     config.ingressGatewayPrincipal =

@@ -5,6 +5,7 @@
  * policy refuses callers its owner policy names when they run with sidecars. These are installation and
  * mode choices, not objects kfmesh owns, so they come out as findings that say what to change.
  */
+import { dataOf } from '../model/specs.ts';
 import { parse } from 'yaml';
 import type { Finding } from '../model/finding.ts';
 import { isPlainObject, refOf, type KubeObject } from '../model/object.ts';
@@ -20,8 +21,8 @@ export function sidecarsAcceptHbone(snapshot: Snapshot): boolean {
   const configMap = snapshot
     .list('', 'ConfigMap')
     .find((cm) => cm.metadata.name === 'istio' && cm.metadata.namespace === 'istio-system');
-  const text = (configMap?.['data'] as Record<string, unknown> | undefined)?.['mesh'];
-  if (typeof text !== 'string') return false;
+  const text = dataOf(configMap)['mesh'];
+  if (text === undefined) return false;
   try {
     const mesh = parse(text) as unknown;
     const metadata =

@@ -5,6 +5,7 @@
  * waypoint with `targetRefs`, and the L4 policy that only lets the waypoint (and the namespace itself)
  * reach the pods, so nothing bypasses the L7 policy.
  */
+import { specOf } from '../model/specs.ts';
 import type { KubeObject } from '../model/object.ts';
 import { inventedMeta, ownerReferenceTo } from '../model/ownership.ts';
 import { waypointFor } from './waypoint.ts';
@@ -16,11 +17,9 @@ export const OwnerPolicyName = 'ns-owner-access-istio';
 /** The L4 policy that admits the waypoint (the name KEP-2676's proof of concept uses). */
 export const WaypointL4PolicyName = 'ns-l4-waypoint';
 
-type ProfileSpec = { owner?: { kind?: string; name?: string } };
-
 /** The Profile's owner (the user the namespace belongs to). */
 export function profileOwner(profile: KubeObject): string {
-  return ((profile['spec'] ?? {}) as ProfileSpec).owner?.name ?? '';
+  return specOf(profile, 'kubeflow.org/Profile').owner?.name ?? '';
 }
 
 /**

@@ -1,7 +1,8 @@
 /** Waypoints: the Gateway of class `istio-waypoint` kfmesh deploys for a namespace (docs/semantics.md, "Ambient enrollment and waypoints"). */
 import type { KubeObject } from '../model/object.ts';
 import { inventedMeta } from '../model/ownership.ts';
-import { Label } from '../model/vocabulary.ts';
+import { GatewayClass, Label } from '../model/vocabulary.ts';
+import { gatewayClassOf } from '../model/specs.ts';
 
 /** A waypoint: a Gateway of class `istio-waypoint` with the HBONE listener, for service traffic. */
 export function waypointFor(namespace: string, name: string, owner: KubeObject): KubeObject {
@@ -10,7 +11,7 @@ export function waypointFor(namespace: string, name: string, owner: KubeObject):
     kind: 'Gateway',
     metadata: inventedMeta(owner, name, namespace, { [Label.WaypointFor]: 'service' }),
     spec: {
-      gatewayClassName: 'istio-waypoint',
+      gatewayClassName: GatewayClass.Waypoint,
       listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
     },
   };
@@ -22,6 +23,6 @@ export function hasWaypoint(objects: readonly KubeObject[], namespace: string): 
     (o) =>
       o.kind === 'Gateway' &&
       o.metadata.namespace === namespace &&
-      (o['spec'] as { gatewayClassName?: string } | undefined)?.gatewayClassName === 'istio-waypoint',
+      gatewayClassOf(o) === GatewayClass.Waypoint,
   );
 }

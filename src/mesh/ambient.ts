@@ -2,12 +2,13 @@
  * Ambient mode's control-plane view (istio-dataplane-semantics.md §5): waypoints and which services use
  * them, and the L4 form of AuthorizationPolicies that ztunnel enforces.
  */
+import { specOf } from '../model/specs.ts';
 import type { KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
-import { ruleMatches, targetRefsOf, type AuthzRequest, type AuthzRule } from './authorization.ts';
+import { policySpec, ruleMatches, targetRefsOf, type AuthzRequest, type AuthzRule } from './authorization.ts';
 import type { MeshService } from './services.ts';
 import type { Workload } from './workloads.ts';
-import { Label } from '../model/vocabulary.ts';
+import { Label, GatewayClass } from '../model/vocabulary.ts';
 
 /** A waypoint: its Gateway, the traffic it takes, and the proxy that runs it. */
 export interface Waypoint {
@@ -31,11 +32,8 @@ export function waypointsFrom(snapshot: Snapshot, workloads: readonly Workload[]
     if (gatewayName !== undefined && !byGateway.has(key)) byGateway.set(key, w);
   }
   for (const gateway of snapshot.list('gateway.networking.k8s.io', 'Gateway')) {
-    const spec = (gateway['spec'] ?? {}) as {
-      gatewayClassName?: string;
-      listeners?: { protocol?: string; allowedRoutes?: { namespaces?: { from?: string } } }[];
-    };
-    if (spec.gatewayClassName !== 'istio-waypoint') continue;
+    const spec = specOf(gateway, 'gateway.networking.k8s.io/Gateway');
+    if (spec.gatewayClassName !== GatewayClass.Waypoint) continue;
     const namespace = gateway.metadata.namespace ?? 'default';
     const name = gateway.metadata.name ?? '';
     const workload = byGateway.get(`${namespace}/${name}`);
@@ -87,7 +85,12 @@ export function ingressUsesWaypoint(snapshot: Snapshot, service: MeshService): b
   );
 }
 
-const l4SourceFields = [
+/**
+ * The AuthorizationPolicy attributes ztunnel enforces (docs/semantics.md, "ztunnel authorization"); every
+ * other attribute is L7 and needs a waypoint. This is the one table of L4 and L7 attributes: the simulator's
+ * ztunnel and the migration's split of policies both read it.
+ */
+const l4SourceFields: ReadonlySet<string> = new Set([
   'principals',
   'notPrincipals',
   'namespaces',
@@ -96,27 +99,45 @@ const l4SourceFields = [
   'notServiceAccounts',
   'ipBlocks',
   'notIpBlocks',
-];
-const l4OperationFields = ['ports', 'notPorts'];
-const l4WhenKeys = [
+]);
+const l4OperationFields: ReadonlySet<string> = new Set(['ports', 'notPorts']);
+const l4WhenKeys: ReadonlySet<string> = new Set([
   'source.ip',
   'source.namespace',
   'source.principal',
   'destination.ip',
   'destination.port',
-];
+]);
 
-type Entry = Record<string, unknown>;
+/** The L4 attributes by where they stand in a rule: `from[].source`, `to[].operation`, `when[].key`. */
+export const L4Attributes = {
+  source: l4SourceFields,
+  operation: l4OperationFields,
+  when: l4WhenKeys,
+} as const;
+
+/** The L7 attributes a rule uses (`source.requestPrincipals`, `operation.paths`, a `when` key), sorted; empty: ztunnel enforces it whole. */
+export function l7AttributesOf(rule: AuthzRule): string[] {
+  const found = new Set<string>();
+  for (const f of rule.from ?? [])
+    for (const field of Object.keys(f.source ?? {}))
+      if (!l4SourceFields.has(field)) found.add(`source.${field}`);
+  for (const t of rule.to ?? [])
+    for (const field of Object.keys(t.operation ?? {}))
+      if (!l4OperationFields.has(field)) found.add(`operation.${field}`);
+  for (const w of rule.when ?? []) if (!l4WhenKeys.has(w.key ?? '')) found.add(w.key ?? '');
+  return [...found].sort();
+}
 
 /** Keeps an entry's L4 fields; `l7` says whether it had others. An entry left with no field matches nothing (S11). */
-function l4Entry(
-  entry: Entry | undefined,
-  fields: readonly string[],
-): { entry: Entry; l7: boolean; empty: boolean } {
-  const kept: Entry = {};
+function l4Entry<T extends object>(
+  entry: T | undefined,
+  fields: ReadonlySet<string>,
+): { entry: Partial<T>; l7: boolean; empty: boolean } {
+  const kept: Partial<T> = {};
   let l7 = false;
-  for (const [k, v] of Object.entries(entry ?? {})) {
-    if (fields.includes(k)) kept[k] = v;
+  for (const k of Object.keys(entry ?? {}) as (keyof T & string)[]) {
+    if (fields.has(k)) kept[k] = entry?.[k];
     else l7 = true;
   }
   return { entry: kept, l7, empty: Object.keys(kept).length === 0 };
@@ -131,9 +152,9 @@ interface L4Rule {
 
 /** Istio's conversion for ztunnel (`handleRule`): ALLOW rules with L7 fields are dropped; DENY entries keep their L4 part. */
 function toL4(rule: AuthzRule, action: 'ALLOW' | 'DENY'): L4Rule | undefined {
-  const from = (rule.from ?? []).map((f) => l4Entry(f.source as Entry | undefined, l4SourceFields));
-  const to = (rule.to ?? []).map((t) => l4Entry(t.operation as Entry | undefined, l4OperationFields));
-  const when = (rule.when ?? []).map((c) => ({ condition: c, l7: !l4WhenKeys.includes(c.key) }));
+  const from = (rule.from ?? []).map((f) => l4Entry(f.source, l4SourceFields));
+  const to = (rule.to ?? []).map((t) => l4Entry(t.operation, l4OperationFields));
+  const when = (rule.when ?? []).map((c) => ({ condition: c, l7: !l4WhenKeys.has(c.key ?? '') }));
   const hasL7 = from.some((f) => f.l7) || to.some((t) => t.l7) || when.some((w) => w.l7);
   if (action === 'ALLOW' && hasL7) return undefined;
   const converted: AuthzRule = {};
@@ -169,14 +190,13 @@ export function ztunnelAuthorize(
     return { allowed: false, reason: 'STRICT PeerAuthentication: no identity (plaintext)' };
   const policies = candidates.filter((p) => {
     if (targetRefsOf(p).length > 0) return false;
-    const labels = ((p['spec'] ?? {}) as { selector?: { matchLabels?: Record<string, string> } }).selector
-      ?.matchLabels;
+    const labels = policySpec(p).selector?.matchLabels;
     return labels === undefined || labelsMatch(workload.labels, labels);
   });
   const named = (p: KubeObject) => `${p.metadata.namespace}/${p.metadata.name}`;
   const rulesOf = (p: KubeObject, action: 'ALLOW' | 'DENY') =>
-    (((p['spec'] ?? {}) as { rules?: AuthzRule[] }).rules ?? []).map((r) => toL4(r, action));
-  const actionOf = (p: KubeObject) => ((p['spec'] ?? {}) as { action?: string }).action ?? 'ALLOW';
+    (policySpec(p).rules ?? []).map((r) => toL4(r, action));
+  const actionOf = (p: KubeObject) => policySpec(p).action ?? 'ALLOW';
   for (const p of policies.filter((p) => actionOf(p) === 'DENY')) {
     const match = rulesOf(p, 'DENY').some(
       (r) => r && !r.neverMatches && ruleMatches(r.rule, request, p.metadata.namespace ?? 'default'),

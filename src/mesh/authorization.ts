@@ -2,6 +2,13 @@
  * AuthorizationPolicy on sidecars and gateways (istio-dataplane-semantics.md §4.2): attachment by selector
  * (policies with targetRefs are ignored except on Gateway API gateways), then CUSTOM, DENY, ALLOW.
  */
+import {
+  isKind,
+  specOf,
+  type AuthorizationPolicySpec,
+  type AuthorizationRule,
+  type PolicyTargetRef,
+} from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
@@ -34,48 +41,16 @@ export interface AuthzDecision {
   custom?: string[];
 }
 
-type Source = {
-  principals?: string[];
-  notPrincipals?: string[];
-  requestPrincipals?: string[];
-  notRequestPrincipals?: string[];
-  namespaces?: string[];
-  notNamespaces?: string[];
-  serviceAccounts?: string[];
-  notServiceAccounts?: string[];
-  ipBlocks?: string[];
-  notIpBlocks?: string[];
-  remoteIpBlocks?: string[];
-  notRemoteIpBlocks?: string[];
-};
-type Operation = {
-  hosts?: string[];
-  notHosts?: string[];
-  ports?: string[];
-  notPorts?: string[];
-  methods?: string[];
-  notMethods?: string[];
-  paths?: string[];
-  notPaths?: string[];
-};
-type Condition = { key: string; values?: string[]; notValues?: string[] };
 /** One rule of an AuthorizationPolicy. */
-export type AuthzRule = {
-  from?: { source?: Source }[];
-  to?: { operation?: Operation }[];
-  when?: Condition[];
-};
-/** What a policy's `targetRef(s)` name. */
-export type PolicyTargetRef = { group?: string; kind?: string; name?: string };
+export type AuthzRule = AuthorizationRule;
+type Source = NonNullable<NonNullable<AuthzRule['from']>[number]['source']>;
+type Operation = NonNullable<NonNullable<AuthzRule['to']>[number]['operation']>;
+type Condition = NonNullable<AuthzRule['when']>[number];
 
-type PolicySpec = {
-  selector?: { matchLabels?: Record<string, string> };
-  targetRef?: PolicyTargetRef;
-  targetRefs?: PolicyTargetRef[];
-  action?: string;
-  provider?: { name?: string };
-  rules?: AuthzRule[];
-};
+/** The spec of a policy. */
+export function policySpec(policy: KubeObject): AuthorizationPolicySpec {
+  return specOf(policy, 'security.istio.io/AuthorizationPolicy');
+}
 
 /**
  * The objects a policy targets: `targetRefs`, else the older single `targetRef` (Istio rejects both at once).
@@ -83,7 +58,9 @@ type PolicySpec = {
  * selector.
  */
 export function targetRefsOf(policy: KubeObject): PolicyTargetRef[] {
-  const spec = (policy['spec'] ?? {}) as PolicySpec;
+  const spec = isKind(policy, 'security.istio.io/RequestAuthentication')
+    ? specOf(policy, 'security.istio.io/RequestAuthentication')
+    : policySpec(policy);
   if (spec.targetRefs && spec.targetRefs.length > 0) return spec.targetRefs;
   return spec.targetRef ? [spec.targetRef] : [];
 }
@@ -143,7 +120,7 @@ export class AuthorizationPolicies {
           refs.some((r) => r.kind === 'Gateway' && r.name === gatewayApiName)
         );
       }
-      const labels = ((p['spec'] ?? {}) as PolicySpec).selector?.matchLabels;
+      const labels = policySpec(p).selector?.matchLabels;
       return labels === undefined || labelsMatch(workload.labels, labels);
     };
     return [...(root ?? []), ...(own ?? [])].filter(applies);
@@ -155,9 +132,7 @@ export class AuthorizationPolicies {
     let customNames: string[] | undefined;
     for (const p of split.custom)
       if (anyRuleMatches(p, request))
-        (customNames ??= []).push(
-          `${named(p)} (provider ${(p['spec'] as PolicySpec).provider?.name ?? '?'})`,
-        );
+        (customNames ??= []).push(`${named(p)} (provider ${policySpec(p).provider?.name ?? '?'})`);
     const decision = decide(split, request);
     return customNames ? { ...decision, custom: customNames } : decision;
   }
@@ -202,8 +177,7 @@ const byActionCache = new WeakMap<readonly KubeObject[], ByAction>();
 function byAction(policies: readonly KubeObject[]): ByAction {
   let split = byActionCache.get(policies);
   if (!split) {
-    const of = (action: string) =>
-      policies.filter((p) => (((p['spec'] ?? {}) as PolicySpec).action ?? 'ALLOW') === action);
+    const of = (action: string) => policies.filter((p) => (policySpec(p).action ?? 'ALLOW') === action);
     const deny = of('DENY');
     const allow = of('ALLOW');
     const decision = (allowed: boolean, reason: string, policy?: KubeObject): AuthzDecision =>
@@ -227,7 +201,7 @@ function byAction(policies: readonly KubeObject[]): ByAction {
 }
 
 function anyRuleMatches(policy: KubeObject, request: AuthzRequest): boolean {
-  const spec = (policy['spec'] ?? {}) as PolicySpec;
+  const spec = policySpec(policy);
   const namespace = policy.metadata.namespace ?? 'default';
   // DENY/CUSTOM with no rules never match; ALLOW with no rules allows nothing.
   for (const rule of spec.rules ?? []) if (ruleMatches(rule, request, namespace)) return true;
@@ -270,7 +244,7 @@ export interface Peer {
  * Two peers with the same signature are decided alike by every rule of the policy, whatever the request.
  */
 export function peerSignature(policy: KubeObject, peer: Peer): string {
-  const spec = (policy['spec'] ?? {}) as PolicySpec;
+  const spec = policySpec(policy);
   const namespace = policy.metadata.namespace ?? 'default';
   const requests: AuthzRequest[] = [peer.principal, undefined].map((principal) => ({
     principal,
@@ -290,7 +264,7 @@ export function peerSignature(policy: KubeObject, peer: Peer): string {
       for (const r of requests) out += sourceMatches(peerFields, r, namespace) ? '1' : '0';
     }
     for (const c of rule.when ?? [])
-      if (c.key.startsWith('source.') || c.key === 'remote.ip')
+      if (c.key?.startsWith('source.') || c.key === 'remote.ip')
         for (const r of requests) out += conditionMatches(c, r) ? '1' : '0';
     out += '|';
   }
@@ -383,8 +357,10 @@ export function pathMatches(pattern: string, path: string): boolean {
 }
 
 function conditionMatches(c: Condition, r: AuthzRequest): boolean {
-  const value = conditionValue(c.key, r);
-  const test: FieldTest = c.key.endsWith('.ip')
+  // Istio's validation refuses a condition without a key; such a condition matches no value here.
+  const key = c.key ?? '';
+  const value = conditionValue(key, r);
+  const test: FieldTest = key.endsWith('.ip')
     ? (v) => value !== undefined && ipInBlock(value, v)
     : (v) => wildcardMatches(v, value);
   return fieldMatches(c.values, c.notValues, test, r);

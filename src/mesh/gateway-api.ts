@@ -16,56 +16,14 @@ import {
   type StringMatch,
 } from './virtual-services.ts';
 import { ProxyKind, type Workload } from './workloads.ts';
-import { Label } from '../model/vocabulary.ts';
+import { Label, GatewayClass } from '../model/vocabulary.ts';
+import { gatewayClassOf, specOf, type GatewayListener, type HTTPRouteSpec } from '../model/specs.ts';
 
-/** The GatewayClass of Istio's gateways, and of its waypoints. */
-export const IstioGatewayClass = 'istio';
-export const WaypointGatewayClass = 'istio-waypoint';
-
-type Listener = {
-  name: string;
-  port: number;
-  protocol: string;
-  hostname?: string;
-  allowedRoutes?: { namespaces?: { from?: string; selector?: { matchLabels?: Record<string, string> } } };
-};
-type ParentRef = {
-  group?: string;
-  kind?: string;
-  name: string;
-  namespace?: string;
-  sectionName?: string;
-  port?: number;
-};
-type RouteMatch = {
-  path?: { type?: string; value?: string };
-  headers?: { type?: string; name: string; value: string }[];
-  queryParams?: { type?: string; name: string; value: string }[];
-  method?: string;
-};
-type Filter = {
-  type: string;
-  requestHeaderModifier?: {
-    set?: { name: string; value: string }[];
-    add?: { name: string; value: string }[];
-    remove?: string[];
-  };
-  urlRewrite?: {
-    hostname?: string;
-    path?: { type: string; replaceFullPath?: string; replacePrefixMatch?: string };
-  };
-  requestRedirect?: { hostname?: string; path?: unknown; statusCode?: number; scheme?: string };
-};
-type BackendRef = {
-  group?: string;
-  kind?: string;
-  name: string;
-  namespace?: string;
-  port?: number;
-  weight?: number;
-  filters?: Filter[];
-};
-type RouteRule = { matches?: RouteMatch[]; filters?: Filter[]; backendRefs?: BackendRef[] };
+/** A listener as routes attach to it: its name, port and protocol given (the CRD requires them). */
+type Listener = GatewayListener & { name: string; port: number; protocol: string };
+type RouteRule = NonNullable<HTTPRouteSpec['rules']>[number];
+type RouteMatch = NonNullable<RouteRule['matches']>[number];
+type Filter = NonNullable<RouteRule['filters']>[number];
 
 /** The listener-level name Istio gives each listener's internal gateway: `ns/gw~listener`. */
 export function listenerGatewayName(namespace: string, gateway: string, listener: string): string {
@@ -76,15 +34,14 @@ export function listenerGatewayName(namespace: string, gateway: string, listener
 export function istioGateways(snapshot: Snapshot): KubeObject[] {
   return snapshot
     .list('gateway.networking.k8s.io', 'Gateway')
-    .filter(
-      (g) => (g['spec'] as { gatewayClassName?: string } | undefined)?.gatewayClassName === IstioGatewayClass,
-    );
+    .filter((g) => gatewayClassOf(g) === GatewayClass.Istio);
 }
 
 /** The listeners of a Gateway. */
 export function listenersOf(gateway: KubeObject): Listener[] {
-  return ((gateway['spec'] as { listeners?: Listener[] } | undefined)?.listeners ?? []).filter(
-    (l) => typeof l.port === 'number',
+  return (specOf(gateway, 'gateway.networking.k8s.io/Gateway').listeners ?? []).filter(
+    (l): l is Listener =>
+      typeof l.port === 'number' && typeof l.name === 'string' && typeof l.protocol === 'string',
   );
 }
 
@@ -98,13 +55,10 @@ export function syntheticGatewayWorkloads(
   firstIp: number,
 ): Workload[] {
   const out: Workload[] = [];
-  const managed = snapshot
-    .list('gateway.networking.k8s.io', 'Gateway')
-    .filter((g) =>
-      [IstioGatewayClass, WaypointGatewayClass].includes(
-        (g['spec'] as { gatewayClassName?: string } | undefined)?.gatewayClassName ?? '',
-      ),
-    );
+  const managed = snapshot.list('gateway.networking.k8s.io', 'Gateway').filter((g) => {
+    const gatewayClass = gatewayClassOf(g);
+    return gatewayClass === GatewayClass.Istio || gatewayClass === GatewayClass.Waypoint;
+  });
   // Gateways whose pods are in the input already (`namespace/name`), found in one pass over the workloads.
   const running = new Set<string>();
   for (const w of workloads) {
@@ -116,15 +70,14 @@ export function syntheticGatewayWorkloads(
     const name = gateway.metadata.name ?? '';
     if (running.has(`${namespace}/${name}`)) continue;
     // Waypoints' Deployment and service account are named exactly as the Gateway; other classes add -istio (S9).
-    const waypoint =
-      (gateway['spec'] as { gatewayClassName?: string }).gatewayClassName === WaypointGatewayClass;
+    const waypoint = gatewayClassOf(gateway) === GatewayClass.Waypoint;
     const deployment = waypoint ? name : `${name}-istio`;
     const labels: Record<string, string> = {
       [Label.GatewayName]: name,
       [Label.IstioGatewayName]: name,
       [Label.CanonicalName]: deployment,
     };
-    if (waypoint) labels[Label.GatewayClassName] = WaypointGatewayClass;
+    if (waypoint) labels[Label.GatewayClassName] = GatewayClass.Waypoint;
     const index = firstIp + out.length;
     out.push({
       namespace,
@@ -169,11 +122,7 @@ export function httpRouteVirtualServices(
   const out: ResolvedVirtualService[] = [];
   for (const route of snapshot.list('gateway.networking.k8s.io', 'HTTPRoute')) {
     const namespace = route.metadata.namespace ?? 'default';
-    const spec = (route['spec'] ?? {}) as {
-      parentRefs?: ParentRef[];
-      hostnames?: string[];
-      rules?: RouteRule[];
-    };
+    const spec = specOf(route, 'gateway.networking.k8s.io/HTTPRoute');
     const hostnames = spec.hostnames && spec.hostnames.length > 0 ? spec.hostnames : ['*'];
     const http = sortRoutes(toRules(spec.rules ?? [], namespace, clusterDomain));
     for (const parent of spec.parentRefs ?? []) {
@@ -198,12 +147,13 @@ export function httpRouteVirtualServices(
         continue;
       }
       if (kind !== 'Gateway') continue;
-      const gateway = snapshot.get('gateway.networking.k8s.io', 'Gateway', parentNamespace, parent.name);
-      if (
-        !gateway ||
-        (gateway['spec'] as { gatewayClassName?: string }).gatewayClassName !== IstioGatewayClass
-      )
-        continue;
+      const gateway = snapshot.get(
+        'gateway.networking.k8s.io',
+        'Gateway',
+        parentNamespace,
+        parent.name ?? '',
+      );
+      if (!gateway || gatewayClassOf(gateway) !== GatewayClass.Istio) continue;
       const attached = listenersOf(gateway).filter(
         (l) =>
           (parent.sectionName === undefined || parent.sectionName === l.name) &&
@@ -215,7 +165,7 @@ export function httpRouteVirtualServices(
       const hosts = [
         ...new Set(attached.flatMap((l) => hostnames.flatMap((h) => intersect(l.hostname ?? '*', h)))),
       ];
-      const gateways = attached.map((l) => listenerGatewayName(parentNamespace, parent.name, l.name));
+      const gateways = attached.map((l) => listenerGatewayName(parentNamespace, parent.name ?? '', l.name));
       if (hosts.length > 0) out.push(resolved(route, namespace, hosts, gateways, ['*'], http));
     }
   }
@@ -265,7 +215,7 @@ function copyWith<T extends object, K extends keyof T>(object: T, key: K, value:
 function toRules(rules: readonly RouteRule[], namespace: string, clusterDomain: string): HttpRule[] {
   const out: HttpRule[] = [];
   rules.forEach((rule, ruleIndex) => {
-    const matches =
+    const matches: RouteMatch[] =
       rule.matches && rule.matches.length > 0 ? rule.matches : [{ path: { type: 'PathPrefix', value: '/' } }];
     matches.forEach((m, matchIndex) => {
       const converted: HttpRule = { name: `${namespace}/${ruleIndex}.${matchIndex}`, match: [toMatch(m)] };
@@ -276,8 +226,8 @@ function toRules(rules: readonly RouteRule[], namespace: string, clusterDomain: 
           destination: {
             host:
               (b.kind ?? 'Service') === 'Service'
-                ? `${b.name}.${b.namespace ?? namespace}.svc.${clusterDomain}`
-                : b.name,
+                ? `${b.name ?? ''}.${b.namespace ?? namespace}.svc.${clusterDomain}`
+                : (b.name ?? ''),
             ...(b.port !== undefined ? { port: { number: b.port } } : {}),
           },
           weight: b.weight ?? 1,
@@ -302,11 +252,11 @@ function toMatch(m: RouteMatch): HttpMatch {
     type === 'RegularExpression' ? { regex: v } : { exact: v };
   if (m.headers?.length)
     match.headers = Object.fromEntries(
-      m.headers.map((h) => [h.name.toLowerCase(), toStringMatch(h.type, h.value)]),
+      m.headers.map((h) => [(h.name ?? '').toLowerCase(), toStringMatch(h.type, h.value ?? '')]),
     );
   if (m.queryParams?.length)
     match.queryParams = Object.fromEntries(
-      m.queryParams.map((q) => [q.name, toStringMatch(q.type, q.value)]),
+      m.queryParams.map((q) => [q.name ?? '', toStringMatch(q.type, q.value ?? '')]),
     );
   return match;
 }

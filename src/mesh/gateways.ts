@@ -4,6 +4,7 @@
  * whose virtual hosts are the intersection of server hosts and VirtualService hosts, routes merged across
  * VirtualServices with catch-alls last, and no catch-all virtual host (404 NR).
  */
+import { specOf } from '../model/specs.ts';
 import { labelsMatch } from '../load/snapshot.ts';
 import { compareStrings } from '../model/object.ts';
 import { istioGateways, listenerGatewayName, listenersOf, sortByPrecedence } from './gateway-api.ts';
@@ -51,17 +52,11 @@ export interface GatewayRouteTable {
   virtualHosts: Map<string, GatewayVirtualHost>;
 }
 
-type ServerSpec = {
-  port?: { number?: number; protocol?: string; name?: string };
-  hosts?: string[];
-  tls?: { mode?: string };
-};
-
 /** The gateway pods of the mesh and their servers. */
 export function gatewaysFrom(mesh: Mesh): Map<Workload, GatewayProxy> {
   const out = new Map<Workload, GatewayProxy>();
   for (const gateway of mesh.snapshot.list('networking.istio.io', 'Gateway')) {
-    const spec = (gateway['spec'] ?? {}) as { selector?: Record<string, string>; servers?: ServerSpec[] };
+    const spec = specOf(gateway, 'networking.istio.io/Gateway');
     const selector = spec.selector ?? {};
     const name = `${gateway.metadata.namespace ?? 'default'}/${gateway.metadata.name ?? ''}`;
     for (const workload of mesh.workloads) {

@@ -1,4 +1,5 @@
 /** Istio's mesh configuration, read from the ConfigMap `istio` (YAML in `data.mesh`) of the control plane. */
+import { dataOf } from '../model/specs.ts';
 import { parse } from 'yaml';
 import { InputError } from '../model/errors.ts';
 import { isPlainObject, refOf } from '../model/object.ts';
@@ -31,8 +32,8 @@ export const defaultMeshConfig: MeshConfig = {
 export function meshConfigFrom(snapshot: Snapshot): MeshConfig {
   const all = snapshot.list('', 'ConfigMap').filter((cm) => cm.metadata.name === 'istio');
   const configMap = all.find((cm) => cm.metadata.namespace === 'istio-system') ?? all[0];
-  const text = (configMap?.['data'] as Record<string, unknown> | undefined)?.['mesh'];
-  if (!configMap || typeof text !== 'string') return defaultMeshConfig;
+  const text = dataOf(configMap)['mesh'];
+  if (!configMap || text === undefined) return defaultMeshConfig;
   const fail = (field: string, message: string): never => {
     throw new InputError(
       {

@@ -3,6 +3,7 @@
  * `compileMesh` runs once; route tables of sidecars and gateways are built on first use and cached, so
  * any number of traces reuse them.
  */
+import { specOf } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { waypointsFrom, type Waypoint } from './ambient.ts';
@@ -63,9 +64,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
   const config = meshConfigFrom(snapshot);
   const clusterDomain = options.clusterDomain ?? 'cluster.local';
   const gatewayObjects = snapshot.list('networking.istio.io', 'Gateway');
-  const selectors = gatewayObjects.map(
-    (g) => (g['spec'] as { selector?: Record<string, string> } | undefined)?.selector ?? {},
-  );
+  const selectors = gatewayObjects.map((g) => specOf(g, 'networking.istio.io/Gateway').selector ?? {});
   const podWorkloads = workloadsFrom(snapshot, selectors);
   const workloads = [...podWorkloads, ...syntheticGatewayWorkloads(snapshot, podWorkloads, 0)];
   const services = servicesFrom(snapshot, workloads, clusterDomain).map((s) =>

@@ -2,6 +2,7 @@
  * mTLS: the effective PeerAuthentication of a workload port, the TLS a client uses toward a destination
  * (DestinationRule first, then auto-mTLS), and SPIFFE identities (istio-dataplane-semantics.md §4.1).
  */
+import { specOf } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
@@ -20,22 +21,6 @@ export interface UpstreamTls {
   /** Why: the DestinationRule that set it, or auto-mTLS. */
   reason: string;
 }
-
-type PeerAuthSpec = {
-  selector?: { matchLabels?: Record<string, string> };
-  mtls?: { mode?: string };
-  portLevelMtls?: Record<string, { mode?: string }>;
-};
-type TlsSettings = { mode?: string };
-type DestinationRuleSpec = {
-  host?: string;
-  exportTo?: string[];
-  trafficPolicy?: {
-    tls?: TlsSettings;
-    portLevelSettings?: { port?: { number?: number }; tls?: TlsSettings }[];
-  };
-  subsets?: { name: string; labels?: Record<string, string>; trafficPolicy?: { tls?: TlsSettings } }[];
-};
 
 /** The security configuration of the mesh, indexed. */
 export class SecurityPolicies {
@@ -57,7 +42,7 @@ export class SecurityPolicies {
     for (const dr of rules) {
       addTo(this.#destinationRules, dr.metadata.namespace ?? 'default', dr);
       // DestinationRule hosts are short names relative to the rule's namespace, as in VirtualServices.
-      const spec = (dr['spec'] ?? {}) as DestinationRuleSpec;
+      const spec = specOf(dr, 'networking.istio.io/DestinationRule');
       if (spec.host)
         this.#hosts.set(dr, resolveShortName(spec.host, dr.metadata.namespace ?? 'default', clusterDomain));
     }
@@ -78,12 +63,12 @@ export class SecurityPolicies {
   #effectiveMode(workload: Workload, targetPort: number): { mode: MtlsMode; policy?: string } {
     const root = this.#mesh.rootNamespace;
     const own = this.#peerAuth.get(workload.namespace) ?? [];
-    const specOf = (pa: KubeObject) => (pa['spec'] ?? {}) as PeerAuthSpec;
+    const paSpec = (pa: KubeObject) => specOf(pa, 'security.istio.io/PeerAuthentication');
     const selects = (pa: KubeObject) => {
-      const labels = specOf(pa).selector?.matchLabels;
+      const labels = paSpec(pa).selector?.matchLabels;
       return labels !== undefined && labelsMatch(workload.labels, labels);
     };
-    const hasSelector = (pa: KubeObject) => specOf(pa).selector?.matchLabels !== undefined;
+    const hasSelector = (pa: KubeObject) => paSpec(pa).selector?.matchLabels !== undefined;
     const workloadPolicy =
       workload.namespace === root ? undefined : own.find((pa) => hasSelector(pa) && selects(pa));
     const namespacePolicy = own.find((pa) => !hasSelector(pa));
@@ -92,7 +77,7 @@ export class SecurityPolicies {
     let policy: string | undefined;
     for (const pa of [meshPolicy, namespacePolicy, workloadPolicy]) {
       if (!pa) continue;
-      const spec = specOf(pa);
+      const spec = paSpec(pa);
       const m = normalizeMode(spec.mtls?.mode);
       if (m) {
         mode = m;
@@ -123,7 +108,7 @@ export class SecurityPolicies {
   ): UpstreamTls {
     const rule = this.destinationRuleFor(clientNamespace, service?.namespace, host);
     if (rule) {
-      const spec = (rule['spec'] ?? {}) as DestinationRuleSpec;
+      const spec = specOf(rule, 'networking.istio.io/DestinationRule');
       const subsetTls = subset ? spec.subsets?.find((s) => s.name === subset)?.trafficPolicy?.tls : undefined;
       const portTls = spec.trafficPolicy?.portLevelSettings?.find((p) => p.port?.number === port)?.tls;
       const tls = subsetTls ?? portTls ?? spec.trafficPolicy?.tls;
@@ -157,7 +142,7 @@ export class SecurityPolicies {
       const inNamespace = this.#destinationRules.get(ns);
       if (!inNamespace) continue;
       const candidates = inNamespace.filter((dr) => {
-        const spec = (dr['spec'] ?? {}) as DestinationRuleSpec;
+        const spec = specOf(dr, 'networking.istio.io/DestinationRule');
         const exportTo = spec.exportTo ?? this.#mesh.defaultExportTo.destinationRule;
         const visible =
           exportTo.includes('*') ||

@@ -2,6 +2,7 @@
  * The service registry: Kubernetes Services with their ports (protocol as Istio derives it), virtual IPs,
  * ExternalName targets, export scope and endpoints (from Endpoints, EndpointSlices or the selector).
  */
+import { specOf } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
@@ -95,20 +96,6 @@ export function protocolOf(port: {
   return Protocol.Unsupported;
 }
 
-type ServiceSpec = {
-  type?: string;
-  clusterIP?: string;
-  externalName?: string;
-  selector?: Record<string, string>;
-  ports?: {
-    name?: string;
-    port?: number;
-    targetPort?: number | string;
-    protocol?: string;
-    appProtocol?: string;
-  }[];
-};
-
 /** Builds the registry's services, assigning stable virtual IPs to Services the input gave none. */
 export function servicesFrom(
   snapshot: Snapshot,
@@ -121,7 +108,7 @@ export function servicesFrom(
   for (const w of workloads) addTo(byNamespace, w.namespace, w);
   const byIp = new Map(workloads.map((w) => [w.ip, w]));
   for (const object of snapshot.list('', 'Service')) {
-    const spec = (object['spec'] ?? {}) as ServiceSpec;
+    const spec = specOf(object, '/Service');
     const namespace = object.metadata.namespace ?? 'default';
     const name = object.metadata.name ?? '';
     const type =

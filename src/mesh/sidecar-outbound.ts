@@ -4,6 +4,7 @@
  * virtual hosts from mesh-bound VirtualServices first (the port-80 rule for literal hosts), then one default
  * virtual host per remaining service, names and domains de-duplicated, then the catch-all.
  */
+import { specIfKind, specOf } from '../model/specs.ts';
 import { labelsMatch } from '../load/snapshot.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
@@ -70,12 +71,6 @@ export type OutboundListener =
   | { kind: 'tcp'; name: string; service: MeshService; port: ServicePort }
   | { kind: 'none'; name: string };
 
-type SidecarSpec = {
-  workloadSelector?: { labels?: Record<string, string> };
-  egress?: { hosts?: string[] }[];
-  outboundTrafficPolicy?: { mode?: string };
-};
-
 /** The scope of a sidecar: Sidecar resource by selector, namespace, root namespace, else everything exported. */
 export function sidecarScopeOf(mesh: Mesh, workload: Workload): SidecarScope {
   // Each workload's scope is looked up once (choosing its Sidecar scans the namespace's Sidecars).
@@ -94,7 +89,7 @@ function buildSidecarScope(mesh: Mesh, workload: Workload): SidecarScope {
     : `scope|${workload.namespace}|${sidecar ? `${sidecar.metadata.namespace}/${sidecar.metadata.name}` : ''}`;
   const cached = mesh.cache.get(key) as SidecarScope | undefined;
   if (cached) return cached;
-  const spec = (sidecar?.['spec'] ?? {}) as SidecarSpec;
+  const spec = specIfKind(sidecar, 'networking.istio.io/Sidecar');
   const namespace = workload.namespace;
   // Egress hosts parsed once, with `.` made this namespace: a scope is built for every namespace a
   // root-namespace Sidecar covers, so the work per entry must not grow with the mesh.
@@ -192,7 +187,7 @@ function selectSidecar(mesh: Mesh, workload: Workload): KubeObject | undefined {
     mesh.cache.set('sidecars', all);
   }
   if (all.length === 0) return undefined;
-  const selectorOf = (s: KubeObject) => ((s['spec'] ?? {}) as SidecarSpec).workloadSelector?.labels;
+  const selectorOf = (s: KubeObject) => specOf(s, 'networking.istio.io/Sidecar').workloadSelector?.labels;
   const inNs = all.filter((s) => s.metadata.namespace === workload.namespace);
   return (
     inNs.find((s) => {

@@ -3,6 +3,7 @@
  * steps per proxy (listener, virtual host, route, cluster, TLS, authorization) in the manner of Istio's own
  * `pilot/pkg/simulation`. Pure: the mesh and the request in, the hops, the response and the metrics out.
  */
+import { specIfKind } from '../model/specs.ts';
 import { labelsMatch } from '../load/snapshot.ts';
 import { addTo } from '../model/multimap.ts';
 import { targetRefsOf, type AuthzDecision } from './authorization.ts';
@@ -52,7 +53,7 @@ import {
   type ResolvedVirtualService,
 } from './virtual-services.ts';
 import { principalOf, type Workload } from './workloads.ts';
-import { Label } from '../model/vocabulary.ts';
+import { Label, GatewayClass } from '../model/vocabulary.ts';
 import type { Hop, TelemetryRecord, TraceResult } from '../model/trace-result.ts';
 
 /** The request to trace. */
@@ -974,9 +975,7 @@ function subsetLabelsOf(
   subset: string,
 ): Record<string, string> | undefined {
   const rule = t.mesh.security.destinationRuleFor(clientNamespace, service.namespace, host);
-  const subsets =
-    ((rule?.['spec'] ?? {}) as { subsets?: { name: string; labels?: Record<string, string> }[] }).subsets ??
-    [];
+  const subsets = specIfKind(rule, 'networking.istio.io/DestinationRule').subsets ?? [];
   const found = subsets.find((s) => s.name === subset);
   return found ? (found.labels ?? {}) : undefined;
 }
@@ -1506,7 +1505,7 @@ function findWaypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshServi
       (r) =>
         (r.kind === 'Gateway' && r.name === waypoint.name && ns === waypoint.namespace) ||
         (r.kind === 'Service' && r.name === service.name && ns === service.namespace) ||
-        (r.kind === 'GatewayClass' && r.name === 'istio-waypoint' && ns === mesh.config.rootNamespace),
+        (r.kind === 'GatewayClass' && r.name === GatewayClass.Waypoint && ns === mesh.config.rootNamespace),
     );
   });
 }

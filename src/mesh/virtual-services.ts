@@ -6,6 +6,7 @@
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { isExportedTo } from './services.ts';
+import { specOf, type VirtualServiceSpec } from '../model/specs.ts';
 
 /** The reserved gateway name of all sidecars. */
 export const Mesh = 'mesh';
@@ -101,6 +102,33 @@ export function resolveShortName(host: string, namespace: string, clusterDomain:
   return `${host}.${namespace}.svc.${clusterDomain}`;
 }
 
+type WrittenRule = NonNullable<VirtualServiceSpec['http']>[number];
+
+/**
+ * A rule as the simulator reads it: what the CRD requires but the input may lack (a destination's host, a
+ * direct response's status, a regex rewrite's parts) read as empty, which matches and routes nowhere.
+ */
+function compiledRule(rule: WrittenRule): HttpRule {
+  const { route, directResponse, rewrite, ...rest } = rule;
+  const out: HttpRule = rest;
+  if (route)
+    out.route = route.map((d) => ({
+      ...d,
+      destination: { ...d.destination, host: d.destination?.host ?? '' },
+    }));
+  if (directResponse) out.directResponse = { ...directResponse, status: directResponse.status ?? 0 };
+  if (rewrite) {
+    const { uriRegexRewrite, ...others } = rewrite;
+    out.rewrite = uriRegexRewrite
+      ? {
+          ...others,
+          uriRegexRewrite: { match: uriRegexRewrite.match ?? '', rewrite: uriRegexRewrite.rewrite ?? '' },
+        }
+      : others;
+  }
+  return out;
+}
+
 /** Resolves every Istio VirtualService of the snapshot, in Istio's order. */
 export function virtualServicesFrom(
   snapshot: Snapshot,
@@ -110,19 +138,17 @@ export function virtualServicesFrom(
   const out: ResolvedVirtualService[] = [];
   for (const object of snapshot.list('networking.istio.io', 'VirtualService')) {
     const namespace = object.metadata.namespace ?? 'default';
-    const spec = (object['spec'] ?? {}) as {
-      hosts?: string[];
-      gateways?: string[];
-      exportTo?: string[];
-      http?: HttpRule[];
-    };
+    const spec = specOf(object, 'networking.istio.io/VirtualService');
     const gateways = (spec.gateways ?? []).map((g) => resolveGatewayName(g, namespace));
-    const http = (spec.http ?? []).map((rule) => ({
-      ...rule,
-      match: rule.match?.map((m) =>
-        m.gateways ? { ...m, gateways: m.gateways.map((g) => resolveGatewayName(g, namespace)) } : m,
-      ),
-    }));
+    const http = (spec.http ?? []).map((rule) => {
+      const compiled = compiledRule(rule);
+      return {
+        ...compiled,
+        match: compiled.match?.map((m) =>
+          m.gateways ? { ...m, gateways: m.gateways.map((g) => resolveGatewayName(g, namespace)) } : m,
+        ),
+      };
+    });
     out.push({
       namespace,
       name: object.metadata.name ?? '',

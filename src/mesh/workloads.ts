@@ -3,9 +3,10 @@
  * or DaemonSet template), with the proxy each runs as Istio's injector and CNI decide, and the identity
  * and names Istio reports for it.
  */
+import { podTemplateOf, specOf, statusOf, type PodSpec } from '../model/specs.ts';
 import { compareStrings, isPlainObject, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
-import { Annotation, Label } from '../model/vocabulary.ts';
+import { Annotation, Label, GatewayClass } from '../model/vocabulary.ts';
 
 /** The proxy a workload runs. */
 export const ProxyKind = {
@@ -41,12 +42,6 @@ export interface Workload {
   object: KubeObject;
 }
 
-type PodSpec = {
-  serviceAccountName?: string;
-  serviceAccount?: string;
-  containers?: { name?: string; args?: string[]; ports?: { name?: string; containerPort?: number }[] }[];
-};
-
 /** Builds the workloads of a snapshot; Istio Gateway selectors mark gateway pods. */
 export function workloadsFrom(
   snapshot: Snapshot,
@@ -61,8 +56,8 @@ export function workloadsFrom(
     const namespace = pod.metadata.namespace ?? 'default';
     const labels = pod.metadata.labels ?? {};
     const annotations = pod.metadata.annotations ?? {};
-    const spec = (pod['spec'] ?? {}) as PodSpec;
-    const status = (pod['status'] ?? {}) as { podIP?: string };
+    const spec = specOf(pod, '/Pod');
+    const status = statusOf(pod, '/Pod');
     const nsLabels = snapshot.get('', 'Namespace', '', namespace)?.metadata.labels ?? {};
     const proxy = proxyOf(labels, annotations, spec, nsLabels, gatewaySelectors, real.has(pod));
     const ip = status.podIP ?? `10.254.${Math.floor(assigned / 250)}.${(assigned % 250) + 2}`;
@@ -106,7 +101,7 @@ function proxyOf(
 ): ProxyKind {
   const proxyContainer = spec.containers?.find((c) => c.name === 'istio-proxy');
   if (
-    labels[Label.GatewayClassName] === 'istio-waypoint' ||
+    labels[Label.GatewayClassName] === GatewayClass.Waypoint ||
     labels[Label.GatewayManaged] === 'istio.io-mesh-controller'
   ) {
     return ProxyKind.Waypoint;
@@ -180,9 +175,7 @@ function templatePods(snapshot: Snapshot, pods: readonly KubeObject[]): KubeObje
         (p) => (p.metadata.namespace ?? 'default') === ns && podBelongsTo(snapshot, p, kind, name),
       );
       if (hasPod) continue;
-      const template =
-        (owner['spec'] as { template?: { metadata?: KubeObject['metadata']; spec?: unknown } } | undefined)
-          ?.template ?? {};
+      const template = podTemplateOf(owner);
       const metadata = isPlainObject(template.metadata) ? template.metadata : {};
       out.push({
         apiVersion: 'v1',

@@ -93,5 +93,11 @@ export const GroupKind = {
   Ingress: 'networking.k8s.io/Ingress',
 } as const;
 
+/** Istio's Gateway API classes: gateways Istio deploys, and waypoints. */
+export const GatewayClass = {
+  Istio: 'istio',
+  Waypoint: 'istio-waypoint',
+} as const;
+
 /** The value of `app.kubernetes.io/managed-by` on every object kfmesh applies. */
 export const ManagedByValue = 'kfmesh';

@@ -13,8 +13,8 @@
  * host the ingress routes, × the paths the routes and policies mention, × the methods, headers and
  * token the policies mention.
  */
-import type { KubeObject } from '../model/object.ts';
-import { isPlainObject } from '../model/object.ts';
+import { specOf } from '../model/specs.ts';
+import { policySpec } from '../mesh/authorization.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh, type Mesh } from '../mesh/mesh.ts';
 import { isHttpProtocol, Protocol } from '../mesh/services.ts';
@@ -403,7 +403,7 @@ function ingressHosts(meshes: readonly Mesh[]): string[] {
       }
     }
     for (const route of mesh.snapshot.list('gateway.networking.k8s.io', 'HTTPRoute')) {
-      const spec = (route['spec'] ?? {}) as { hostnames?: string[]; parentRefs?: { kind?: string }[] };
+      const spec = specOf(route, 'gateway.networking.k8s.io/HTTPRoute');
       if (!(spec.parentRefs ?? []).some((p) => (p.kind ?? 'Gateway') === 'Gateway')) continue;
       const names = spec.hostnames ?? [];
       if (names.length === 0) hosts.add(AnyIngressHost);
@@ -416,8 +416,8 @@ function ingressHosts(meshes: readonly Mesh[]): string[] {
 /** The paths routes and policies mention, made concrete (`/dex/*` → `/dex/x`), by namespace. */
 function mentionedPaths(snapshot: Snapshot): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
-  const add = (ns: string, path: unknown) => {
-    if (typeof path !== 'string' || (!path.startsWith('/') && !path.startsWith('*'))) return;
+  const add = (ns: string, path: string | undefined) => {
+    if (path === undefined || (!path.startsWith('/') && !path.startsWith('*'))) return;
     const concrete = path.replace(/^\*/, '/x').replace(/\*\*$/, 'x/y').replace(/\*$/, 'x');
     if (concrete.includes('*')) return;
     const set = out.get(ns) ?? new Set<string>();
@@ -425,26 +425,21 @@ function mentionedPaths(snapshot: Snapshot): Map<string, Set<string>> {
     out.set(ns, set);
   };
   for (const vs of snapshot.list('networking.istio.io', 'VirtualService'))
-    for (const rule of arrayOf((vs['spec'] as KubeObject | undefined)?.['http']))
-      for (const m of arrayOf(rule['match'])) {
-        const uri = m['uri'];
-        if (isPlainObject(uri)) add(vs.metadata.namespace ?? 'default', uri['prefix'] ?? uri['exact']);
+    for (const rule of specOf(vs, 'networking.istio.io/VirtualService').http ?? [])
+      for (const m of rule.match ?? []) {
+        if (m.uri) add(vs.metadata.namespace ?? 'default', m.uri.prefix ?? m.uri.exact);
       }
   for (const route of snapshot.list('gateway.networking.k8s.io', 'HTTPRoute'))
-    for (const rule of arrayOf((route['spec'] as KubeObject | undefined)?.['rules']))
-      for (const m of arrayOf(rule['matches'])) {
-        const path = m['path'];
-        if (isPlainObject(path) && path['type'] !== 'RegularExpression')
-          add(route.metadata.namespace ?? 'default', path['value']);
+    for (const rule of specOf(route, 'gateway.networking.k8s.io/HTTPRoute').rules ?? [])
+      for (const m of rule.matches ?? []) {
+        if (m.path && m.path.type !== 'RegularExpression')
+          add(route.metadata.namespace ?? 'default', m.path.value);
       }
   for (const policy of snapshot.list('security.istio.io', 'AuthorizationPolicy'))
-    for (const rule of arrayOf((policy['spec'] as KubeObject | undefined)?.['rules']))
-      for (const to of arrayOf(rule['to'])) {
-        const op = isPlainObject(to['operation']) ? to['operation'] : {};
-        for (const field of ['paths', 'notPaths'])
-          for (const p of Array.isArray(op[field]) ? op[field] : [])
-            add(policy.metadata.namespace ?? 'default', p);
-      }
+    for (const rule of policySpec(policy).rules ?? [])
+      for (const to of rule.to ?? [])
+        for (const p of [...(to.operation?.paths ?? []), ...(to.operation?.notPaths ?? [])])
+          add(policy.metadata.namespace ?? 'default', p);
   return out;
 }
 
@@ -457,26 +452,22 @@ function requestVariants(
   const issuers = new Set<string>();
   for (const snapshot of snapshots) {
     for (const policy of snapshot.list('security.istio.io', 'AuthorizationPolicy'))
-      for (const rule of arrayOf((policy['spec'] as KubeObject | undefined)?.['rules'])) {
-        for (const to of arrayOf(rule['to'])) {
-          const op = isPlainObject(to['operation']) ? to['operation'] : {};
-          for (const m of Array.isArray(op['methods']) ? op['methods'] : [])
-            if (typeof m === 'string' && !m.includes('*')) methods.add(m.toUpperCase());
-        }
-        for (const w of arrayOf(rule['when'])) {
-          const m = /^request\.headers\[(.+)\]$/.exec(String(w['key'] ?? ''));
+      for (const rule of policySpec(policy).rules ?? []) {
+        for (const to of rule.to ?? [])
+          for (const m of to.operation?.methods ?? []) if (!m.includes('*')) methods.add(m.toUpperCase());
+        for (const w of rule.when ?? []) {
+          const m = /^request\.headers\[(.+)\]$/.exec(w.key ?? '');
           if (!m || !m[1]) continue;
           const name = m[1].toLowerCase();
           if (name === 'authorization') continue;
           const set = headers.get(name) ?? new Set<string>();
-          for (const v of [...arrayOfStrings(w['values']), ...arrayOfStrings(w['notValues'])])
-            set.add(v.includes('*') ? 'x' : v);
+          for (const v of [...(w.values ?? []), ...(w.notValues ?? [])]) set.add(v.includes('*') ? 'x' : v);
           headers.set(name, set);
         }
       }
     for (const ra of snapshot.list('security.istio.io', 'RequestAuthentication'))
-      for (const rule of arrayOf((ra['spec'] as KubeObject | undefined)?.['jwtRules']))
-        if (typeof rule['issuer'] === 'string') issuers.add(rule['issuer']);
+      for (const rule of specOf(ra, 'security.istio.io/RequestAuthentication').jwtRules ?? [])
+        if (rule.issuer !== undefined) issuers.add(rule.issuer);
   }
   const sets: Record<string, string>[] = [{}];
   const names = [...headers.keys()].sort();
@@ -501,12 +492,4 @@ function bearer(issuer: string): string {
   const part = (o: object) =>
     btoa(JSON.stringify(o)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
   return `Bearer ${part({ alg: 'none' })}.${part({ iss: issuer, sub: 'user' })}.c2ln`;
-}
-
-function arrayOf(value: unknown): Record<string, unknown>[] {
-  return Array.isArray(value) ? value.filter(isPlainObject) : [];
-}
-
-function arrayOfStrings(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }

@@ -4,7 +4,8 @@ import { describe, test } from 'node:test';
 import type { KubeObject } from '../../src/model/object.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { migrateToAmbient, type MigrationResult } from '../../src/ambient/migrate.ts';
-import { l7AttributesOf, ztunnelPart } from '../../src/ambient/policies.ts';
+import { ztunnelPart } from '../../src/ambient/policies.ts';
+import { l7AttributesOf } from '../../src/mesh/ambient.ts';
 import { gatewayDuration } from '../../src/ambient/http-routes.ts';
 import { reportToJson, reportToMarkdown } from '../../src/ambient/migration-report.ts';
 
@@ -296,6 +297,14 @@ describe('migrate: authorization', () => {
       }),
       ['operation.methods', 'operation.paths', 'request.headers[x]', 'source.requestPrincipals'],
     );
+    // ztunnel does not read the remote (X-Forwarded-For) address: L7, as the simulator's ztunnel holds it.
+    assert.deepEqual(
+      l7AttributesOf({
+        from: [{ source: { remoteIpBlocks: ['10.0.0.0/8'] } }],
+        when: [{ key: 'remote.ip', values: ['10.0.0.1'] }],
+      }),
+      ['remote.ip', 'source.remoteIpBlocks'],
+    );
   });
 
   test('an L4 policy stays at ztunnel as it is; no waypoint', () => {
@@ -344,7 +353,7 @@ describe('migrate: authorization', () => {
 
   test('a DENY with HTTP conditions: ztunnel denies on the L4 part of each rule, except the waypoint (fail closed)', () => {
     const deny = {
-      action: 'DENY',
+      action: 'DENY' as const,
       rules: [
         { from: [{ source: { namespaces: ['untrusted'] } }] },
         { to: [{ operation: { paths: ['/admin*'] } }] },

@@ -6,7 +6,8 @@
 import { addTo } from '../../model/multimap.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
-import { l7AttributesOf, rulesOf } from '../../ambient/policies.ts';
+import { l7AttributesOf } from '../../mesh/ambient.ts';
+import { policySpec } from '../../mesh/authorization.ts';
 import type { Workload } from '../../mesh/workloads.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
@@ -26,19 +27,18 @@ export const l7PolicyWithoutWaypoint: Rule = {
     if (ambient.size === 0) return [];
     const everywhere = [...ambient.values()].flat();
     for (const policy of context.snapshot.list('security.istio.io', 'AuthorizationPolicy')) {
-      const spec = (policy['spec'] ?? {}) as Record<string, unknown>;
-      if (spec['targetRefs'] !== undefined || spec['targetRef'] !== undefined) continue;
+      const spec = policySpec(policy);
+      if (spec.targetRefs !== undefined || spec.targetRef !== undefined) continue;
       const ns = policy.metadata.namespace ?? 'default';
-      const selector = (spec['selector'] as { matchLabels?: Record<string, string> } | undefined)
-        ?.matchLabels;
+      const selector = spec.selector?.matchLabels;
       const pods = (ns === root ? everywhere : (ambient.get(ns) ?? [])).filter((w) =>
         Object.entries(selector ?? {}).every(([k, v]) => w.labels[k] === v),
       );
       if (pods.length === 0) continue;
-      const rules = rulesOf(spec);
+      const rules = spec.rules ?? [];
       const l7 = rules.map((r, i) => [i, l7AttributesOf(r)] as const).filter(([, a]) => a.length > 0);
       if (l7.length === 0) continue;
-      const action = (spec['action'] as string | undefined) ?? 'ALLOW';
+      const action = spec.action ?? 'ALLOW';
       const names = [...new Set(pods.map((p) => `${p.namespace}/${p.name}`))].slice(0, 5).join(', ');
       const effect =
         action === 'ALLOW'

@@ -8,7 +8,9 @@ import type { Finding } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
 import { targetRefsOf } from '../../mesh/authorization.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
-import { Label } from '../../model/vocabulary.ts';
+import { GatewayClass, Label } from '../../model/vocabulary.ts';
+import { gatewayClassOf } from '../../model/specs.ts';
+import { isPlainObject } from '../../model/object.ts';
 
 const gatewayApi = 'gateway.networking.k8s.io';
 
@@ -27,8 +29,7 @@ export const missingWaypoint: Rule = {
       if (!name || name === 'none') return;
       const ns = object.metadata.labels?.[Label.UseWaypointNamespace] ?? ownNamespace;
       const found = gateway(ns, name);
-      const isWaypoint =
-        (found?.['spec'] as { gatewayClassName?: string } | undefined)?.gatewayClassName === 'istio-waypoint';
+      const isWaypoint = gatewayClassOf(found) === GatewayClass.Waypoint;
       if (isWaypoint) return;
       findings.push(
         findingOf(
@@ -60,7 +61,7 @@ export const missingWaypoint: Rule = {
                 : true;
           if (exists) return;
           const field =
-            (policy['spec'] as { targetRefs?: unknown }).targetRefs !== undefined
+            isPlainObject(policy['spec']) && policy['spec']['targetRefs'] !== undefined
               ? ['spec', 'targetRefs', i]
               : ['spec', 'targetRef'];
           findings.push(

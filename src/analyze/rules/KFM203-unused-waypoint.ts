@@ -1,4 +1,6 @@
 /** KFM203: a waypoint no Service or namespace uses: it runs, costs, and enforces nothing. */
+import { GatewayClass } from '../../model/vocabulary.ts';
+import { gatewayClassOf } from '../../model/specs.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
@@ -21,10 +23,7 @@ export const unusedWaypoint: Rule = {
     for (const s of snapshot.list('', 'Service')) note(s.metadata.labels, s.metadata.namespace ?? 'default');
     const findings: Finding[] = [];
     for (const gateway of snapshot.list('gateway.networking.k8s.io', 'Gateway')) {
-      if (
-        (gateway['spec'] as { gatewayClassName?: string } | undefined)?.gatewayClassName !== 'istio-waypoint'
-      )
-        continue;
+      if (gatewayClassOf(gateway) !== GatewayClass.Waypoint) continue;
       const key = `${gateway.metadata.namespace ?? 'default'}/${gateway.metadata.name}`;
       if (used.has(key)) continue;
       findings.push(

@@ -3,6 +3,7 @@
  * port the Service doesn't have), or bound to a gateway that doesn't exist. Requests on that route get
  * 503 NC (no cluster) or are never routed at all.
  */
+import { specOf } from '../../model/specs.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { pointerOf } from '../../model/finding.ts';
@@ -21,7 +22,7 @@ export const routeToMissingTarget: Rule = {
     const entryHosts = new Set(
       snapshot
         .list('networking.istio.io', 'ServiceEntry')
-        .flatMap((e) => ((e['spec'] ?? {}) as { hosts?: string[] }).hosts ?? []),
+        .flatMap((e) => specOf(e, 'networking.istio.io/ServiceEntry').hosts ?? []),
     );
     const gateways = new Set(
       snapshot
@@ -31,7 +32,7 @@ export const routeToMissingTarget: Rule = {
     const findings: Finding[] = [];
     for (const vs of snapshot.list('networking.istio.io', 'VirtualService')) {
       const ns = vs.metadata.namespace ?? 'default';
-      const spec = (vs['spec'] ?? {}) as { gateways?: string[]; http?: unknown[] };
+      const spec = specOf(vs, 'networking.istio.io/VirtualService');
       (spec.gateways ?? []).forEach((g, i) => {
         const resolved = resolveGatewayName(g, ns);
         if (resolved === 'mesh' || gateways.has(resolved)) return;

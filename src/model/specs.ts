@@ -1,0 +1,178 @@
+/**
+ * The typed specs of every kind kfmesh reads, and the accessors that read them. Every module reads a
+ * `spec`, `status` or `data` through `specOf`, `statusOf` or `dataOf`, never with a cast of its own.
+ *
+ * The types are those the `@kubernetes-models/*` packages generate from the same CRDs and OpenAPI schemas
+ * kfmesh checks its input against (type-only imports: nothing of those packages runs); kfmesh's own are
+ * written here for kinds no package carries (KServe's, Kubeflow's). The check itself runs when objects are
+ * loaded (load/schema.ts): a field of the wrong type is an input error there, with file, line, object and
+ * field, so the objects these accessors see have the shapes the types say. What the accessors add is the
+ * part no schema check can: an object of another kind than the caller expects is a programming error, and
+ * a missing spec reads as an empty one.
+ */
+import type { IAuthorizationPolicy } from '@kubernetes-models/istio/security.istio.io/v1/AuthorizationPolicy';
+import type { IPeerAuthentication } from '@kubernetes-models/istio/security.istio.io/v1/PeerAuthentication';
+import type { IRequestAuthentication } from '@kubernetes-models/istio/security.istio.io/v1/RequestAuthentication';
+import type { IDestinationRule } from '@kubernetes-models/istio/networking.istio.io/v1/DestinationRule';
+import type { IGateway as IIstioGateway } from '@kubernetes-models/istio/networking.istio.io/v1/Gateway';
+import type { IServiceEntry } from '@kubernetes-models/istio/networking.istio.io/v1/ServiceEntry';
+import type { ISidecar } from '@kubernetes-models/istio/networking.istio.io/v1/Sidecar';
+import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
+import type { IGatewaySpec } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewaySpec';
+import type { IHTTPRouteSpec } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRouteSpec';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { IPodStatus } from 'kubernetes-models/v1/PodStatus';
+import type { IServiceSpec } from 'kubernetes-models/v1/ServiceSpec';
+import type { IPodTemplateSpec } from 'kubernetes-models/v1/PodTemplateSpec';
+import type { IIngressSpec } from 'kubernetes-models/networking.k8s.io/v1/IngressSpec';
+import { groupOf, isPlainObject, type KubeObject } from './object.ts';
+
+/**
+ * Every field optional, at every depth. The schema check at load time checks types, not `required`, and
+ * objects kfmesh builds itself are not checked at all, so a reader must not take a required field for given.
+ */
+export type Loose<T> = T extends readonly (infer E)[]
+  ? Loose<E>[]
+  : T extends object
+    ? string extends keyof T
+      ? { [K in keyof T]: Loose<T[K]> } // a map (labels, annotations): its values stay as they are
+      : { [K in keyof T]?: Loose<T[K]> }
+    : T;
+
+type SpecOf<T extends { spec?: unknown }> = Loose<NonNullable<T['spec']>>;
+
+export type AuthorizationPolicySpec = SpecOf<IAuthorizationPolicy>;
+export type AuthorizationRule = NonNullable<AuthorizationPolicySpec['rules']>[number];
+export type PolicyTargetRef = NonNullable<AuthorizationPolicySpec['targetRef']>;
+export type PeerAuthenticationSpec = SpecOf<IPeerAuthentication>;
+export type RequestAuthenticationSpec = SpecOf<IRequestAuthentication>;
+export type DestinationRuleSpec = SpecOf<IDestinationRule>;
+export type IstioGatewaySpec = SpecOf<IIstioGateway>;
+export type IstioServer = NonNullable<IstioGatewaySpec['servers']>[number];
+export type ServiceEntrySpec = SpecOf<IServiceEntry>;
+export type SidecarSpec = SpecOf<ISidecar>;
+export type VirtualServiceSpec = SpecOf<IVirtualService>;
+export type GatewaySpec = Loose<IGatewaySpec>;
+export type GatewayListener = NonNullable<GatewaySpec['listeners']>[number];
+export type HTTPRouteSpec = Loose<IHTTPRouteSpec>;
+export type PodSpec = Loose<IPodSpec>;
+export type PodStatus = Loose<IPodStatus>;
+export type ServiceSpec = Loose<IServiceSpec>;
+export type IngressSpec = Loose<IIngressSpec>;
+
+/** The spec of a Deployment, StatefulSet, DaemonSet, ReplicaSet or Job: the part kfmesh reads, its pod template. */
+export interface WorkloadSpec {
+  template?: Loose<IPodTemplateSpec>;
+}
+
+/** A Kubeflow Profile's spec (kubeflow.org/v1): the part kfmesh reads. */
+export interface ProfileSpec {
+  owner?: { kind?: string; name?: string };
+}
+
+/** The specs kfmesh reads, by `group/Kind` (the core group is empty: `/Service`). */
+export interface Specs {
+  'security.istio.io/AuthorizationPolicy': AuthorizationPolicySpec;
+  'security.istio.io/PeerAuthentication': PeerAuthenticationSpec;
+  'security.istio.io/RequestAuthentication': RequestAuthenticationSpec;
+  'networking.istio.io/DestinationRule': DestinationRuleSpec;
+  'networking.istio.io/Gateway': IstioGatewaySpec;
+  'networking.istio.io/ServiceEntry': ServiceEntrySpec;
+  'networking.istio.io/Sidecar': SidecarSpec;
+  'networking.istio.io/VirtualService': VirtualServiceSpec;
+  'gateway.networking.k8s.io/Gateway': GatewaySpec;
+  'gateway.networking.k8s.io/HTTPRoute': HTTPRouteSpec;
+  'networking.k8s.io/Ingress': IngressSpec;
+  '/Pod': PodSpec;
+  '/Service': ServiceSpec;
+  'apps/Deployment': WorkloadSpec;
+  'apps/StatefulSet': WorkloadSpec;
+  'apps/DaemonSet': WorkloadSpec;
+  'apps/ReplicaSet': WorkloadSpec;
+  'batch/Job': WorkloadSpec;
+  'kubeflow.org/Profile': ProfileSpec;
+}
+
+/** The statuses kfmesh reads. */
+export interface Statuses {
+  '/Pod': PodStatus;
+}
+
+/** `group/Kind` of an object. */
+export function groupKindOf(object: KubeObject): string {
+  return `${groupOf(object.apiVersion)}/${object.kind}`;
+}
+
+/** True when the object is of the kind. */
+export function isKind<K extends keyof Specs>(object: KubeObject | undefined, kind: K): object is KubeObject {
+  return object !== undefined && groupKindOf(object) === kind;
+}
+
+/** The class of a Gateway API Gateway (undefined for anything else, or none given). */
+export function gatewayClassOf(object: KubeObject | undefined): string | undefined {
+  return isKind(object, 'gateway.networking.k8s.io/Gateway')
+    ? specOf(object, 'gateway.networking.k8s.io/Gateway').gatewayClassName
+    : undefined;
+}
+
+const workloadKinds = new Set([
+  'apps/Deployment',
+  'apps/StatefulSet',
+  'apps/DaemonSet',
+  'apps/ReplicaSet',
+  'batch/Job',
+]);
+
+/** The pod template of a Deployment, StatefulSet, DaemonSet, ReplicaSet or Job (empty for anything else). */
+export function podTemplateOf(owner: KubeObject): NonNullable<WorkloadSpec['template']> {
+  if (!workloadKinds.has(groupKindOf(owner))) return {};
+  const spec: WorkloadSpec = part(owner, 'spec', groupKindOf(owner));
+  return isPlainObject(spec.template) ? spec.template : {};
+}
+
+/** A programming error: an object handed to an accessor of another kind. */
+export class WrongKindError extends Error {
+  override name = 'WrongKindError';
+}
+
+function part(object: KubeObject, field: 'spec' | 'status', kind: string): Record<string, unknown> {
+  const actual = groupKindOf(object);
+  if (actual !== kind)
+    throw new WrongKindError(`read the ${field} of ${kind} from ${actual} ${object.metadata.name}`);
+  const value = object[field];
+  return isPlainObject(value) ? value : {};
+}
+
+/**
+ * The spec of an object of `kind` (empty when it has none). The object was checked against the kind's
+ * schema when it was loaded, so the spec has the type's shape.
+ */
+export function specOf<K extends keyof Specs>(object: KubeObject, kind: K): Specs[K] {
+  return part(object, 'spec', kind) as Specs[K];
+}
+
+/** The spec when the object is there and of the kind, else an empty one. */
+export function specIfKind<K extends keyof Specs>(
+  object: KubeObject | undefined,
+  kind: K,
+): Partial<Specs[K]> {
+  return isKind(object, kind) ? specOf(object, kind) : {};
+}
+
+/** The status of an object of `kind` (empty when it has none). */
+export function statusOf<K extends keyof Statuses>(object: KubeObject, kind: K): Statuses[K] {
+  return part(object, 'status', kind) as Statuses[K];
+}
+
+/** A ConfigMap's `data`: every key a string (the schema check saw to it); empty when it has none. */
+export function dataOf(configMap: KubeObject | undefined): Readonly<Record<string, string>> {
+  if (!configMap) return {};
+  const actual = groupKindOf(configMap);
+  if (actual !== '/ConfigMap')
+    throw new WrongKindError(`read the data of a ConfigMap from ${actual} ${configMap.metadata.name}`);
+  const data = configMap['data'];
+  if (!isPlainObject(data)) return {};
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(data)) if (typeof value === 'string') out[key] = value;
+  return out;
+}
