@@ -4,10 +4,10 @@
  * Istio deploys each such Gateway itself (Deployment and Service `<name>-istio`, service account
  * `<name>-istio`), which is the identity policies must name afterwards.
  */
-import { isPlainObject, type KubeObject } from '../model/object.ts';
+import { specOf, type IstioServer } from '../model/specs.ts';
+import type { JsonRecord } from '../model/object.ts';
+import { type KubeObject } from '../model/object.ts';
 import { action, changed, dropped, type Note } from './migration-report.ts';
-
-type Json = Record<string, unknown>;
 
 /** The identity of the pods Istio deploys for a Gateway API gateway. */
 export function gatewayApiPrincipal(trustDomain: string, namespace: string, name: string): string {
@@ -16,24 +16,22 @@ export function gatewayApiPrincipal(trustDomain: string, namespace: string, name
 
 /** Converts one Istio Gateway; notes say what could not be carried over. */
 export function convertGateway(gateway: KubeObject, notes: Note[]): KubeObject {
-  const spec = (gateway['spec'] ?? {}) as Json;
-  const servers = Array.isArray(spec['servers']) ? (spec['servers'] as Json[]) : [];
-  const listeners: Json[] = [];
+  const servers = specOf(gateway, 'networking.istio.io/Gateway').servers ?? [];
+  const listeners: JsonRecord[] = [];
   const names = new Set<string>();
   servers.forEach((server, index) => {
     const field = `spec.servers[${index}]`;
-    const port = isPlainObject(server['port']) ? (server['port'] as Json) : {};
-    const number = port['number'];
+    const port = server.port ?? {};
+    const number = port.number;
     if (typeof number !== 'number') {
       notes.push(dropped(`${field}.port`, 'the server has no port number; it is left out'));
       return;
     }
-    const tls = isPlainObject(server['tls']) ? (server['tls'] as Json) : undefined;
-    const protocol = listenerProtocol(String(port['protocol'] ?? 'HTTP').toUpperCase(), tls, field, notes);
+    const protocol = listenerProtocol((port.protocol ?? 'HTTP').toUpperCase(), server.tls, field, notes);
     if (!protocol) return;
-    if (server['bind'] !== undefined)
+    if (server.bind !== undefined)
       notes.push(dropped(`${field}.bind`, 'Gateway API listeners have no bind address'));
-    const hosts = Array.isArray(server['hosts']) ? (server['hosts'] as string[]) : ['*'];
+    const hosts = server.hosts ?? ['*'];
     const hostnames = new Set<string | undefined>();
     for (const entry of hosts) {
       const [nsPart, hostPart] = entry.includes('/') ? entry.split('/', 2) : ['*', entry];
@@ -53,7 +51,7 @@ export function convertGateway(gateway: KubeObject, notes: Note[]): KubeObject {
       let name = base;
       for (let i = 2; names.has(name); i++) name = `${base}-${i}`;
       names.add(name);
-      const listener: Json = { name, port: number, protocol: protocol.protocol };
+      const listener: JsonRecord = { name, port: number, protocol: protocol.protocol };
       if (hostname) listener['hostname'] = hostname;
       if (protocol.tls) listener['tls'] = protocol.tls;
       listener['allowedRoutes'] = { namespaces: { from: 'All' } };
@@ -75,12 +73,12 @@ export function convertGateway(gateway: KubeObject, notes: Note[]): KubeObject {
 
 function listenerProtocol(
   protocol: string,
-  tls: Json | undefined,
+  tls: IstioServer['tls'],
   field: string,
   notes: Note[],
-): { protocol: string; tls?: Json } | undefined {
-  const mode = String(tls?.['mode'] ?? 'SIMPLE').toUpperCase();
-  if (tls?.['httpsRedirect'] === true)
+): { protocol: string; tls?: JsonRecord } | undefined {
+  const mode = (tls?.mode ?? 'SIMPLE').toUpperCase();
+  if (tls?.httpsRedirect === true)
     notes.push(
       dropped(
         `${field}.tls.httpsRedirect`,
@@ -96,7 +94,7 @@ function listenerProtocol(
     case 'TLS': {
       if (mode === 'PASSTHROUGH' || mode === 'AUTO_PASSTHROUGH')
         return { protocol: 'TLS', tls: { mode: 'Passthrough' } };
-      const credential = tls?.['credentialName'];
+      const credential = tls?.credentialName;
       if (typeof credential !== 'string') {
         notes.push(
           action(

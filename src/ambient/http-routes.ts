@@ -5,10 +5,9 @@
  * destinations. What Gateway API can't say is left out and noted; a match entry that can't be said is
  * left out whole, so a converted route never matches more requests than the original did.
  */
+import type { JsonRecord } from '../model/object.ts';
 import { isPlainObject } from '../model/object.ts';
 import { action, changed, dropped, type Note } from './migration-report.ts';
-
-type Json = Record<string, unknown>;
 
 /** Where a destination host points, for backendRefs. */
 export type BackendTarget =
@@ -48,16 +47,16 @@ const unsupportedRouteFields: Record<string, string> = {
 
 /** The HTTPRoute rules of a VirtualService's `http` for one parent (matches filtered by their `gateways`). */
 export function convertHttpRoutes(
-  http: readonly Json[],
+  http: readonly JsonRecord[],
   parent: string,
   resolveGateway: (name: string) => string,
   context: RouteContext,
   notes: Note[],
-): Json[] {
-  const rules: Json[] = [];
+): JsonRecord[] {
+  const rules: JsonRecord[] = [];
   http.forEach((route, index) => {
     const field = `spec.http[${index}]`;
-    const matches = Array.isArray(route['match']) ? (route['match'] as Json[]) : [];
+    const matches = Array.isArray(route['match']) ? (route['match'] as JsonRecord[]) : [];
     const forParent = matches.filter((m) => {
       const gateways = Array.isArray(m['gateways']) ? (m['gateways'] as string[]) : undefined;
       return gateways === undefined || gateways.map(resolveGateway).includes(parent);
@@ -73,7 +72,7 @@ export function convertHttpRoutes(
       );
       return;
     }
-    const convertedMatches: Json[] = [];
+    const convertedMatches: JsonRecord[] = [];
     forParent.forEach((m) => {
       const i = matches.indexOf(m);
       const converted = convertMatch(m, `${field}.match[${i}]`, notes);
@@ -89,10 +88,10 @@ export function convertHttpRoutes(
       notes.push(dropped(`${field}.${key}`, reason));
     }
     const shared = routeFilters(route, field, context, notes);
-    const base: Json = {};
+    const base: JsonRecord = {};
     if (shared.timeouts) base['timeouts'] = shared.timeouts;
     if (shared.backendRefs.length > 0) base['backendRefs'] = shared.backendRefs;
-    const rewrite = isPlainObject(route['rewrite']) ? (route['rewrite'] as Json) : {};
+    const rewrite = isPlainObject(route['rewrite']) ? (route['rewrite'] as JsonRecord) : {};
     const uriRewrite = typeof rewrite['uri'] === 'string' ? rewrite['uri'] : undefined;
     if (uriRewrite === undefined) {
       rules.push({
@@ -123,13 +122,13 @@ export function convertHttpRoutes(
 }
 
 /** One HTTPMatchRequest → an HTTPRouteMatch; undefined (with a note) when a field can't be said. */
-function convertMatch(match: Json, field: string, notes: Note[]): Json | undefined {
+function convertMatch(match: JsonRecord, field: string, notes: Note[]): JsonRecord | undefined {
   for (const [key, reason] of Object.entries(unsupportedMatchFields)) {
     if (match[key] === undefined) continue;
     notes.push(dropped(`${field}.${key}`, `${reason}; this match entry is left out`));
     return undefined;
   }
-  const out: Json = {};
+  const out: JsonRecord = {};
   const ignoreCase = match['ignoreUriCase'] === true;
   const uri = match['uri'];
   if (isPlainObject(uri)) {
@@ -184,9 +183,9 @@ function convertMatch(match: Json, field: string, notes: Note[]): Json | undefin
 }
 
 /** Header or query matches → name/type/value entries; null (noted) when one can't be said. */
-function stringMatches(value: unknown, field: string, notes: Note[]): Json[] | null {
+function stringMatches(value: unknown, field: string, notes: Note[]): JsonRecord[] | null {
   if (!isPlainObject(value)) return [];
-  const out: Json[] = [];
+  const out: JsonRecord[] = [];
   for (const [name, match] of Object.entries(value)) {
     if (!isPlainObject(match)) continue;
     if (typeof match['exact'] === 'string') out.push({ name, type: 'Exact', value: match['exact'] });
@@ -205,22 +204,22 @@ function stringMatches(value: unknown, field: string, notes: Note[]): Json[] | n
 }
 
 interface RouteParts {
-  filters: Json[];
-  urlRewrite?: Json;
-  timeouts?: Json;
-  backendRefs: Json[];
+  filters: JsonRecord[];
+  urlRewrite?: JsonRecord;
+  timeouts?: JsonRecord;
+  backendRefs: JsonRecord[];
 }
 
 /** The filters, timeouts and backends of one route (shared by every rule it becomes). */
-function routeFilters(route: Json, field: string, context: RouteContext, notes: Note[]): RouteParts {
-  const filters: Json[] = [];
-  const headers = isPlainObject(route['headers']) ? (route['headers'] as Json) : {};
+function routeFilters(route: JsonRecord, field: string, context: RouteContext, notes: Note[]): RouteParts {
+  const filters: JsonRecord[] = [];
+  const headers = isPlainObject(route['headers']) ? (route['headers'] as JsonRecord) : {};
   const request = headerModifier(headers['request']);
   if (request) filters.push({ type: 'RequestHeaderModifier', requestHeaderModifier: request });
   const response = headerModifier(headers['response']);
   if (response) filters.push({ type: 'ResponseHeaderModifier', responseHeaderModifier: response });
-  let urlRewrite: Json | undefined;
-  const rewrite = isPlainObject(route['rewrite']) ? (route['rewrite'] as Json) : {};
+  let urlRewrite: JsonRecord | undefined;
+  const rewrite = isPlainObject(route['rewrite']) ? (route['rewrite'] as JsonRecord) : {};
   if (typeof rewrite['authority'] === 'string') urlRewrite = { hostname: rewrite['authority'] };
   if (rewrite['uriRegexRewrite'] !== undefined)
     notes.push(
@@ -253,14 +252,14 @@ function routeFilters(route: Json, field: string, context: RouteContext, notes: 
     else
       notes.push(dropped(`${field}.timeout`, `"${route['timeout']}" is not a duration Gateway API accepts`));
   }
-  const destinations = Array.isArray(route['route']) ? (route['route'] as Json[]) : [];
+  const destinations = Array.isArray(route['route']) ? (route['route'] as JsonRecord[]) : [];
   destinations.forEach((d, i) => {
     const where = `${field}.route[${i}]`;
     const ref = backendRef(d['destination'], `${where}.destination`, context, notes, destinations.length > 1);
     if (!ref) return;
     if (typeof d['weight'] === 'number' && destinations.length > 1) ref['weight'] = d['weight'];
-    const dh = isPlainObject(d['headers']) ? (d['headers'] as Json) : {};
-    const dFilters: Json[] = [];
+    const dh = isPlainObject(d['headers']) ? (d['headers'] as JsonRecord) : {};
+    const dFilters: JsonRecord[] = [];
     const dRequest = headerModifier(dh['request']);
     if (dRequest) dFilters.push({ type: 'RequestHeaderModifier', requestHeaderModifier: dRequest });
     const dResponse = headerModifier(dh['response']);
@@ -278,7 +277,7 @@ function backendRef(
   context: RouteContext,
   notes: Note[],
   weighted: boolean,
-): Json | undefined {
+): JsonRecord | undefined {
   if (!isPlainObject(destination) || typeof destination['host'] !== 'string') return undefined;
   const host = context.expand(destination['host']);
   if (destination['subset'] !== undefined)
@@ -297,11 +296,11 @@ function backendRef(
     return undefined;
   }
   if (target.kind === 'hostname') {
-    const ref: Json = { group: 'networking.istio.io', kind: 'Hostname', name: target.host };
+    const ref: JsonRecord = { group: 'networking.istio.io', kind: 'Hostname', name: target.host };
     if (typeof port === 'number') ref['port'] = port;
     return ref;
   }
-  const ref: Json = { name: target.name };
+  const ref: JsonRecord = { name: target.name };
   if (target.namespace !== context.namespace) ref['namespace'] = target.namespace;
   if (typeof port === 'number') ref['port'] = port;
   else if (target.ports.length === 1) ref['port'] = target.ports[0];
@@ -316,8 +315,8 @@ function backendRef(
   return ref;
 }
 
-function convertRedirect(redirect: Json, field: string, notes: Note[]): Json {
-  const out: Json = {};
+function convertRedirect(redirect: JsonRecord, field: string, notes: Note[]): JsonRecord {
+  const out: JsonRecord = {};
   if (typeof redirect['scheme'] === 'string') out['scheme'] = redirect['scheme'];
   if (typeof redirect['authority'] === 'string') out['hostname'] = redirect['authority'];
   if (typeof redirect['uri'] === 'string')
@@ -335,9 +334,9 @@ function convertRedirect(redirect: Json, field: string, notes: Note[]): Json {
 }
 
 /** Istio's `headers.request|response` {set, add, remove} → an HTTPHeaderFilter. */
-function headerModifier(ops: unknown): Json | undefined {
+function headerModifier(ops: unknown): JsonRecord | undefined {
   if (!isPlainObject(ops)) return undefined;
-  const out: Json = {};
+  const out: JsonRecord = {};
   const pairs = (v: unknown) =>
     isPlainObject(v)
       ? Object.entries(v)

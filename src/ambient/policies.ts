@@ -6,9 +6,16 @@
  * keeps and the part a waypoint enforces, so that nothing is allowed that was denied before.
  */
 import { L4Attributes, l7AttributesOf } from '../mesh/ambient.ts';
-import type { AuthorizationPolicySpec, AuthorizationRule, PolicyTargetRef } from '../model/specs.ts';
+import type {
+  AuthorizationPolicySpec,
+  AuthorizationRule,
+  PolicyTargetRef,
+  RequestAuthenticationSpec,
+} from '../model/specs.ts';
 
 type Spec = AuthorizationPolicySpec;
+/** A policy the migration moves: an AuthorizationPolicy, or a RequestAuthentication (no rules). */
+type AnyPolicySpec = AuthorizationPolicySpec | RequestAuthenticationSpec;
 type Rule = AuthorizationRule;
 type Source = NonNullable<NonNullable<Rule['from']>[number]['source']>;
 type Operation = NonNullable<NonNullable<Rule['to']>[number]['operation']>;
@@ -175,11 +182,11 @@ function keep<T extends object>(record: T, keys: ReadonlySet<string>): Partial<T
  * it is when no targeted Service does). In `ports`, `notPorts` and `destination.port` conditions.
  */
 export function withServicePorts(
-  spec: Spec,
+  spec: AnyPolicySpec,
   servicePorts: ReadonlyMap<string, readonly string[]>,
-): { spec: Spec; changed: string[] } {
+): { spec: AnyPolicySpec; changed: string[] } {
   const changed = new Set<string>();
-  if (servicePorts.size === 0) return { spec, changed: [] };
+  if (servicePorts.size === 0 || !('rules' in spec)) return { spec, changed: [] };
   const next = mapRuleValues(spec, { operation: ['ports', 'notPorts'], when: 'destination.port' }, (p) => {
     const to = servicePorts.get(p);
     if (to && !(to.length === 1 && to[0] === p)) changed.add(`${p} → ${to.join(', ')}`);
@@ -190,7 +197,7 @@ export function withServicePorts(
 }
 
 /** A policy spec with its selector replaced by targetRefs. */
-export function withTargetRefs(spec: Spec, targetRefs: readonly PolicyTargetRef[]): Spec {
+export function withTargetRefs(spec: AnyPolicySpec, targetRefs: readonly PolicyTargetRef[]): AnyPolicySpec {
   const { selector: _selector, targetRef: _targetRef, ...out } = spec;
   return { targetRefs: [...targetRefs], ...out };
 }

@@ -4,10 +4,9 @@
  * AuthorizationPolicies, the edge policies of `istio-system`, the Sidecar resources, and dex and
  * oauth2-proxy outside the mesh. Written as data; the functions below only give each row its objects.
  */
+import type { JsonRecord } from '../model/object.ts';
 import type { KubeObject } from '../model/object.ts';
 import { Label } from '../model/vocabulary.ts';
-
-type Json = Record<string, unknown>;
 
 /** The Istio ingress gateway's identity, which most component policies admit. */
 const ingressPrincipal = 'cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account';
@@ -42,7 +41,7 @@ interface Component {
   };
   /** A DestinationRule with ISTIO_MUTUAL for the Service. */
   mutualTls?: boolean;
-  policy?: { name: string; rules: Json[] };
+  policy?: { name: string; rules: JsonRecord[] };
 }
 
 const components: Component[] = [
@@ -265,7 +264,7 @@ function componentObjects(c: Component): KubeObject[] {
     });
   const route = c.route;
   if (route) {
-    const http: Json = {
+    const http: JsonRecord = {
       match: [{ uri: { prefix: route.prefix } }],
       ...(route.rewrite ? { rewrite: { uri: route.rewrite } } : {}),
       ...(route.forwardedPrefix
@@ -305,7 +304,7 @@ const edgeNotPaths = ['/dex/*', '/dex/**', '/oauth2/*'];
 function policy(
   name: string,
   namespace: string,
-  spec: Json,
+  spec: JsonRecord,
   apiVersion = 'security.istio.io/v1beta1',
 ): KubeObject {
   return { apiVersion, kind: 'AuthorizationPolicy', metadata: { name, namespace }, spec };

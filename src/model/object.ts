@@ -6,6 +6,12 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 /** A JSON object (a map of JSON values). */
 export type JsonObject = { [key: string]: JsonValue };
 
+/**
+ * A JSON object of no particular kind: what kfmesh builds for its output where no typed model applies, and
+ * reads where it only copies. Typed specs are read through model/specs.ts.
+ */
+export type JsonRecord = Record<string, unknown>;
+
 /** Object metadata: the fields kfmesh reads and writes. */
 export interface ObjectMeta {
   name?: string;

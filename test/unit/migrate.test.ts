@@ -1,4 +1,5 @@
 /** The conversion rules of `kfmesh migrate --to ambient`, one small configuration each. */
+import type { JsonRecord } from '../../src/model/object.ts';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../src/model/object.ts';
@@ -8,8 +9,6 @@ import { ztunnelPart } from '../../src/ambient/policies.ts';
 import { l7AttributesOf } from '../../src/mesh/ambient.ts';
 import { gatewayDuration } from '../../src/ambient/http-routes.ts';
 import { reportToJson, reportToMarkdown } from '../../src/ambient/migration-report.ts';
-
-type Json = Record<string, unknown>;
 
 const ns = (name: string, labels: Record<string, string> = { 'istio-injection': 'enabled' }): KubeObject => ({
   apiVersion: 'v1',
@@ -48,7 +47,7 @@ const service = (
   spec: { selector, ports: [{ name: 'http', port, targetPort: 8080 }] },
 });
 
-const policy = (namespace: string, name: string, spec: Json): KubeObject => ({
+const policy = (namespace: string, name: string, spec: JsonRecord): KubeObject => ({
   apiVersion: 'security.istio.io/v1',
   kind: 'AuthorizationPolicy',
   metadata: { name, namespace },
@@ -114,10 +113,10 @@ function notesOf(result: MigrationResult, kind: string, name: string): string[] 
     .flatMap((e) => e.notes.map((n) => `${n.kind} ${n.field ?? ''}: ${n.message}`));
 }
 
-const spec = (o: KubeObject) => o['spec'] as Json;
+const spec = (o: KubeObject) => o['spec'] as JsonRecord;
 
 describe('migrate: ingress', () => {
-  const vs = (http: Json[], extra: Json = {}): KubeObject => ({
+  const vs = (http: JsonRecord[], extra: JsonRecord = {}): KubeObject => ({
     apiVersion: 'networking.istio.io/v1beta1',
     kind: 'VirtualService',
     metadata: { name: 'ui', namespace: 'apps' },
@@ -191,7 +190,7 @@ describe('migrate: ingress', () => {
     ]);
     const route = spec(find(result, 'HTTPRoute', 'apps', 'ui'));
     assert.deepEqual(route['hostnames'], ['ui.example.com']);
-    const rules = route['rules'] as Json[];
+    const rules = route['rules'] as JsonRecord[];
     assert.equal(rules.length, 2);
     assert.deepEqual(rules[0]?.['matches'], [{ path: { type: 'Exact', value: '/old' } }]);
     assert.deepEqual(rules[1]?.['matches'], [
@@ -225,7 +224,7 @@ describe('migrate: ingress', () => {
         { match: [{ sourceLabels: { app: 'x' } }], route: [{ destination: { host: 'api' } }] },
       ]),
     ]);
-    const rules = spec(find(result, 'HTTPRoute', 'apps', 'ui'))['rules'] as Json[];
+    const rules = spec(find(result, 'HTTPRoute', 'apps', 'ui'))['rules'] as JsonRecord[];
     // The authority match entry is left out (not loosened), the route without an expressible match too.
     assert.equal(rules.length, 1);
     assert.deepEqual(rules[0]?.['matches'], [{ path: { type: 'PathPrefix', value: '/b' } }]);
@@ -458,7 +457,7 @@ describe('migrate: namespaces, workloads and sidecar-only objects', () => {
     ]);
     const template = (name: string) =>
       (
-        (spec(find(result, 'Deployment', 'apps', name))['template'] as Json)[
+        (spec(find(result, 'Deployment', 'apps', name))['template'] as JsonRecord)[
           'metadata'
         ] as KubeObject['metadata']
       ).labels;
@@ -572,7 +571,7 @@ describe('migrate: namespaces, workloads and sidecar-only objects', () => {
     ]);
     const route = spec(find(result, 'HTTPRoute', 'apps', 'api'));
     assert.deepEqual(route['parentRefs'], [{ group: '', kind: 'Service', name: 'api' }]);
-    assert.deepEqual((route['rules'] as Json[])[0]?.['matches'], [
+    assert.deepEqual((route['rules'] as JsonRecord[])[0]?.['matches'], [
       { headers: [{ name: 'x-canary', type: 'RegularExpression', value: 'y.*' }] },
     ]);
     assert.equal(

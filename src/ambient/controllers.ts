@@ -1,0 +1,43 @@
+/**
+ * Migration phase: what controllers write. Converting an object a controller owns is not enough, and a
+ * Serverless model keeps its namespace in sidecar mode: both are reported with what to change.
+ */
+import { Annotation } from '../model/vocabulary.ts';
+import { Label } from '../model/vocabulary.ts';
+import { Migration } from './context.ts';
+import { NoteKind, Outcome, action } from './migration-report.ts';
+
+/** Serverless models: their namespaces stay in sidecar mode; say what moves them. */
+export function serverlessModels(m: Migration): void {
+  for (const isvc of m.serverless) {
+    m.note(
+      isvc,
+      action(
+        `metadata.annotations.${Annotation.DeploymentMode}`,
+        'Serverless (Knative) has no ambient support (KEP-2676), so its namespace stays in sidecar mode: set RawDeployment (with enableGatewayApi) to move it to ambient',
+      ),
+    );
+  }
+}
+
+/** Objects a controller writes: converting them is not enough, their controller must write the new form. */
+export function controllerOwned(m: Migration): void {
+  for (const entry of m.entries.values()) {
+    if (entry.outcome !== Outcome.Converted && entry.outcome !== Outcome.Removed) continue;
+    const object = m.snapshot.get(
+      entry.object.group,
+      entry.object.kind,
+      entry.object.namespace,
+      entry.object.name,
+    );
+    const owner =
+      object?.metadata.ownerReferences?.find((o) => o.controller) ?? object?.metadata.ownerReferences?.[0];
+    const knative = object?.metadata.labels?.[Label.KnativeIngress];
+    if (!owner && !knative) continue;
+    const who = owner ? `${owner.kind} ${owner.name}` : `Knative ingress ${knative}`;
+    entry.notes.push({
+      kind: NoteKind.Action,
+      message: `written by the controller of ${who}, which will write the sidecar-mode form back: switch that controller to ambient mode (for kfmesh's own objects: kfmesh controller --mode ambient)`,
+    });
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Migration phase: ingress. Istio Gateways that VirtualServices bind become Gateway API Gateways of class
+ * istio (the rest are left out); the old gateway identity is mapped to the new one for the policies that
+ * name it. Kubernetes Ingresses of class istio are reported: no Gateway API gateway serves them.
+ */
+import { specOf } from '../model/specs.ts';
+import { labelsMatch } from '../load/snapshot.ts';
+import { resolveGatewayName } from '../mesh/virtual-services.ts';
+import { principalOf } from '../mesh/workloads.ts';
+import { Annotation } from '../model/vocabulary.ts';
+import { Migration, istio } from './context.ts';
+import { convertGateway, gatewayApiPrincipal } from './gateways.ts';
+import { type Note, action, changed } from './migration-report.ts';
+
+/** Istio Gateways bound by some VirtualService become Gateway API Gateways; the rest are left out. */
+export function gateways(m: Migration): void {
+  const bound = new Set<string>();
+  const boundByKept = new Set<string>();
+  for (const vs of m.snapshot.list(istio, 'VirtualService')) {
+    const ns = vs.metadata.namespace ?? 'default';
+    const gateways = specOf(vs, 'networking.istio.io/VirtualService').gateways ?? [];
+    for (const g of gateways) (m.isKept(ns) ? boundByKept : bound).add(resolveGatewayName(g, ns));
+  }
+  for (const gateway of m.snapshot.list(istio, 'Gateway')) {
+    const ns = gateway.metadata.namespace ?? 'default';
+    const name = gateway.metadata.name ?? '';
+    const selector = specOf(gateway, 'networking.istio.io/Gateway').selector ?? {};
+    const pods = m.mesh.workloads.filter(
+      (w) => Object.keys(selector).length > 0 && labelsMatch(w.labels, selector),
+    );
+    const stays = boundByKept.has(`${ns}/${name}`) || m.isKept(ns);
+    if (stays) for (const pod of pods) m.oldGatewaysInUse.add(pod);
+    if (!bound.has(`${ns}/${name}`)) {
+      if (stays) {
+        m.note(gateway, changed('', `kept: it serves routes of namespaces that stay in sidecar mode`));
+        continue;
+      }
+      m.replace(gateway, []);
+      m.note(
+        gateway,
+        changed('', 'no VirtualService is bound to it: there is nothing to serve, so it is not converted'),
+      );
+      continue;
+    }
+    const notes: Note[] = [];
+    const converted = convertGateway(gateway, notes);
+    m.replace(gateway, stays ? [gateway, converted] : [converted]);
+    if (stays)
+      notes.push(changed('', 'also kept as it is: it serves routes of namespaces that stay in sidecar mode'));
+    m.entry(gateway).notes.push(...notes);
+    const principal = gatewayApiPrincipal(m.trustDomain, ns, name);
+    m.newGateways.set(`${ns}/${name}`, { namespace: ns, name, principal, pods });
+    m.note(
+      gateway,
+      action(
+        '',
+        `Istio deploys the gateway as Deployment and Service ${ns}/${name}-istio: point DNS or the load balancer at that Service for the converted routes, then ${stays ? 'keep' : 'remove'} the old gateway pods (${[...new Set(pods.map((p) => `${p.namespace}/${p.name}`))].join(', ') || 'none found'})${stays ? ', which go on serving the namespaces that stay in sidecar mode' : ''}`,
+      ),
+    );
+    for (const pod of pods) {
+      const old = principalOf(pod, m.trustDomain);
+      const list = m.principalRenames.get(old) ?? [];
+      if (!list.includes(principal)) list.push(principal);
+      m.principalRenames.set(old, list.sort());
+    }
+  }
+  // An old gateway that still serves sidecar-mode routes keeps its identity beside the new ones.
+  for (const pod of m.oldGatewaysInUse) {
+    const old = principalOf(pod, m.trustDomain);
+    const list = m.principalRenames.get(old);
+    if (list && !list.includes(old)) m.principalRenames.set(old, [...list, old].sort());
+  }
+}
+
+/** Kubernetes Ingresses of class istio are served by the Istio gateway pods, not a Gateway API gateway. */
+export function istioIngresses(m: Migration): void {
+  for (const ingress of m.snapshot.list('networking.k8s.io', 'Ingress')) {
+    if (m.isKept(ingress.metadata.namespace ?? 'default')) continue;
+    const spec = specOf(ingress, 'networking.k8s.io/Ingress');
+    const istioClass =
+      spec.ingressClassName === 'istio' ||
+      ingress.metadata.annotations?.[Annotation.IngressClass] === 'istio';
+    if (!istioClass) continue;
+    m.note(
+      ingress,
+      action(
+        'spec.ingressClassName',
+        'served by the Istio ingress gateway pods, not by a Gateway API gateway: write it as an HTTPRoute (for KServe: enableGatewayApi in inferenceservice-config), or keep those pods running',
+      ),
+    );
+  }
+}

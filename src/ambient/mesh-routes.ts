@@ -1,0 +1,227 @@
+/**
+ * Migration phase: routes. Every VirtualService becomes HTTPRoutes, one per set of parents with the same
+ * rules: the converted Gateway API gateways, or (for mesh-bound ones) the Services its hosts name, which
+ * then need a waypoint to apply them.
+ */
+import { specOf } from '../model/specs.ts';
+import type { JsonRecord } from '../model/object.ts';
+import { Mesh as MeshGateway, resolveGatewayName, resolveShortName } from '../mesh/virtual-services.ts';
+import type { KubeObject } from '../model/object.ts';
+import { Migration, istio, gatewayApi } from './context.ts';
+import { type BackendTarget, type RouteContext, convertHttpRoutes } from './http-routes.ts';
+import { type Note, action, dropped } from './migration-report.ts';
+
+/** Every VirtualService becomes HTTPRoutes: one per parent (converted gateway, or mesh) with distinct rules. */
+export function virtualServices(m: Migration): void {
+  for (const vs of m.snapshot.list(istio, 'VirtualService'))
+    if (!m.isKept(vs.metadata.namespace ?? 'default')) convertVirtualService(m, vs);
+}
+
+/** One VirtualService → HTTPRoutes: one per set of parents (converted gateways, or mesh) with the same rules. */
+function convertVirtualService(m: Migration, vs: KubeObject): void {
+  const cd = m.mesh.clusterDomain;
+  const ns = vs.metadata.namespace ?? 'default';
+  const spec = specOf(vs, 'networking.istio.io/VirtualService');
+  const notes: Note[] = [];
+  const resolveGateway = (g: string) => resolveGatewayName(g, ns);
+  const gateways =
+    spec.gateways && spec.gateways.length > 0 ? spec.gateways.map(resolveGateway) : [MeshGateway];
+  const hosts = (spec.hosts ?? []).map((h) => (h.includes('*') ? h : resolveShortName(h, ns, cd)));
+  for (const field of ['tcp', 'tls'] as const)
+    if ((spec[field] ?? []).length > 0)
+      notes.push(
+        dropped(
+          `spec.${field}`,
+          `${field.toUpperCase()} routes are not converted: write a ${field === 'tcp' ? 'TCPRoute' : 'TLSRoute'}`,
+        ),
+      );
+  if (spec.exportTo && !spec.exportTo.includes('*'))
+    notes.push(
+      dropped(
+        'spec.exportTo',
+        'HTTPRoutes have no exportTo: the route applies to every client of its parents',
+      ),
+    );
+  const context: RouteContext = {
+    namespace: ns,
+    expand: (h) => resolveShortName(h, ns, cd),
+    resolve: (h) => backend(m, h),
+  };
+  const http = spec.http ?? [];
+  const groups: {
+    parents: JsonRecord[];
+    rules: JsonRecord[];
+    hostnames: string[];
+    mesh: boolean;
+    label: string;
+  }[] = [];
+  for (const parent of gateways) {
+    let parentRefs: JsonRecord[];
+    let hostnames: string[] = [];
+    let label: string;
+    if (parent === MeshGateway) {
+      parentRefs = meshParents(m, vs, hosts, notes);
+      label = 'mesh';
+    } else {
+      const target = m.newGateways.get(parent);
+      if (!target) {
+        notes.push(dropped('spec.gateways', `gateway ${parent} does not exist; nothing is bound to it`));
+        continue;
+      }
+      parentRefs = [
+        { name: target.name, ...(target.namespace !== ns ? { namespace: target.namespace } : {}) },
+      ];
+      hostnames = hosts.includes('*') ? [] : hosts;
+      label = target.name;
+    }
+    if (parentRefs.length === 0) continue;
+    const rules = convertHttpRoutes(http, parent, resolveGateway, context, notes);
+    if (rules.length === 0) continue;
+    const same = groups.find(
+      (g) =>
+        g.mesh === (parent === MeshGateway) &&
+        JSON.stringify(g.rules) === JSON.stringify(rules) &&
+        JSON.stringify(g.hostnames) === JSON.stringify(hostnames),
+    );
+    if (same) same.parents.push(...parentRefs);
+    else groups.push({ parents: parentRefs, rules, hostnames, mesh: parent === MeshGateway, label });
+  }
+  for (const g of groups) if (g.mesh) recordMeshBackends(m, ns, g.parents, g.rules);
+  const routes = httpRoutesOf(m, vs, groups, notes);
+  m.replace(vs, routes);
+  m.entry(vs).notes.push(...dedupe(notes));
+  if (routes.length === 0)
+    m.note(
+      vs,
+      action(
+        'spec.http',
+        'nothing of it could be converted: it has no Gateway API equivalent, route these requests by hand',
+      ),
+    );
+}
+
+/** The HTTPRoute objects of a VirtualService's groups (named after it; by parent when it has several). */
+function httpRoutesOf(
+  m: Migration,
+  vs: KubeObject,
+  groups: readonly {
+    parents: JsonRecord[];
+    rules: JsonRecord[];
+    hostnames: string[];
+    mesh: boolean;
+    label: string;
+  }[],
+  notes: Note[],
+): KubeObject[] {
+  const ns = vs.metadata.namespace ?? 'default';
+  return groups.map((g, i) => {
+    const name = groups.length === 1 ? (vs.metadata.name ?? '') : `${vs.metadata.name}-${g.label}`;
+    if (g.rules.length > 16)
+      notes.push(
+        action(
+          'spec.http',
+          `HTTPRoute ${name} has ${g.rules.length} rules; Gateway API allows 16 per route: split it`,
+        ),
+      );
+    const labels = vs.metadata.labels;
+    return {
+      apiVersion: `${gatewayApi}/v1`,
+      kind: 'HTTPRoute',
+      metadata: {
+        name: i > 0 && groups.slice(0, i).some((x) => x.label === g.label) ? `${name}-${i + 1}` : name,
+        namespace: ns,
+        ...(labels && Object.keys(labels).length > 0 ? { labels: { ...labels } } : {}),
+      },
+      spec: {
+        parentRefs: g.parents,
+        ...(g.hostnames.length > 0 ? { hostnames: g.hostnames } : {}),
+        rules: g.rules,
+      },
+    } as KubeObject;
+  });
+}
+
+/** The Services a mesh route attaches to; each of them needs a waypoint to apply it. */
+function meshParents(m: Migration, vs: KubeObject, hosts: readonly string[], notes: Note[]): JsonRecord[] {
+  const ns = vs.metadata.namespace ?? 'default';
+  const parents: JsonRecord[] = [];
+  for (const host of hosts) {
+    const service = m.mesh.serviceByHostname.get(host);
+    if (!service) {
+      notes.push(
+        dropped(
+          'spec.hosts',
+          `${host}: mesh routes attach to Services in ambient mode, and no Service has this host`,
+        ),
+      );
+      continue;
+    }
+    if (service.type === 'ExternalName') {
+      notes.push(
+        dropped(
+          'spec.hosts',
+          `${host} is an ExternalName Service: no waypoint serves it, so the mesh route can't attach; clients reach ${service.externalName} directly`,
+        ),
+      );
+      continue;
+    }
+    parents.push({
+      group: '',
+      kind: 'Service',
+      name: service.name,
+      ...(service.namespace !== ns ? { namespace: service.namespace } : {}),
+    });
+    m.needsWaypoint(service, `mesh route ${ns}/${vs.metadata.name}`);
+  }
+  return parents;
+}
+
+function backend(m: Migration, host: string): BackendTarget | undefined {
+  const service = m.mesh.serviceByHostname.get(host);
+  if (service)
+    return {
+      kind: 'service',
+      name: service.name,
+      namespace: service.namespace,
+      ports: service.ports.map((p) => p.port),
+    };
+  const entries = m.snapshot.list(istio, 'ServiceEntry');
+  if (entries.some((e) => (specOf(e, 'networking.istio.io/ServiceEntry').hosts ?? []).includes(host)))
+    return { kind: 'hostname', host };
+  return undefined;
+}
+
+/** Remembers which Services a mesh route's waypoint sends each parent Service's requests to. */
+function recordMeshBackends(
+  m: Migration,
+  namespace: string,
+  parents: readonly JsonRecord[],
+  rules: readonly JsonRecord[],
+): void {
+  const parentKeys = parents.map(
+    (p) => `${(p['namespace'] as string | undefined) ?? namespace}/${String(p['name'])}`,
+  );
+  for (const rule of rules)
+    for (const b of (rule['backendRefs'] as JsonRecord[] | undefined) ?? []) {
+      if (b['kind'] !== undefined && b['kind'] !== 'Service') continue;
+      const key = `${(b['namespace'] as string | undefined) ?? namespace}/${String(b['name'])}`;
+      const set = m.routedFrom.get(key) ?? new Set<string>();
+      for (const parent of parentKeys) {
+        if (parent === key) continue;
+        set.add(parent);
+        const to = m.routesTo.get(parent) ?? new Set<string>();
+        m.routesTo.set(parent, to.add(key));
+      }
+      m.routedFrom.set(key, set);
+    }
+}
+
+function dedupe(notes: readonly Note[]): Note[] {
+  const seen = new Set<string>();
+  return notes.filter((n) => {
+    const key = `${n.kind}\n${n.field ?? ''}\n${n.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

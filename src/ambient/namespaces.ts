@@ -1,0 +1,330 @@
+/**
+ * Migration phase: namespaces and pods. Which namespaces stay in sidecar mode (and why); the waypoints the
+ * other phases asked for, and the Services that use them; namespace labels (ambient instead of injection),
+ * pod templates and running pods without sidecars; Sidecars, EnvoyFilters and ISTIO_MUTUAL, which ambient
+ * mode has no use for.
+ */
+import { specOf, type DestinationRuleSpec, type PodSpec } from '../model/specs.ts';
+import { isKnativeMode, kserveConfigFrom, parseDeploymentMode } from '../kserve/config.ts';
+import type { KubeObject } from '../model/object.ts';
+import { gatewayClassOf } from '../model/specs.ts';
+import { Annotation, GatewayClass, Label } from '../model/vocabulary.ts';
+import { Migration, gatewayApi, istio } from './context.ts';
+import { Outcome, action, changed } from './migration-report.ts';
+
+/**
+ * Namespaces that stay in sidecar mode: the ones labelled `kfmesh.io/mode: sidecar`, and the ones that
+ * run Knative (Serverless InferenceServices, Knative Services, Knative Serving itself), which has no
+ * ambient support (KEP-2676). Their objects are left as they are.
+ */
+export function keptNamespaces(m: Migration): void {
+  const keep = (ns: string, why: string, fix?: string) => {
+    if (!m.kept.has(ns)) m.kept.set(ns, { why, ...(fix ? { fix } : {}) });
+  };
+  const moveModels = 'move its models to RawDeployment, then migrate it';
+  for (const ns of m.snapshot.list('', 'Namespace'))
+    if (ns.metadata.labels?.[Label.Mode] === 'sidecar')
+      keep(ns.metadata.name ?? '', `labelled ${Label.Mode}: sidecar`);
+  let defaultMode: string = 'Serverless';
+  try {
+    defaultMode = kserveConfigFrom(m.snapshot, m.mesh.clusterDomain).defaultDeploymentMode;
+  } catch {
+    // A broken KServe configuration is render's to report; migration assumes KServe's default.
+  }
+  for (const isvc of m.snapshot.list('serving.kserve.io', 'InferenceService')) {
+    const annotated = parseDeploymentMode(isvc.metadata.annotations?.[Annotation.DeploymentMode]);
+    const mode = annotated ?? parseDeploymentMode(defaultMode);
+    if (mode === undefined || !isKnativeMode(mode)) continue;
+    m.serverless.push(isvc);
+    keep(
+      isvc.metadata.namespace ?? 'default',
+      `runs the Serverless InferenceService ${isvc.metadata.name}, and Knative has no ambient support`,
+      moveModels,
+    );
+  }
+  for (const ksvc of m.snapshot.list('serving.knative.dev', 'Service'))
+    keep(
+      ksvc.metadata.namespace ?? 'default',
+      `runs the Knative Service ${ksvc.metadata.name}, and Knative has no ambient support`,
+      'move its services off Knative, then migrate it',
+    );
+  for (const cm of m.snapshot.list('', 'ConfigMap'))
+    if (cm.metadata.name === 'config-domain' || cm.metadata.name === 'config-network')
+      keep(
+        cm.metadata.namespace ?? 'default',
+        'runs Knative Serving, which has no ambient support',
+        'it can go once no Serverless model is left',
+      );
+}
+
+export function waypoints(m: Migration): void {
+  const namespaces = new Set<string>([
+    ...m.waypointNamespaces.keys(),
+    ...[...m.waypointServices.values()].map((s) => s.service.namespace),
+  ]);
+  for (const ns of [...namespaces].sort()) {
+    const existing = m.snapshot
+      .list(gatewayApi, 'Gateway', ns)
+      .some((g) => gatewayClassOf(g) === GatewayClass.Waypoint);
+    const why = m.waypointNamespaces.has(ns)
+      ? [...(m.waypointNamespaces.get(ns) ?? [])].join(', ')
+      : [...m.waypointServices.values()]
+          .filter((s) => s.service.namespace === ns)
+          .flatMap((s) => [...s.reasons])
+          .filter((r, i, all) => all.indexOf(r) === i)
+          .join(', ');
+    if (!existing)
+      m.add(
+        {
+          apiVersion: `${gatewayApi}/v1`,
+          kind: 'Gateway',
+          metadata: { name: m.waypointName, namespace: ns, labels: { [Label.WaypointFor]: 'service' } },
+          spec: {
+            gatewayClassName: GatewayClass.Waypoint,
+            listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
+          },
+        },
+        `the waypoint of namespace ${ns}, for L7: ${why}`,
+      );
+  }
+  for (const { service, reasons } of m.waypointServices.values()) {
+    if (m.waypointNamespaces.has(service.namespace)) continue;
+    const current = m.current(service.object);
+    m.change(service.object, {
+      ...current,
+      metadata: {
+        ...current.metadata,
+        labels: {
+          ...current.metadata.labels,
+          [Label.UseWaypoint]: m.waypointName,
+          [Label.IngressUseWaypoint]: 'true',
+        },
+      },
+    });
+    m.note(
+      service.object,
+      changed(
+        'metadata.labels',
+        `uses waypoint ${service.namespace}/${m.waypointName}, also for traffic from ingress (${[...reasons].join(', ')})`,
+      ),
+    );
+  }
+}
+
+export function namespacesAndWorkloads(m: Migration): void {
+  const migrated = namespaces(m);
+  workloadTemplates(m, migrated);
+  runningPods(m, migrated);
+}
+
+/** Namespace labels: ambient instead of injection, or kept in sidecar mode (with the mode label). */
+function namespaces(m: Migration): Set<string> {
+  const migrated = new Set<string>();
+  for (const ns of m.snapshot.list('', 'Namespace')) {
+    const name = ns.metadata.name ?? '';
+    const labels = { ...ns.metadata.labels };
+    const injected = labels[Label.IstioInjection] === 'enabled' || labels[Label.IstioRev] !== undefined;
+    const kept = m.kept.get(name);
+    if (kept !== undefined) {
+      if (!injected) continue;
+      if (labels[Label.Mode] !== 'sidecar') {
+        m.change(ns, {
+          ...ns,
+          metadata: { ...ns.metadata, labels: { ...labels, [Label.Mode]: 'sidecar' } },
+        });
+        m.note(ns, changed(`metadata.labels.${Label.Mode}`, 'sidecar: rendered in sidecar mode from now on'));
+      }
+      const message = `stays in sidecar mode: it ${kept.why}`;
+      m.note(
+        ns,
+        kept.fix ? action('metadata.labels', `${message}; ${kept.fix}`) : changed('metadata.labels', message),
+      );
+      continue;
+    }
+    if (!injected && labels[Label.DataplaneMode] !== 'ambient') continue;
+    migrated.add(name);
+    if (!injected && !m.waypointNamespaces.has(name)) continue;
+    Reflect.deleteProperty(labels, Label.IstioInjection);
+    Reflect.deleteProperty(labels, Label.IstioRev);
+    labels[Label.DataplaneMode] = 'ambient';
+    if (m.waypointNamespaces.has(name)) {
+      labels[Label.UseWaypoint] = m.waypointName;
+      labels[Label.IngressUseWaypoint] = 'true';
+    }
+    m.change(ns, { ...ns, metadata: { ...ns.metadata, labels } });
+    m.note(
+      ns,
+      changed(
+        'metadata.labels',
+        `istio-injection → ${Label.DataplaneMode}: ambient${m.waypointNamespaces.has(name) ? `; every Service uses waypoint ${m.waypointName}` : ''}`,
+      ),
+    );
+  }
+  return migrated;
+}
+
+/** Pod templates of migrated namespaces: opted-out pods stay out; a pod's own injection opt-in goes. */
+function workloadTemplates(m: Migration, migrated: ReadonlySet<string>): void {
+  for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet']) {
+    for (const object of m.snapshot.list('apps', kind)) {
+      if (!migrated.has(object.metadata.namespace ?? 'default')) continue;
+      const spec = specOf(
+        object,
+        kind === 'Deployment'
+          ? 'apps/Deployment'
+          : kind === 'StatefulSet'
+            ? 'apps/StatefulSet'
+            : 'apps/DaemonSet',
+      );
+      const meta = spec.template?.metadata ?? {};
+      let labels = { ...meta.labels };
+      let annotations = { ...meta.annotations };
+      if (optedOut(labels, annotations)) {
+        labels[Label.DataplaneMode] = 'none';
+        m.note(
+          object,
+          changed(
+            'spec.template.metadata.labels',
+            `opted out of injection: stays out of the mesh (${Label.DataplaneMode}: none)`,
+          ),
+        );
+      } else if (labels[Label.SidecarInject] === 'true' || annotations[Label.SidecarInject] === 'true') {
+        // The injector honours a pod's own opt-in in any namespace without an injection label: left in
+        // place, it would give the pods a sidecar in an ambient namespace.
+        labels = without(labels, Label.SidecarInject);
+        annotations = without(annotations, Label.SidecarInject);
+        m.note(
+          object,
+          changed(
+            `spec.template.metadata.labels.${Label.SidecarInject}`,
+            'removed: the injector would still give the pods a sidecar in an ambient namespace',
+          ),
+        );
+      } else continue;
+      const nextMeta = { ...meta, labels, ...(meta.annotations ? { annotations } : {}) };
+      m.change(object, {
+        ...object,
+        spec: { ...spec, template: { ...spec.template, metadata: nextMeta } },
+      });
+    }
+  }
+}
+
+/** Running pods of migrated namespaces, as they will run after a restart: without the sidecar. */
+function runningPods(m: Migration, migrated: ReadonlySet<string>): void {
+  let restarted = 0;
+  for (const pod of m.snapshot.list('', 'Pod')) {
+    if (!migrated.has(pod.metadata.namespace ?? 'default')) continue;
+    const labels = { ...pod.metadata.labels };
+    const annotations = { ...pod.metadata.annotations };
+    const hadSidecar = annotations[Annotation.SidecarStatus] !== undefined;
+    if (optedOut(labels, annotations)) labels[Label.DataplaneMode] = 'none';
+    else if (!hadSidecar) continue;
+    Reflect.deleteProperty(labels, Label.TlsMode);
+    Reflect.deleteProperty(annotations, Annotation.SidecarStatus);
+    const spec = specOf(pod, '/Pod');
+    const strip = <T extends { name?: string }>(list?: T[]) =>
+      list?.filter((c) => c.name !== 'istio-proxy' && c.name !== 'istio-init');
+    const nextSpec: PodSpec = { ...spec, containers: strip(spec.containers) ?? [] };
+    if (spec.initContainers) nextSpec.initContainers = strip(spec.initContainers);
+    m.change(pod, { ...pod, metadata: { ...pod.metadata, labels, annotations }, spec: nextSpec });
+    if (hadSidecar) restarted++;
+  }
+  if (restarted > 0) {
+    const first = m.snapshot.list('', 'Pod').find((p) => m.entry(p).outcome === Outcome.Changed);
+    if (first)
+      m.note(
+        first,
+        action(
+          'spec.containers',
+          `${restarted} running pod(s) carry sidecars: restart their workloads after relabelling so they run without (shown here as they will run)`,
+        ),
+      );
+  }
+}
+
+/** Kept where they still apply: in namespaces that stay in sidecar mode, and mesh-wide while any does. */
+function staysForSidecars(m: Migration, object: KubeObject): boolean {
+  const ns = object.metadata.namespace ?? 'default';
+  if (m.isKept(ns)) return true;
+  if (ns !== m.root || m.kept.size === 0) return false;
+  m.note(
+    object,
+    changed(
+      '',
+      `kept: it applies mesh-wide, and namespaces ${[...m.kept.keys()].sort().join(', ')} stay in sidecar mode`,
+    ),
+  );
+  return true;
+}
+
+/** Sidecars and EnvoyFilters configure sidecars, which ambient mode has none of. */
+export function sidecarOnlyObjects(m: Migration): void {
+  for (const sidecar of m.snapshot.list(istio, 'Sidecar')) {
+    if (staysForSidecars(m, sidecar)) continue;
+    m.replace(sidecar, []);
+    m.note(
+      sidecar,
+      action(
+        '',
+        'ambient mode has no sidecars to scope: to limit what a workload reaches, use AuthorizationPolicies at the destination or egress through a waypoint',
+      ),
+    );
+  }
+  for (const filter of m.snapshot.list(istio, 'EnvoyFilter')) {
+    if (staysForSidecars(m, filter)) continue;
+    m.replace(filter, []);
+    m.note(
+      filter,
+      action(
+        '',
+        'EnvoyFilters patch sidecar configuration, which ambient mode does not have: re-create what it does on a waypoint or gateway (targetRefs), for example as a WasmPlugin or a Gateway API filter',
+      ),
+    );
+  }
+}
+
+/** DestinationRules lose ISTIO_MUTUAL, which ztunnel's HBONE replaces. */
+export function destinationRules(m: Migration): void {
+  const keptSomewhere = m.kept.size > 0;
+  for (const dr of m.snapshot.list(istio, 'DestinationRule')) {
+    if (m.isKept(dr.metadata.namespace ?? 'default') || (dr.metadata.namespace === m.root && keptSomewhere))
+      continue;
+    const { trafficPolicy: policy, ...others } = specOf(dr, 'networking.istio.io/DestinationRule');
+    if (policy?.tls?.mode !== 'ISTIO_MUTUAL') continue;
+    const { tls: _mutual, ...nextPolicy } = policy;
+    const spec: DestinationRuleSpec =
+      Object.keys(nextPolicy).length > 0 ? { ...others, trafficPolicy: nextPolicy } : others;
+    const rest = Object.keys(spec).filter(
+      (k) => k !== 'host' && k !== 'exportTo' && k !== 'workloadSelector',
+    );
+    if (rest.length === 0) {
+      m.replace(dr, []);
+      m.note(
+        dr,
+        changed(
+          'spec.trafficPolicy.tls',
+          'ISTIO_MUTUAL was all it set: ztunnel carries every connection over mTLS (HBONE)',
+        ),
+      );
+    } else {
+      m.change(dr, { ...dr, spec });
+      m.note(
+        dr,
+        changed(
+          'spec.trafficPolicy.tls',
+          'ISTIO_MUTUAL removed: ztunnel carries every connection over mTLS; the rest applies at waypoints and gateways',
+        ),
+      );
+    }
+  }
+}
+
+/** A pod that opted out of sidecar injection (label or annotation). */
+function optedOut(labels: Record<string, string>, annotations: Record<string, string>): boolean {
+  return (labels[Label.SidecarInject] ?? annotations[Label.SidecarInject]) === 'false';
+}
+
+function without(record: Record<string, string>, key: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).filter(([k]) => k !== key));
+}
