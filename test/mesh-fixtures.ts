@@ -3,8 +3,9 @@ import type { KubeObject } from '../src/model/object.ts';
 import { Snapshot } from '../src/load/snapshot.ts';
 import { compileMesh } from '../src/mesh/mesh.ts';
 import { parseIstioVersion } from '../src/mesh/istio-version.ts';
-import { traceRequest, type TraceInput } from '../src/mesh/trace.ts';
+import { traceRequest } from '../src/mesh/trace.ts';
 import type { TraceResult } from '../src/model/trace-result.ts';
+import type { TraceInput } from '../src/mesh/trace/request.ts';
 
 let nextIp = 10;
 

@@ -1,7 +1,7 @@
 /** `kfmesh trace`: follows one request through the mesh and prints the hops, the response and the metrics. */
 import { compileMesh } from '../mesh/mesh.ts';
 import { formatIstioVersion } from '../mesh/istio-version.ts';
-import { parseHeaderLine, traceAllPaths, traceRequest, TraceInputError } from '../mesh/trace.ts';
+import { traceAllPaths, traceRequest } from '../mesh/trace.ts';
 import {
   ExitCode,
   istioVersionFlag,
@@ -13,6 +13,7 @@ import {
   type Streams,
 } from './io.ts';
 import type { Hop, TraceResult } from '../model/trace-result.ts';
+import { TraceInputError, parseHeaderLine } from '../mesh/trace/request.ts';
 
 /** Options of `kfmesh trace` as parsed from the command line. */
 export interface TraceFlags extends ClusterFlags {

@@ -7,7 +7,7 @@
 import { Snapshot } from '../load/snapshot.ts';
 import { compareRefs, refOf, type KubeObject } from '../model/object.ts';
 import { compileMesh, type Mesh } from '../mesh/mesh.ts';
-import { parseHeaderLine, traceRequest, TraceInputError } from '../mesh/trace.ts';
+import { traceRequest } from '../mesh/trace.ts';
 import { migrateToAmbient, type MigrationResult } from '../ambient/migrate.ts';
 import { reportDocument } from '../ambient/migration-report.ts';
 import { analyze, findingsDocument } from '../analyze/analyze.ts';
@@ -23,6 +23,7 @@ import {
   parseIstioVersion,
 } from '../mesh/istio-version.ts';
 import type { SideBySide } from './wire.ts';
+import { TraceInputError, parseHeaderLine } from '../mesh/trace/request.ts';
 
 export interface ConsoleAnswer {
   status: number;

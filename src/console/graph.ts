@@ -8,10 +8,11 @@
 import { compileMesh, type Mesh } from '../mesh/mesh.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { migrateToAmbient } from '../ambient/migrate.ts';
-import { traceRequest, TraceInputError } from '../mesh/trace.ts';
+import { traceRequest } from '../mesh/trace.ts';
 import { requestShapes, type MatrixRequest, type RequestShape } from '../verify/equivalence.ts';
 import type { Hop, TraceResult } from '../model/trace-result.ts';
 import type { EdgeCounts, GraphEdge, GraphNode, MeshGraph, SideBySide } from './wire.ts';
+import { TraceInputError } from '../mesh/trace/request.ts';
 
 export const PassthroughNode = 'PassthroughCluster';
 export const BlackHoleNode = 'BlackHoleCluster';

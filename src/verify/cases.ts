@@ -24,8 +24,9 @@ import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 import { InputError, type SourceLocation } from '../model/errors.ts';
 import { isPlainObject } from '../model/object.ts';
 import type { Mesh } from '../mesh/mesh.ts';
-import { traceRequest, TraceInputError, type TraceInput } from '../mesh/trace.ts';
+import { traceRequest } from '../mesh/trace.ts';
 import type { TraceResult } from '../model/trace-result.ts';
+import { type TraceInput, TraceInputError } from '../mesh/trace/request.ts';
 
 /** What a case expects; every field given is checked. */
 export interface CaseExpectation {

@@ -18,10 +18,12 @@ import { policySpec } from '../mesh/authorization.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh, type Mesh } from '../mesh/mesh.ts';
 import { isHttpProtocol, Protocol } from '../mesh/services.ts';
-import { ingressGatewaysServing, traceRequest, TraceInputError } from '../mesh/trace.ts';
+import { traceRequest } from '../mesh/trace.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { ClientClasses, type TracedOutcome } from './client-classes.ts';
 import type { Hop, TraceResult } from '../model/trace-result.ts';
+import { TraceInputError } from '../mesh/trace/request.ts';
+import { ingressGatewaysServing } from '../mesh/trace/gateway.ts';
 
 /** One request of the matrix. */
 export interface MatrixRequest {

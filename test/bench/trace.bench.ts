@@ -7,9 +7,10 @@
 import { performance } from 'node:perf_hooks';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { compileMesh, compileProxies } from '../../src/mesh/mesh.ts';
-import { traceRequest, type TraceInput } from '../../src/mesh/trace.ts';
+import { traceRequest } from '../../src/mesh/trace.ts';
 import { peakRssMiB, printTable } from './harness.ts';
 import { benchMesh } from './mesh-platform.ts';
+import type { TraceInput } from '../../src/mesh/trace/request.ts';
 
 const namespaces = 500;
 const requests = 100_000;

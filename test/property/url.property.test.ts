@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { parseUrl, TraceInputError } from '../../src/mesh/trace.ts';
+import { TraceInputError, parseUrl } from '../../src/mesh/trace/request.ts';
 
 const label = fc.stringMatching(/^[a-zA-Z0-9]([a-zA-Z0-9-]{0,8}[a-zA-Z0-9])?$/);
 const host = fc.oneof(

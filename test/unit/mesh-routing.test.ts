@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { compileMesh, compileProxies } from '../../src/mesh/mesh.ts';
-import { traceAllPaths, traceRequest, TraceInputError } from '../../src/mesh/trace.ts';
+import { traceAllPaths, traceRequest } from '../../src/mesh/trace.ts';
 import { bookinfo, istio, labelsOf, meshConfig, namespace, pod, service, trace } from '../mesh-fixtures.ts';
+import { TraceInputError } from '../../src/mesh/trace/request.ts';
 
 const from = 'default/productpage-0';
 const vs = (name: string, spec: Record<string, unknown>, created?: string) =>

@@ -1,0 +1,128 @@
+/**
+ * An ingress gateway (docs/semantics.md, "Gateways"): an external request enters through the gateway that
+ * serves its host and port, whose servers and routes decide where it goes next.
+ */
+import { type GatewayProxy, gatewayRouteTable, pickDomain } from '../gateways.ts';
+import type { MatchContext } from '../http-match.ts';
+import type { Mesh } from '../mesh.ts';
+import { hostWithoutPort } from '../sidecar-outbound.ts';
+import { authorize } from './inbound.ts';
+import { TraceInputError } from './request.ts';
+import { firstRoute } from './route-match.ts';
+import { type Connection, type Outcome, Tracer, connection } from './tracer.ts';
+
+/** A client outside the cluster: it enters through the ingress gateway whose server serves the URL's host and port. */
+export function fromExternal(t: Tracer, host: string, port: number, https: boolean, via?: string): Outcome {
+  const names = (p: GatewayProxy) => [
+    `${p.workload.namespace}/${p.workload.name}`,
+    ...(p.gatewayApiName ? [`${p.workload.namespace}/${p.gatewayApiName}`] : []),
+  ];
+  const all = [...t.mesh.gateways.values()];
+  const proxies = via === undefined ? all : all.filter((p) => names(p).includes(via));
+  if (via !== undefined && proxies.length === 0)
+    throw new TraceInputError(
+      `--via ${via}: no such ingress gateway; the gateways are ${all.flatMap(names).join(', ') || 'none'}`,
+    );
+  // Of the gateways that serve the host and port, the first that also has routes for it wins (several
+  // gateways often serve `*` on port 80, and only one of them routes the host).
+  const candidates = serving(proxies, host, port);
+  const routed = candidates.find(({ proxy, server }) => {
+    const table = gatewayRouteTable(t.mesh, proxy, server.listenPort);
+    return table !== undefined && pickDomain(table.virtualHosts, host) !== undefined;
+  });
+  const chosen = routed ?? candidates[0];
+  if (chosen) {
+    const { proxy, server } = chosen;
+    return gateway(
+      t,
+      proxy,
+      connection(undefined, -1, false, proxy.workload.ip, server.listenPort, proxy.workload, https),
+    );
+  }
+  throw new TraceInputError(
+    `--from external: ${via === undefined ? 'no ingress gateway serves' : `${via} does not serve`} ${host}:${port} (no Gateway server lists that host and port)`,
+  );
+}
+
+/** The gateways (and their server) whose Gateway servers take this host and port. */
+function serving(
+  proxies: readonly GatewayProxy[],
+  host: string,
+  port: number,
+): { proxy: GatewayProxy; server: GatewayProxy['servers'][number] }[] {
+  return proxies.flatMap((proxy) => {
+    const server = proxy.servers.find(
+      (s) =>
+        s.port === port &&
+        s.hosts.some((h) => hostCovers(h.includes('/') ? (h.split('/')[1] ?? '') : h, host)),
+    );
+    return server ? [{ proxy, server }] : [];
+  });
+}
+
+/** The ingress gateways an outside client can enter through for this host and port, as `--via` names them. */
+export function ingressGatewaysServing(mesh: Mesh, host: string, port: number): string[] {
+  return serving([...mesh.gateways.values()], host, port).map(
+    ({ proxy }) => `${proxy.workload.namespace}/${proxy.workload.name}`,
+  );
+}
+
+function hostCovers(pattern: string, host: string): boolean {
+  return pattern === '*' || pattern === host || (pattern.startsWith('*.') && host.endsWith(pattern.slice(1)));
+}
+
+/** Step: a gateway — listener at the arrival port, TLS, authorization, virtual host, route. */
+export function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
+  const w = proxy.workload;
+  const table = gatewayRouteTable(t.mesh, proxy, conn.port);
+  const hop = t.hop('gateway', w, 'outbound', `0.0.0.0_${conn.port}`, conn.mtls);
+  if (!table) {
+    t.at(hop).notes.push(`no HTTP server listens on port ${conn.port}`);
+    return t.localReply(
+      conn.senderHop,
+      503,
+      'UF',
+      `${w.namespace}/${w.name} has no listener on port ${conn.port}`,
+    );
+  }
+  t.at(hop).routeConfig = table.name;
+  const wantsIstioMtls = table.servers.some((s) => s.protocol === 'HTTPS' && s.tlsMode === 'ISTIO_MUTUAL');
+  const plain = table.servers.some((s) => s.protocol !== 'HTTPS');
+  const terminatesTls = table.servers.some((s) => s.protocol === 'HTTPS' && s.tlsMode !== 'ISTIO_MUTUAL');
+  const accepted = conn.mtls ? wantsIstioMtls : conn.externalTls ? terminatesTls : plain;
+  if (!accepted) {
+    t.at(hop).notes.push(
+      `the servers on port ${conn.port} expect ${wantsIstioMtls ? 'Istio mTLS' : terminatesTls ? 'TLS' : 'plaintext'}`,
+    );
+    return t.localReply(conn.senderHop, 503, 'UF', `TLS mismatch at ${w.namespace}/${w.name}:${conn.port}`);
+  }
+  const decision = authorize(t, hop, w, conn, t.mesh.authorization.forWorkload(w, proxy.gatewayApiName));
+  if (!decision.allowed) {
+    return t.replyWithoutUpstream(
+      hop,
+      w,
+      false,
+      403,
+      '-',
+      `RBAC: access denied at gateway ${w.namespace}/${w.name}: ${decision.reason}`,
+    );
+  }
+  const vhost = pickDomain(table.virtualHosts, hostWithoutPort(t.request.authority).toLowerCase());
+  const noRoute = (why: string) => t.replyWithoutUpstream(hop, w, false, 404, 'NR', why);
+  if (!vhost)
+    return noRoute(
+      `gateway ${w.namespace}/${w.name} has no virtual host for ${hostWithoutPort(t.request.authority)} on ${table.name}`,
+    );
+  t.at(hop).virtualHost = `${vhost.domain}:${conn.port}`;
+  const context: MatchContext = {
+    gateways: table.gatewayNames,
+    port: table.servers[0]?.port ?? conn.port,
+    sourceLabels: w.labels,
+    sourceNamespace: w.namespace,
+  };
+  const routed = firstRoute(t, w, hop, vhost.routes, context);
+  if (routed) return routed;
+  return noRoute(
+    `no route on gateway ${w.namespace}/${w.name} matches ${t.request.method} ${t.request.authority}${t.request.path}`,
+  );
+}

@@ -1,0 +1,153 @@
+/**
+ * The inbound side of a sidecar: the listener a connection lands on, the Service and port it was for, and
+ * the authorization the proxy applies before the application answers (docs/semantics.md, "Inbound").
+ */
+import type { AuthzDecision } from '../authorization.ts';
+import type { Mesh } from '../mesh.ts';
+import { MtlsMode } from '../security.ts';
+import type { MeshService } from '../services.ts';
+import { serverReport } from '../telemetry.ts';
+import { type Connection, type Outcome, Tracer, answered } from './tracer.ts';
+import { type Workload, principalOf } from '../workloads.ts';
+import type { KubeObject } from '../../model/object.ts';
+
+/**
+ * Whether an HTTP proxy (sidecar, gateway, waypoint) sent the connection. When the server side resets it,
+ * such a proxy answers its client with a 503; a client with no proxy, or behind ztunnel (L4), sees the reset.
+ */
+export function sentByHttpProxy(t: Tracer, conn: Connection): boolean {
+  return conn.senderHop >= 0 && t.at(conn.senderHop).kind !== 'ztunnel';
+}
+
+/** Step: the server sidecar's inbound path — PeerAuthentication, authorization, the destination report. */
+export function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
+  const hop = t.hop('sidecar', w, 'inbound', 'virtualInbound', conn.mtls);
+  t.at(hop).cluster = `inbound|${conn.port}||`;
+  const { peerAuth, service, policies } = inboundPort(t.mesh, w, conn.port);
+  t.at(hop).tls =
+    `${conn.mtls ? 'mTLS' : 'plaintext'}; PeerAuthentication ${peerAuth.mode}${peerAuth.policy ? ` (${peerAuth.policy})` : ' (default)'}`;
+  if (peerAuth.mode === MtlsMode.Strict && !conn.mtls) {
+    t.at(hop).decision = 'deny';
+    t.at(hop).notes.push('STRICT: no filter chain accepts plaintext; the connection is reset');
+    const reason = `${w.namespace}/${w.name} requires mTLS (STRICT) and the request came in plaintext`;
+    if (sentByHttpProxy(t, conn)) return t.localReply(conn.senderHop, 503, 'UC', reason);
+    return t.localReply(hop, 0, '-', `connection reset: ${reason}`);
+  }
+  if (peerAuth.mode === MtlsMode.Disable && conn.mtls) {
+    t.at(hop).decision = 'deny';
+    return t.localReply(
+      conn.senderHop,
+      503,
+      'UF',
+      `${w.namespace}/${w.name} has mTLS disabled on port ${conn.port}; the mTLS handshake fails`,
+    );
+  }
+  const decision = authorize(t, hop, w, conn, policies);
+  if (!service) t.at(hop).cluster = t.mesh.behaviour.inboundPassthroughCluster;
+  t.reports.push(serverReport(t.mesh, { proxy: w, peer: conn.sender, mtls: conn.mtls, service, hop }));
+  if (!decision.allowed)
+    return t.localReply(hop, 403, '-', `RBAC: access denied at ${w.namespace}/${w.name}: ${decision.reason}`);
+  return answered(`${w.namespace}/${w.name}`, ` on port ${conn.port}`);
+}
+
+export function authorize(
+  t: Tracer,
+  hop: number,
+  w: Workload,
+  conn: Connection,
+  policies: readonly KubeObject[],
+): AuthzDecision {
+  if (policies.length === 0) {
+    t.at(hop).decision = 'allow';
+    return NoPolicy;
+  }
+  const jwt = requestPrincipalOf(t.request.headers);
+  const decision = t.mesh.authorization.evaluate(policies, {
+    principal: conn.mtls && conn.sender ? principalOf(conn.sender, t.mesh.config.trustDomain) : undefined,
+    sourceIp: conn.sender?.ip ?? '198.51.100.7',
+    requestPrincipal: jwt,
+    host: t.request.authority,
+    method: t.request.method,
+    path: t.request.path,
+    port: conn.port,
+    headers: t.request.headers,
+    destinationIp: conn.ip,
+  });
+  t.at(hop).decision = decision.decision;
+  if (decision.policy) t.at(hop).policy = decision.policy;
+  t.at(hop).notes.push(`authorization: ${decision.reason}`);
+  for (const c of decision.custom ?? [])
+    t.at(hop).notes.push(`CUSTOM ${c}: decided by the external provider (assumed to allow)`);
+  return decision;
+}
+
+export const NoPolicy: AuthzDecision = { allowed: true, decision: 'allow', reason: 'no policy applies' };
+
+/** `iss/sub` of a bearer JWT in the Authorization header (its signature is not checked offline). */
+export function requestPrincipalOf(headers: Readonly<Record<string, string>>): string | undefined {
+  const authorization = headers['authorization'];
+  if (authorization === undefined) return undefined;
+  const token = /^Bearer\s+([^.\s]+)\.([^.\s]+)\.[^.\s]*$/i.exec(authorization);
+  if (!token) return undefined;
+  try {
+    const base64 = (token[2] ?? '').replace(/-/g, '+').replace(/_/g, '/');
+    const payload = JSON.parse(atob(base64.padEnd(Math.ceil(base64.length / 4) * 4, '='))) as {
+      iss?: string;
+      sub?: string;
+    };
+    return payload.iss && payload.sub ? `${payload.iss}/${payload.sub}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a workload's inbound side has on one of its ports: the mTLS mode, the service it reports and (for a
+ * sidecar) its policies. Server sidecars read it per hop; destination ztunnels read it once per verdict.
+ */
+interface InboundPort {
+  port: number;
+  peerAuth: { mode: MtlsMode; policy?: string };
+  service: MeshService | undefined;
+  policies: readonly KubeObject[];
+}
+
+/** A workload's inbound ports, worked out once per mesh and kept in one list per workload (one lookup per hop). */
+export function inboundPort(mesh: Mesh, w: Workload, port: number): InboundPort {
+  let index = mesh.cache.get('inbound-ports') as Map<Workload, InboundPort[]> | undefined;
+  if (!index) mesh.cache.set('inbound-ports', (index = new Map()));
+  let ports = index.get(w);
+  if (!ports) index.set(w, (ports = []));
+  for (const p of ports) if (p.port === port) return p;
+  const entry: InboundPort = {
+    port,
+    peerAuth: mesh.security.peerAuthenticationMode(w, port),
+    service: inboundService(mesh, w, port),
+    policies: mesh.authorization.forWorkload(w),
+  };
+  ports.push(entry);
+  return entry;
+}
+
+const NoEntries: readonly never[] = [];
+
+/** The service an inbound cluster reports: the first Service (by name) with this pod as endpoint on this port. */
+function inboundService(mesh: Mesh, w: Workload, port: number): MeshService | undefined {
+  let index = mesh.cache.get('inbound-services') as
+    Map<Workload, { service: MeshService; ports: Set<number> }[]> | undefined;
+  if (!index) {
+    index = new Map();
+    for (const s of mesh.services) {
+      for (const e of s.endpoints) {
+        if (!e.workload) continue;
+        const entries = index.get(e.workload) ?? [];
+        entries.push({ service: s, ports: new Set(s.ports.map((p) => e.portFor(p))) });
+        index.set(e.workload, entries);
+      }
+    }
+    mesh.cache.set('inbound-services', index);
+  }
+  for (const entry of index.get(w) ?? NoEntries)
+    if (entry.service.namespace === w.namespace && entry.ports.has(port)) return entry.service;
+  return undefined;
+}
