@@ -5,6 +5,7 @@
  * VirtualServices with catch-alls last, and no catch-all virtual host (404 NR).
  */
 import { specOf } from '../model/specs.ts';
+import { MeshMemo } from './memo.ts';
 import { labelsMatch } from '../load/snapshot.ts';
 import { compareStrings } from '../model/object.ts';
 import { istioGateways, listenerGatewayName, listenersOf, sortByPrecedence } from './gateway-api.ts';
@@ -130,9 +131,17 @@ export function gatewayRouteTable(
   proxy: GatewayProxy,
   listenPort: number,
 ): GatewayRouteTable | undefined {
-  const key = `gateway|${proxy.workload.namespace}/${proxy.workload.podName}|${listenPort}`;
-  const cached = mesh.cache.get(key) as GatewayRouteTable | undefined;
-  if (cached) return cached;
+  const key = `${proxy.workload.namespace}/${proxy.workload.podName}|${listenPort}`;
+  return routeTables.get(mesh, key, () => buildGatewayRouteTable(mesh, proxy, listenPort));
+}
+
+const routeTables = new MeshMemo<string, GatewayRouteTable | undefined>('gateway-route-tables');
+
+function buildGatewayRouteTable(
+  mesh: Mesh,
+  proxy: GatewayProxy,
+  listenPort: number,
+): GatewayRouteTable | undefined {
   const servers = proxy.servers.filter(
     (s) =>
       s.listenPort === listenPort &&
@@ -178,9 +187,7 @@ export function gatewayRouteTable(
       ...vhost.routes.filter((r) => isCatchAllRule(r.rule)),
     ];
   }
-  const table: GatewayRouteTable = { name: `http.${listenPort}`, gatewayNames, servers, virtualHosts };
-  mesh.cache.set(key, table);
-  return table;
+  return { name: `http.${listenPort}`, gatewayNames, servers, virtualHosts };
 }
 
 /** The more specific of two hosts when one covers the other. */

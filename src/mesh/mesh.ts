@@ -53,8 +53,6 @@ export interface Mesh {
   waypoints: Map<string, Waypoint>;
   security: SecurityPolicies;
   authorization: AuthorizationPolicies;
-  /** Route tables built so far, by key; filled lazily by the proxies. */
-  cache: Map<string, unknown>;
 }
 
 /** Compiles a snapshot into the mesh the data plane would run. */
@@ -107,7 +105,6 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
     waypoints: waypointsFrom(snapshot, workloads),
     security: new SecurityPolicies(snapshot, config, clusterDomain),
     authorization: new AuthorizationPolicies(snapshot, config.rootNamespace),
-    cache: new Map(),
   };
   mesh.gateways = gatewaysFrom(mesh);
   return mesh;

@@ -5,6 +5,7 @@
  * virtual host per remaining service, names and domains de-duplicated, then the catch-all.
  */
 import { specIfKind, specOf } from '../model/specs.ts';
+import { MeshMemo, MeshOnce } from './memo.ts';
 import { labelsMatch } from '../load/snapshot.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
@@ -71,14 +72,24 @@ export type OutboundListener =
   | { kind: 'tcp'; name: string; service: MeshService; port: ServicePort }
   | { kind: 'none'; name: string };
 
+const scopeOfWorkload = new MeshMemo<Workload, SidecarScope>('scope-of-workload');
+const scopes = new MeshMemo<string, SidecarScope>('sidecar-scopes');
+const sidecars = new MeshOnce<KubeObject[]>('sidecars');
+const sniffedTables = new MeshMemo<string, SidecarRouteTable>('sniffed-route-tables');
+/** The mesh's services and VirtualServices by namespace, and the position of each in its list. */
+const servicesByNamespace = new MeshOnce<Map<string, MeshService[]>>('services-by-namespace');
+const virtualServicesByNamespace = new MeshOnce<Map<string, ResolvedVirtualService[]>>(
+  'virtual-services-by-namespace',
+);
+const servicePositions = new MeshOnce<Map<MeshService, number>>('service-positions');
+const virtualServicePositions = new MeshOnce<Map<ResolvedVirtualService, number>>(
+  'virtual-service-positions',
+);
+
 /** The scope of a sidecar: Sidecar resource by selector, namespace, root namespace, else everything exported. */
 export function sidecarScopeOf(mesh: Mesh, workload: Workload): SidecarScope {
   // Each workload's scope is looked up once (choosing its Sidecar scans the namespace's Sidecars).
-  let byWorkload = mesh.cache.get('scope-of') as Map<Workload, SidecarScope> | undefined;
-  if (!byWorkload) mesh.cache.set('scope-of', (byWorkload = new Map()));
-  let scope = byWorkload.get(workload);
-  if (!scope) byWorkload.set(workload, (scope = buildSidecarScope(mesh, workload)));
-  return scope;
+  return scopeOfWorkload.get(mesh, workload, () => buildSidecarScope(mesh, workload));
 }
 
 function buildSidecarScope(mesh: Mesh, workload: Workload): SidecarScope {
@@ -87,8 +98,15 @@ function buildSidecarScope(mesh: Mesh, workload: Workload): SidecarScope {
   const key = shared
     ? 'scope|*'
     : `scope|${workload.namespace}|${sidecar ? `${sidecar.metadata.namespace}/${sidecar.metadata.name}` : ''}`;
-  const cached = mesh.cache.get(key) as SidecarScope | undefined;
-  if (cached) return cached;
+  return scopes.get(mesh, key, () => newSidecarScope(mesh, workload, sidecar, key));
+}
+
+function newSidecarScope(
+  mesh: Mesh,
+  workload: Workload,
+  sidecar: KubeObject | undefined,
+  key: string,
+): SidecarScope {
   const spec = specIfKind(sidecar, 'networking.istio.io/Sidecar');
   const namespace = workload.namespace;
   // Egress hosts parsed once, with `.` made this namespace: a scope is built for every namespace a
@@ -109,12 +127,12 @@ function buildSidecarScope(mesh: Mesh, workload: Workload): SidecarScope {
     services = mesh.services.filter((s) => exported(s) && imported(s.namespace, s.hostname));
   } else {
     // Only the namespaces the entries name can contribute: look at their services alone.
-    const byNamespace = byNamespaceIndex(mesh, 'services', mesh.services);
+    const byNamespace = byNamespaceIndex(mesh, servicesByNamespace, mesh.services);
     const chosen: MeshService[] = [];
     for (const ns of new Set(egress.map((e) => e.ns)))
       for (const s of byNamespace.get(ns) ?? [])
         if (exported(s) && imported(s.namespace, s.hostname)) chosen.push(s);
-    services = inMeshOrder(mesh, 'services', mesh.services, chosen);
+    services = inMeshOrder(mesh, servicePositions, mesh.services, chosen);
   }
   // The VirtualServices of the namespaces the egress names (all of them when it names `*`).
   const candidates =
@@ -122,10 +140,10 @@ function buildSidecarScope(mesh: Mesh, workload: Workload): SidecarScope {
       ? mesh.virtualServices
       : inMeshOrder(
           mesh,
-          'virtual-services',
+          virtualServicePositions,
           mesh.virtualServices,
           [...new Set(egress.map((e) => e.ns))].flatMap(
-            (ns) => byNamespaceIndex(mesh, 'virtual-services', mesh.virtualServices).get(ns) ?? [],
+            (ns) => byNamespaceIndex(mesh, virtualServicesByNamespace, mesh.virtualServices).get(ns) ?? [],
           ),
         );
   const virtualServices = virtualServicesFor(candidates, MeshGateway, namespace).filter((vs) =>
@@ -147,45 +165,39 @@ function buildSidecarScope(mesh: Mesh, workload: Workload): SidecarScope {
     tables: new Map(),
   };
   if (sidecar) scope.sidecar = `${sidecar.metadata.namespace}/${sidecar.metadata.name}`;
-  mesh.cache.set(key, scope);
   return scope;
 }
 
 /** A list of the mesh (services, VirtualServices) by namespace, built once per mesh. */
 function byNamespaceIndex<T extends { namespace: string }>(
   mesh: Mesh,
-  name: string,
+  memo: MeshOnce<Map<string, T[]>>,
   all: readonly T[],
 ): Map<string, T[]> {
-  const key = `by-namespace|${name}`;
-  let index = mesh.cache.get(key) as Map<string, T[]> | undefined;
-  if (index) return index;
-  index = new Map();
-  for (const item of all) addTo(index, item.namespace, item);
-  mesh.cache.set(key, index);
-  return index;
+  return memo.get(mesh, () => {
+    const index = new Map<string, T[]>();
+    for (const item of all) addTo(index, item.namespace, item);
+    return index;
+  });
 }
 
 /** Some items of a mesh list, in the list's order (which decides precedence). */
-function inMeshOrder<T extends object>(mesh: Mesh, name: string, all: readonly T[], some: readonly T[]): T[] {
-  const key = `position|${name}`;
-  let position = mesh.cache.get(key) as Map<T, number> | undefined;
-  if (!position) {
-    position = new Map(all.map((item, i) => [item, i]));
-    mesh.cache.set(key, position);
-  }
-  const at = position;
+function inMeshOrder<T extends object>(
+  mesh: Mesh,
+  memo: MeshOnce<Map<T, number>>,
+  all: readonly T[],
+  some: readonly T[],
+): T[] {
+  const at = memo.get(mesh, () => new Map(all.map((item, i) => [item, i])));
   return [...new Set(some)].sort((a, b) => (at.get(a) ?? 0) - (at.get(b) ?? 0));
 }
 
 function selectSidecar(mesh: Mesh, workload: Workload): KubeObject | undefined {
-  let all = mesh.cache.get('sidecars') as KubeObject[] | undefined;
-  if (!all) {
-    all = [...mesh.snapshot.list('networking.istio.io', 'Sidecar')].sort((a, b) =>
+  const all = sidecars.get(mesh, () =>
+    [...mesh.snapshot.list('networking.istio.io', 'Sidecar')].sort((a, b) =>
       compareStrings(orderKey(a), orderKey(b)),
-    );
-    mesh.cache.set('sidecars', all);
-  }
+    ),
+  );
   if (all.length === 0) return undefined;
   const selectorOf = (s: KubeObject) => specOf(s, 'networking.istio.io/Sidecar').workloadSelector?.labels;
   const inNs = all.filter((s) => s.metadata.namespace === workload.namespace);
@@ -319,24 +331,22 @@ function sniffedRouteTable(
   service: MeshService,
   port: number,
 ): SidecarRouteTable {
-  const key = `${scope.key}|sniffed|${service.hostname}|${port}`;
-  const cached = mesh.cache.get(key) as SidecarRouteTable | undefined;
-  if (cached) return cached;
-  const vs = scope.virtualServices.find((v) =>
-    v.hosts.some((h) => (h.includes('*') ? hostMatches(h, service.hostname) : h === service.hostname)),
-  );
-  const vhost: SidecarVirtualHost = vs
-    ? {
-        name: `${service.hostname}:${port}`,
-        domains: ['*'],
-        virtualService: vs,
-        rules: vs.http,
-        services: [service],
-      }
-    : { name: `${service.hostname}:${port}`, domains: ['*'], services: [service] };
-  const table = dedupe(mesh, `${service.hostname}:${port}`, [vhost]);
-  mesh.cache.set(key, table);
-  return table;
+  const key = `${scope.key}|${service.hostname}|${port}`;
+  return sniffedTables.get(mesh, key, () => {
+    const vs = scope.virtualServices.find((v) =>
+      v.hosts.some((h) => (h.includes('*') ? hostMatches(h, service.hostname) : h === service.hostname)),
+    );
+    const vhost: SidecarVirtualHost = vs
+      ? {
+          name: `${service.hostname}:${port}`,
+          domains: ['*'],
+          virtualService: vs,
+          rules: vs.http,
+          services: [service],
+        }
+      : { name: `${service.hostname}:${port}`, domains: ['*'], services: [service] };
+    return dedupe(mesh, `${service.hostname}:${port}`, [vhost]);
+  });
 }
 
 /** Later virtual hosts with a name already taken are dropped; domains already claimed are removed from later ones. */

@@ -3,6 +3,7 @@
  * authorization (L4 only), the waypoint a service uses and the L7 routes and policies it applies, and the
  * per-mesh index of which service has which waypoint, policies and routes (built once per mesh).
  */
+import { MeshOnce } from '../memo.ts';
 import {
   type L4Decision,
   type Waypoint,
@@ -290,9 +291,7 @@ export class AmbientIndex {
   }
 
   static of(mesh: Mesh): AmbientIndex {
-    let index = mesh.cache.get('ambient') as AmbientIndex | undefined;
-    if (!index) mesh.cache.set('ambient', (index = new AmbientIndex(mesh)));
-    return index;
+    return ambientIndexes.get(mesh, () => new AmbientIndex(mesh));
   }
 
   service(service: MeshService): ServiceAmbient {
@@ -471,11 +470,9 @@ function ztunnelVerdict(
   );
 }
 
-const indexes = new WeakMap<Mesh, AmbientIndex>();
+const ambientIndexes = new MeshOnce<AmbientIndex>('ambient-index');
 
 /** The mesh's ambient index (built by the first trace that needs it, then kept with the mesh). */
 function ambientOf(mesh: Mesh): AmbientIndex {
-  let index = indexes.get(mesh);
-  if (!index) indexes.set(mesh, (index = AmbientIndex.of(mesh)));
-  return index;
+  return AmbientIndex.of(mesh);
 }

@@ -2,6 +2,7 @@
  * The inbound side of a sidecar: the listener a connection lands on, the Service and port it was for, and
  * the authorization the proxy applies before the application answers (docs/semantics.md, "Inbound").
  */
+import { MeshMemo, MeshOnce } from '../memo.ts';
 import type { AuthzDecision } from '../authorization.ts';
 import type { Mesh } from '../mesh.ts';
 import { MtlsMode } from '../security.ts';
@@ -112,12 +113,11 @@ interface InboundPort {
   policies: readonly KubeObject[];
 }
 
+const inboundPorts = new MeshMemo<Workload, InboundPort[]>('inbound-ports');
+
 /** A workload's inbound ports, worked out once per mesh and kept in one list per workload (one lookup per hop). */
 export function inboundPort(mesh: Mesh, w: Workload, port: number): InboundPort {
-  let index = mesh.cache.get('inbound-ports') as Map<Workload, InboundPort[]> | undefined;
-  if (!index) mesh.cache.set('inbound-ports', (index = new Map()));
-  let ports = index.get(w);
-  if (!ports) index.set(w, (ports = []));
+  const ports = inboundPorts.get(mesh, w, () => []);
   for (const p of ports) if (p.port === port) return p;
   const entry: InboundPort = {
     port,
@@ -130,23 +130,24 @@ export function inboundPort(mesh: Mesh, w: Workload, port: number): InboundPort 
 }
 
 const NoEntries: readonly never[] = [];
+const inboundServices = new MeshOnce<Map<Workload, { service: MeshService; ports: Set<number> }[]>>(
+  'inbound-services',
+);
 
 /** The service an inbound cluster reports: the first Service (by name) with this pod as endpoint on this port. */
 function inboundService(mesh: Mesh, w: Workload, port: number): MeshService | undefined {
-  let index = mesh.cache.get('inbound-services') as
-    Map<Workload, { service: MeshService; ports: Set<number> }[]> | undefined;
-  if (!index) {
-    index = new Map();
+  const index = inboundServices.get(mesh, () => {
+    const byWorkload = new Map<Workload, { service: MeshService; ports: Set<number> }[]>();
     for (const s of mesh.services) {
       for (const e of s.endpoints) {
         if (!e.workload) continue;
-        const entries = index.get(e.workload) ?? [];
+        const entries = byWorkload.get(e.workload) ?? [];
         entries.push({ service: s, ports: new Set(s.ports.map((p) => e.portFor(p))) });
-        index.set(e.workload, entries);
+        byWorkload.set(e.workload, entries);
       }
     }
-    mesh.cache.set('inbound-services', index);
-  }
+    return byWorkload;
+  });
   for (const entry of index.get(w) ?? NoEntries)
     if (entry.service.namespace === w.namespace && entry.ports.has(port)) return entry.service;
   return undefined;
