@@ -1,5 +1,5 @@
 /**
- * AuthorizationPolicy rules in ambient mode (istio-dataplane-semantics.md §5): ztunnel evaluates L4
+ * AuthorizationPolicy rules in ambient mode (docs/semantics.md, Ambient enrollment and waypoints): ztunnel evaluates L4
  * attributes only (principals, namespaces, IP blocks, ports, and the `source.*`/`destination.*`
  * conditions on them); anything HTTP (request principals, methods, paths, hosts, headers) needs a
  * waypoint. These helpers classify rules, rename principals, and split a policy into the part ztunnel

@@ -112,7 +112,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       '--exhaustive',
       'with --equivalence: trace every request for every client, not one client per class (slower, the same result)',
     )
-    .option('--cases <file>', 'request expectations to check (YAML; the format is in the README)')
+    .option('--cases <file>', 'request expectations to check (YAML; the format is in docs/cli.md)')
     .option('-o, --output <format>', 'text or json', 'text')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: VerifyFlags) => {

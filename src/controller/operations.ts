@@ -56,8 +56,14 @@ export function controllerMetrics(depth: () => number): ControllerMetrics {
   };
 }
 
+/** Where a server listens. */
+export interface BindAddress {
+  host: string;
+  port: number;
+}
+
 /** `host:port`, `:port` (every interface) or `0` (off). */
-export function parseBindAddress(flag: string, value: string): { host: string; port: number } | undefined {
+export function parseBindAddress(flag: string, value: string): BindAddress | undefined {
   if (value === '0') return undefined;
   const m = /^(.*):(\d+)$/.exec(value);
   if (!m) throw new Error(`${flag} must be HOST:PORT, :PORT or 0, got ${JSON.stringify(value)}`);
@@ -66,7 +72,7 @@ export function parseBindAddress(flag: string, value: string): { host: string; p
 
 /** Serves one GET handler per path; resolves with the address it listens on. */
 export async function serveEndpoints(
-  address: { host: string; port: number },
+  address: BindAddress,
   routes: Record<string, () => Promise<{ code: number; type: string; body: string }>>,
 ): Promise<{ server: Server; address: AddressInfo }> {
   const server = createServer((req, res) => {

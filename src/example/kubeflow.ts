@@ -1,5 +1,5 @@
 /**
- * Kubeflow's mesh objects in sidecar mode, as the manifests ship them (kubeflow-networking.md §1): the
+ * Kubeflow's mesh objects in sidecar mode, as the manifests ship them (docs/semantics.md, Kubeflow): the
  * gateways, the components with their Services, Deployments, VirtualServices, DestinationRules and
  * AuthorizationPolicies, the edge policies of `istio-system`, the Sidecar resources, and dex and
  * oauth2-proxy outside the mesh. Written as data; the functions below only give each row its objects.

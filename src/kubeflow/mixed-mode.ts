@@ -1,5 +1,5 @@
 /**
- * What a platform with namespaces in both modes needs (istio-dataplane-semantics.md §5.6). Ambient clients
+ * What a platform with namespaces in both modes needs (docs/semantics.md, Sidecars and ambient pods together). Ambient clients
  * reach sidecar workloads with an identity only when sidecars accept HBONE (proxy metadata
  * `ISTIO_META_ENABLE_HBONE`); sidecar clients never pass through a waypoint, so an ambient Profile's L4
  * policy refuses callers its owner policy names when they run with sidecars. These are installation and

@@ -1,5 +1,5 @@
 /**
- * A Kubeflow Profile's mesh objects (kubeflow-networking.md §3 and KEP-2676). Sidecar mode: the namespace
+ * A Kubeflow Profile's mesh objects (docs/semantics.md, Kubeflow). Sidecar mode: the namespace
  * labels and the owner policy `ns-owner-access-istio` exactly as the profile controller writes them.
  * Ambient mode: the namespace enrolled with a waypoint of its own, the owner policy attached to that
  * waypoint with `targetRefs`, and the L4 policy that only lets the waypoint (and the namespace itself)

@@ -1,5 +1,5 @@
 /**
- * Ambient mode's control-plane view (istio-dataplane-semantics.md §5): waypoints and which services use
+ * Ambient mode's control-plane view (docs/semantics.md, Ambient enrollment and waypoints): waypoints and which services use
  * them, and the L4 form of AuthorizationPolicies that ztunnel enforces.
  */
 import { specOf } from '../model/specs.ts';
@@ -129,7 +129,7 @@ export function l7AttributesOf(rule: AuthzRule): string[] {
   return [...found].sort();
 }
 
-/** Keeps an entry's L4 fields; `l7` says whether it had others. An entry left with no field matches nothing (S11). */
+/** Keeps an entry's L4 fields; `l7` says whether it had others. An entry left with no field matches nothing (docs/semantics.md, ztunnel). */
 function l4Entry<T extends object>(
   entry: T | undefined,
   fields: ReadonlySet<string>,

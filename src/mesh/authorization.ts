@@ -1,5 +1,5 @@
 /**
- * AuthorizationPolicy on sidecars and gateways (istio-dataplane-semantics.md §4.2): attachment by selector
+ * AuthorizationPolicy on sidecars and gateways (docs/semantics.md, Authorization on sidecars and gateways): attachment by selector
  * (policies with targetRefs are ignored except on Gateway API gateways), then CUSTOM, DENY, ALLOW.
  */
 import {

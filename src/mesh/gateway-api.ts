@@ -1,5 +1,5 @@
 /**
- * The Gateway API as Istio runs it (istio-dataplane-semantics.md §1.7, §2, §5.4): Gateways of class `istio`
+ * The Gateway API as Istio runs it (docs/semantics.md, Gateway API routes): Gateways of class `istio`
  * become gateway proxies named `<gateway>-istio` with one server per listener; HTTPRoutes become route sets
  * bound to the listeners they attach to (parent `Gateway`) or to `mesh` for a Service (parent `Service`),
  * with every rule split into one route per match and sorted by Gateway API precedence.
@@ -69,7 +69,7 @@ export function syntheticGatewayWorkloads(
     const namespace = gateway.metadata.namespace ?? 'default';
     const name = gateway.metadata.name ?? '';
     if (running.has(`${namespace}/${name}`)) continue;
-    // Waypoints' Deployment and service account are named exactly as the Gateway; other classes add -istio (S9).
+    // Waypoints' Deployment and service account are named exactly as the Gateway; other classes add -istio (docs/semantics.md, Gateways).
     const waypoint = gatewayClassOf(gateway) === GatewayClass.Waypoint;
     const deployment = waypoint ? name : `${name}-istio`;
     const labels: Record<string, string> = {

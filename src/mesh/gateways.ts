@@ -1,5 +1,5 @@
 /**
- * Istio gateways (istio-dataplane-semantics.md §2): the pods Istio `Gateway` selectors pick, their merged
+ * Istio gateways (docs/semantics.md, Gateways): the pods Istio `Gateway` selectors pick, their merged
  * servers with port translation through the Services that select them, and per listen port a route table
  * whose virtual hosts are the intersection of server hosts and VirtualService hosts, routes merged across
  * VirtualServices with catch-alls last, and no catch-all virtual host (404 NR).

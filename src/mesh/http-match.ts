@@ -1,6 +1,6 @@
 /**
  * Matching an HTTP request against VirtualService rules as Envoy does with Istio's translation
- * (istio-dataplane-semantics.md §1.6): matches OR'd, conditions AND'd, first rule wins; regexes are RE2
+ * (docs/semantics.md, Sidecar outbound): matches OR'd, conditions AND'd, first rule wins; regexes are RE2
  * full matches; `:authority` is the raw Host (port included).
  */
 import { labelsMatch } from '../load/snapshot.ts';

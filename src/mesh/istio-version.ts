@@ -1,5 +1,5 @@
 /**
- * Istio versions and the behaviours that depend on them (istio-dataplane-semantics.md, corrections S1–S13).
+ * Istio versions and the behaviours that depend on them (docs/semantics.md, Behaviour by Istio version).
  * Every version-dependent decision of the simulator reads one of these flags, so the list below is the
  * complete answer to "what does --istio-version change".
  */
@@ -51,25 +51,25 @@ export interface VersionBehaviour {
   /**
    * ExternalName Services are aliases of the Service they name (no listener, no cluster; their names join
    * the target's virtual host). From 1.21 (`ENABLE_EXTERNAL_NAME_ALIAS` on by default); at 1.20 an
-   * ExternalName is a mesh-external DNS service with its own ports, and a port-less one produces nothing (S8).
+   * ExternalName is a mesh-external DNS service with its own ports, and a port-less one produces nothing (docs/semantics.md, V8).
    */
   externalNameAlias: boolean;
   /**
    * A VirtualService host that is an alias FQDN counts as a registry service when the alias declares the
-   * port: from 1.24 (S7). In 1.21–1.23 aliases are skipped and such a host is a literal (non-registry) host.
+   * port: from 1.24 (docs/semantics.md, V7). In 1.21–1.23 aliases are skipped and such a host is a literal (non-registry) host.
    */
   aliasHostsAreRegistryServices: boolean;
-  /** Inbound passthrough cluster name (S12): `InboundPassthroughClusterIpv4` at 1.20, one name later. */
+  /** Inbound passthrough cluster name (V12): `InboundPassthroughClusterIpv4` at 1.20, one name later. */
   inboundPassthroughCluster: string;
-  /** Client-side `destination_service_namespace` from the upstream cluster's service first: from 1.23 (S4). */
+  /** Client-side `destination_service_namespace` from the upstream cluster's service first: from 1.23 (V4). */
   clientServiceNamespaceFromCluster: boolean;
-  /** Client-side `destination_principal` falls back to the upstream peer's identity without mTLS: from 1.25 (S5). */
+  /** Client-side `destination_principal` falls back to the upstream peer's identity without mTLS: from 1.25 (V5). */
   clientPrincipalFromPeerIdentity: boolean;
-  /** Waypoints report `reporter="waypoint"` from 1.22; `destination` before (S1). */
+  /** Waypoints report `reporter="waypoint"` from 1.22; `destination` before (V1). */
   waypointReporter: 'waypoint' | 'destination';
-  /** Waypoint destination labels come from the upstream endpoint's peer info: from 1.22 (S3). */
+  /** Waypoint destination labels come from the upstream endpoint's peer info: from 1.22 (V3). */
   waypointDestinationFromEndpoint: boolean;
-  /** Waypoint `destination_service_namespace` from the upstream cluster's service: from 1.25 (S2). */
+  /** Waypoint `destination_service_namespace` from the upstream cluster's service: from 1.25 (V2). */
   waypointServiceNamespaceFromCluster: boolean;
 }
 

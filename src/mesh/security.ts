@@ -1,6 +1,6 @@
 /**
  * mTLS: the effective PeerAuthentication of a workload port, the TLS a client uses toward a destination
- * (DestinationRule first, then auto-mTLS), and SPIFFE identities (istio-dataplane-semantics.md §4.1).
+ * (DestinationRule first, then auto-mTLS), and SPIFFE identities (docs/semantics.md, mTLS and identity).
  */
 import { specOf } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';

@@ -1,5 +1,5 @@
 /**
- * A sidecar's outbound configuration (istio-dataplane-semantics.md §1.1–1.5): what it sees (export scope
+ * A sidecar's outbound configuration (docs/semantics.md, Sidecar outbound): what it sees (export scope
  * and the Sidecar resource), which listener catches a connection, and the route table of an HTTP port:
  * virtual hosts from mesh-bound VirtualServices first (the port-80 rule for literal hosts), then one default
  * virtual host per remaining service, names and domains de-duplicated, then the catch-all.
@@ -216,7 +216,7 @@ export function sees(scope: SidecarScope, service: MeshService): boolean {
   return scope.seesAll || scope.serviceSet.has(service);
 }
 
-/** The listener of a connection to `ip:port` (§1.1): a VIP listener for TCP and sniffed ports, `0.0.0.0:<port>` for HTTP. */
+/** The listener of a connection to `ip:port` (docs/semantics.md, Sidecar outbound): a VIP listener for TCP and sniffed ports, `0.0.0.0:<port>` for HTTP. */
 export function outboundListener(
   mesh: Mesh,
   scope: SidecarScope,
@@ -265,7 +265,7 @@ function servicesForHost(
   const exact = registry.get(host);
   if (exact) return [exact];
   if (!mesh.behaviour.aliasHostsAreRegistryServices) return [];
-  // From 1.24 an alias that declares the port is a registry service for VirtualService hosts (S7).
+  // From 1.24 an alias that declares the port is a registry service for VirtualService hosts (docs/semantics.md, V7).
   const alias = mesh.serviceByHostname.get(host);
   return alias?.type === 'ExternalName' && sees(scope, alias) && alias.ports.some((p) => p.port === port)
     ? [alias]

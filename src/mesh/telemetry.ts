@@ -1,5 +1,5 @@
 /**
- * The metric label sets proxies report (istio-dataplane-semantics.md §3 with corrections S1–S5): client
+ * The metric label sets proxies report (docs/semantics.md, Telemetry; V1–V5): client
  * sidecars and gateways report `source`, server sidecars `destination`; `destination_service` from the
  * upstream cluster (Host-header fallback on sidecar outbound only), principals only with mTLS.
  */
@@ -308,10 +308,10 @@ export function ztunnelReport(
 }
 
 /**
- * A waypoint's `istio_requests_total` (`reporter="waypoint"` from 1.22, `destination` before, S1): the client
+ * A waypoint's `istio_requests_total` (`reporter="waypoint"` from 1.22, `destination` before, V1): the client
  * as source; the service from the inbound-vip cluster; the destination workload and principal from the
- * upstream endpoint from 1.22 (the waypoint's own before, S3); the service namespace the upstream service's
- * from 1.25 (the waypoint's own before, S2).
+ * upstream endpoint from 1.22 (the waypoint's own before, V3); the service namespace the upstream service's
+ * from 1.25 (the waypoint's own before, V2).
  */
 export function waypointReport(
   mesh: Mesh,

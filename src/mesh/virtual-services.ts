@@ -1,7 +1,7 @@
 /**
  * VirtualServices as Istio's control plane sees them: gateway names resolved to `ns/name` (empty = mesh),
  * short host names made FQDN, export scope applied, and the order sidecars and gateways take them in
- * (istio-dataplane-semantics.md §1.5, §1.7).
+ * (docs/semantics.md, Sidecar outbound).
  */
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';

@@ -25,7 +25,7 @@ export function peakRssMiB(): number {
   return process.resourceUsage().maxRSS / 1024;
 }
 
-/** Prints rows as an aligned Markdown table (the README shows the same table). */
+/** Prints rows as an aligned Markdown table (docs/benchmarks.md shows the same table). */
 export function printTable(title: string, header: string[], rows: (string | number)[][]): void {
   const cells = [header, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? formatNumber(c) : c)))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));

@@ -47,13 +47,13 @@ describe('kfmesh migrate --to ambient', () => {
     assert.equal(readFileSync(report, 'utf8'), reportText);
   });
 
-  test('the report in docs/example-migration.md is the one migrate writes for the example, and the README quotes it', () => {
+  test('the report in docs/example-migration.md is the one migrate writes for the example, and docs/cli.md quotes it', () => {
     const report = join(dirname(example), 'example-report.md');
     assert.equal(runKfmesh(['migrate', '--to', 'ambient', '--report', report]).code, 0);
     const written = readFileSync(report, 'utf8');
     assert.equal(readFileSync(join(projectRoot, 'docs/example-migration.md'), 'utf8'), written);
     const summary = written.split('\n')[2] ?? '';
-    assert.ok(readFileSync(join(projectRoot, 'README.md'), 'utf8').includes(`> ${summary}`));
+    assert.ok(readFileSync(join(projectRoot, 'docs/cli.md'), 'utf8').includes(`> ${summary}`));
   });
 
   test('kfmesh example --mode ambient is the migration of the example', () => {

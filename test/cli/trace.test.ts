@@ -118,7 +118,7 @@ describe('kfmesh trace on the example platform', () => {
   });
 });
 
-describe('kfmesh trace on the ambient example of the README', () => {
+describe('kfmesh trace on the ambient example of docs/cli.md', () => {
   const ambient = fileURLToPath(new URL('../../../examples/ambient-waypoint.yaml', import.meta.url));
   const predict = 'http://iris.models/v1/models/iris:predict';
 

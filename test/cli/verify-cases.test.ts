@@ -15,7 +15,7 @@ type Result = {
 };
 
 describe('kfmesh verify --cases', () => {
-  test("the README's cases hold on the ambient example: exit 0, one PASS line each", () => {
+  test("docs/cli.md's cases hold on the ambient example: exit 0, one PASS line each", () => {
     const run = runKfmesh(['verify', ambient, '--cases', published]);
     assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.equal(run.stdout.match(/^PASS /gm)?.length, 5);

@@ -3,7 +3,7 @@
  * modes; the seed's request traced before and after the fix, read from the hop table and the path on the
  * graph; a finding opened in the graph and as its object; an InferenceService's objects and the migration
  * report; and a platform whose names hold HTML and script, which must show as text and run nothing.
- * Screenshots go to KFMESH_SCREENSHOTS when set (the README's come from there), else to a temporary folder.
+ * Screenshots go to KFMESH_SCREENSHOTS when set (docs/images come from there), else to a temporary folder.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

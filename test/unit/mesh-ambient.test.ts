@@ -1,4 +1,4 @@
-/** The ambient data plane, one table per rule of istio-dataplane-semantics.md §5 (and corrections S1–S3, S10, S11). */
+/** The ambient data plane, one table per rule of docs/semantics.md (Ambient enrollment and waypoints, ztunnel, Waypoints, V1–V3, V11). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../src/model/object.ts';
@@ -29,7 +29,7 @@ function platform(
 const kinds = (objects: KubeObject[], version?: string) =>
   trace(objects, { from, url }, version).hops.map((h) => h.kind);
 
-describe('enrollment and ztunnel routing (§5.1, §5.2)', () => {
+describe('enrollment and ztunnel routing', () => {
   test('a service with a waypoint: ztunnel → waypoint → ztunnel', () => {
     assert.deepEqual(kinds(platform()), ['ztunnel', 'waypoint', 'ztunnel']);
   });
@@ -99,7 +99,7 @@ describe('enrollment and ztunnel routing (§5.1, §5.2)', () => {
       [...objects, istio('PeerAuthentication', 'legacy', 'strict', { mtls: { mode: 'STRICT' } })],
       { from, url: 'http://app.legacy/' },
     );
-    // ztunnel is an L4 proxy: the client sees the sidecar's reset, not an HTTP 503 (§4.1: STRICT resets plaintext).
+    // ztunnel is an L4 proxy: the client sees the sidecar's reset, not an HTTP 503 (STRICT resets plaintext).
     assert.deepEqual(strict.response, { code: 0, flags: '-' });
     assert.deepEqual(
       strict.hops.map((h) => h.kind),
@@ -124,7 +124,7 @@ describe('enrollment and ztunnel routing (§5.1, §5.2)', () => {
   });
 });
 
-describe('waypoints (§5.4)', () => {
+describe('waypoints', () => {
   const owner = policy('apps', 'owner', {
     targetRefs: [{ kind: 'Gateway', group: 'gateway.networking.k8s.io', name: 'waypoint' }],
     action: 'ALLOW',
@@ -232,7 +232,7 @@ describe('waypoints (§5.4)', () => {
   });
 });
 
-describe('ztunnel authorization (§5.3, S10, S11)', () => {
+describe('ztunnel authorization', () => {
   const run = (policies: KubeObject[], useWaypoint = false) =>
     trace(platform({ useWaypoint, extra: policies }), { from, url });
 
@@ -322,7 +322,7 @@ describe('ztunnel authorization (§5.3, S10, S11)', () => {
   });
 });
 
-describe('interoperability (§5.6)', () => {
+describe('interoperability', () => {
   test('a sidecar client sends HBONE straight to the ambient pod and skips the waypoint (said in the hop)', () => {
     const objects = [
       namespace('client'),

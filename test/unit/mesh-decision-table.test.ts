@@ -1,6 +1,6 @@
 /**
- * The simulator against the specification's tables (istio-dataplane-semantics.md §1.10 "quick decision
- * table" and §3.3 "worked values"), one row per test.
+ * The simulator against decision tables of docs/semantics.md (Sidecar outbound: which cluster a request
+ * from a sidecar ends in; Telemetry: the labels each reporter writes), one row per test.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-/** Routing rules of the simulator, one table per rule of istio-dataplane-semantics.md §1–2 and §1.9. */
+/** Routing rules of the simulator, one table per rule of docs/semantics.md (Sidecar outbound, Gateways, ExternalName Services). */
 import { memoCounts } from '../../src/mesh/memo.ts';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -12,7 +12,7 @@ const from = 'default/productpage-0';
 const vs = (name: string, spec: Record<string, unknown>, created?: string) =>
   istio('VirtualService', 'default', name, spec, created);
 
-describe('listeners (§1.1)', () => {
+describe('listeners', () => {
   const objects = [
     ...bookinfo(),
     pod('default', 'db'),
@@ -42,7 +42,7 @@ describe('listeners (§1.1)', () => {
   });
 });
 
-describe('virtual host domains (§1.3)', () => {
+describe('virtual host domains', () => {
   const objects = [...bookinfo(), namespace('other'), pod('other', 'client')];
   const cases: [string, string, string, string][] = [
     ['same namespace, bare name', from, 'http://reviews:9080/', 'reviews.default.svc.cluster.local:9080'],
@@ -101,7 +101,7 @@ describe('virtual host domains (§1.3)', () => {
   });
 });
 
-describe('which VirtualServices a sidecar uses (§1.5, §1.7)', () => {
+describe('which VirtualServices a sidecar uses', () => {
   const route = (host: string) => [{ route: [{ destination: { host } }] }];
   const base = [
     ...bookinfo(),
@@ -212,7 +212,7 @@ describe('which VirtualServices a sidecar uses (§1.5, §1.7)', () => {
   });
 });
 
-describe('rewrites and destinations (§1.4, §1.6)', () => {
+describe('rewrites and destinations', () => {
   const base = [
     ...bookinfo(),
     pod('default', 'ratings'),
@@ -319,7 +319,7 @@ describe('rewrites and destinations (§1.4, §1.6)', () => {
   });
 });
 
-describe('gateways (§2)', () => {
+describe('gateways', () => {
   const gatewayPod = pod('istio-system', 'istio-ingressgateway', {
     sidecar: false,
     gateway: true,
@@ -421,7 +421,7 @@ describe('gateways (§2)', () => {
   });
 });
 
-describe('ExternalName Services by Istio version (§1.9, S7, S8)', () => {
+describe('ExternalName Services by Istio version', () => {
   const objects = [
     namespace('default'),
     pod('default', 'client'),

@@ -1,4 +1,4 @@
-/** mTLS, authorization and version-dependent labels (istio-dataplane-semantics.md §3.2, §4, S4, S5). */
+/** mTLS, authorization and version-dependent labels (docs/semantics.md: mTLS and identity, authorization, V4, V5). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { bookinfo, istio, labelsOf, namespace, pod, service, trace } from '../mesh-fixtures.ts';
@@ -10,7 +10,7 @@ const pa = (ns: string, name: string, spec: Record<string, unknown>, created?: s
 const policy = (ns: string, name: string, spec: Record<string, unknown>) =>
   istio('AuthorizationPolicy', ns, name, spec);
 
-describe('PeerAuthentication and client TLS (§4.1)', () => {
+describe('PeerAuthentication and client TLS', () => {
   const plaintextClient = istio('DestinationRule', 'default', 'reviews', {
     host: 'reviews',
     trafficPolicy: { tls: { mode: 'DISABLE' } },
@@ -113,7 +113,7 @@ describe('PeerAuthentication and client TLS (§4.1)', () => {
   });
 });
 
-describe('AuthorizationPolicy on sidecars (§4.2)', () => {
+describe('AuthorizationPolicy on sidecars', () => {
   const cases: {
     name: string;
     policies: Record<string, unknown>[];

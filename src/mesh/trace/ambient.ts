@@ -37,7 +37,7 @@ import type { KubeObject } from '../../model/object.ts';
 import { GatewayClass, Label } from '../../model/vocabulary.ts';
 
 /**
- * An ambient endpoint reached from a sidecar, gateway or waypoint (§5.6): HBONE straight to the pod, or, for an
+ * An ambient endpoint reached from a sidecar, gateway or waypoint (docs/semantics.md, Sidecars and ambient pods together): HBONE straight to the pod, or, for an
  * ingress gateway whose service opts in with `istio.io/ingress-use-waypoint`, to the service's waypoint.
  * Sidecars never use the destination's waypoint: the hop says so.
  */
@@ -111,7 +111,7 @@ function findZtunnel(mesh: Mesh): Workload {
 }
 
 /**
- * Step: the client's ztunnel (§5.2). A service VIP whose service uses a waypoint → HBONE to the waypoint;
+ * Step: the client's ztunnel (docs/semantics.md, ztunnel). A service VIP whose service uses a waypoint → HBONE to the waypoint;
  * otherwise an endpoint of the service (or the addressed pod): HBONE to an ambient pod, plaintext to
  * anything that can't tunnel. ztunnel never rewrites or routes by Host.
  */
@@ -178,7 +178,7 @@ export function ztunnelOutbound(t: Tracer, client: Workload, host: string, port:
 }
 
 /**
- * Step: a waypoint (§5.4): L7 authorization from policies whose targetRefs name it, the Service, or the
+ * Step: a waypoint (docs/semantics.md, Waypoints): L7 authorization from policies whose targetRefs name it, the Service, or the
  * waypoint GatewayClass (root namespace); routes from mesh VirtualServices and HTTPRoutes of the service's
  * or the waypoint's namespace, else the default route to `inbound-vip|<port>|http|<service>`; then HBONE
  * to the endpoint, whose ztunnel sees the waypoint's identity.
@@ -393,7 +393,7 @@ function meshRoutesByHost(mesh: Mesh): {
 }
 
 /**
- * Step: the destination's ztunnel (§5.3): STRICT PeerAuthentication refuses a connection without identity;
+ * Step: the destination's ztunnel (docs/semantics.md, ztunnel): STRICT PeerAuthentication refuses a connection without identity;
  * then L4 authorization against the sender's identity (the waypoint's, when one is on the path). A denial
  * resets the connection: the sender's ztunnel or proxy sees no HTTP response from upstream.
  */
@@ -443,7 +443,7 @@ export function ztunnelInbound(t: Tracer, w: Workload, conn: Connection): Outcom
   return answered(`${w.namespace}/${w.name}`, ` on port ${conn.port}`);
 }
 
-/** A destination ztunnel's L4 authorization of a connection from `sender` (§5.3); `strict`: PeerAuthentication STRICT on the port. */
+/** A destination ztunnel's L4 authorization of a connection from `sender` (docs/semantics.md, ztunnel); `strict`: PeerAuthentication STRICT on the port. */
 function ztunnelVerdict(
   mesh: Mesh,
   w: Workload,

@@ -17,7 +17,15 @@ import {
   sidecarScopeOf,
 } from '../sidecar-outbound.ts';
 import { toAmbientEndpoint } from './ambient.ts';
-import { type Connection, MeshOnly, type Outcome, Tracer, connection, forwardReport } from './tracer.ts';
+import {
+  type Connection,
+  MeshOnly,
+  type Outcome,
+  Tracer,
+  connection,
+  forwardReport,
+  type Walks,
+} from './tracer.ts';
 import {
   type HeaderOperations,
   type HttpRule,
@@ -176,16 +184,7 @@ function tcpCatchAll(
 }
 
 /** Applies a matched rule: local replies (redirect, direct response, abort), rewrites, then the destination. */
-export function takeRoute(
-  t: Tracer,
-  proxy: Workload,
-  hop: number,
-  vs: ResolvedVirtualService,
-  matched: MatchedRule,
-  port: number,
-  scope: SidecarScope | undefined,
-  hostFallback: boolean,
-): Outcome {
+export const takeRoute: Walks['takeRoute'] = (t, proxy, hop, vs, matched, port, scope, hostFallback) => {
   const { rule } = matched;
   t.at(hop).route = rule.name ?? `${vs.namespace}/${vs.name}#http[${matched.index}]`;
   const reply = (code: number, flags: string, why: string) =>
@@ -263,7 +262,7 @@ export function takeRoute(
     false,
     hostFallback,
   );
-}
+};
 
 /**
  * The request with some parts changed, always in one object shape (an object spread here would give the
@@ -337,7 +336,7 @@ function toCluster(
 ): Outcome {
   const clusterName = `outbound|${dest.port}|${dest.subset ?? ''}|${dest.host}`;
   t.at(hop).cluster = clusterName;
-  // A route to a cluster that does not exist: Envoy answers 503 NC, Gateway API routes 500 (§1.4).
+  // A route to a cluster that does not exist: Envoy answers 503 NC, Gateway API routes 500 (docs/semantics.md, Gateway API routes).
   const noCluster = dest.gatewaySemantics ? 500 : 503;
   const fail = (code: number, flags: string, why: string) =>
     t.replyWithoutUpstream(hop, proxy, hostFallback, code, flags, why, tcp);
