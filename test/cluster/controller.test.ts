@@ -235,7 +235,10 @@ describe('kfmesh controller against a real API server', apiServerTestOptions(), 
     });
 
     await server.client.request('DELETE', `/apis/kubeflow.org/v1/profiles/${team}`);
-    await eventually('the owner policy pruned', () => missing(policy('ns-owner-access-istio')));
+    // Seen once in CI under load: the prune did not come within 30 s; the controller's log says why if again.
+    await eventually('the owner policy pruned', () => missing(policy('ns-owner-access-istio')), {
+      context: () => controller.log().slice(-6000),
+    });
     // The namespace stays; kfmesh takes back the labels it set and its owner reference.
     const left = await eventually('the namespace released', async () => {
       const l = await labels();
