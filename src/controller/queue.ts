@@ -125,3 +125,9 @@ export class WorkQueue {
     return this.#tokens >= 0 ? 0 : Math.ceil((-this.#tokens / qps) * 1000);
   }
 }
+
+/** Exponential backoff with jitter: `base` doubled per attempt up to `cap`, then ±20%. */
+export function backoffMs(attempt: number, base = 1000, cap = 30_000, random = Math.random): number {
+  const delay = Math.min(cap, base * 2 ** Math.max(0, attempt));
+  return Math.round(delay * (0.8 + 0.4 * random()));
+}

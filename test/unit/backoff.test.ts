@@ -1,7 +1,7 @@
 /** The controller's retry delays: exponential, capped, with jitter. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { backoffMs } from '../../src/controller/controller.ts';
+import { backoffMs } from '../../src/controller/queue.ts';
 
 test('backoff doubles from 1 s to a 30 s cap, within ±20% jitter', () => {
   const low = (n: number) => backoffMs(n, 1000, 30_000, () => 0);

@@ -1,0 +1,109 @@
+/**
+ * One owner's reconcile: apply what is desired and not held, delete what kfmesh manages and no longer
+ * wants, and set `MeshReady` (False when an object kfmesh needs is someone else's and lacks what kfmesh
+ * would apply). Objects kfmesh did not create (without its managed-by label) are never changed or
+ * deleted, and nothing is pruned while the view is partial.
+ */
+import type { KubeObject } from '../model/object.ts';
+import { groupOf } from '../model/object.ts';
+import { identity, kindKeyOf, type ObjectCache } from './cache.ts';
+import type { Log } from './informers.ts';
+import { appliedKinds, neverDeleted } from './permissions.ts';
+import { holds, isManaged, notManaged, ownerNamespace, unmarked, type OwnerKey } from './plan.ts';
+import type { Renders } from './renders.ts';
+import type { StatusWriter } from './status.ts';
+import type { Writer } from './writer.ts';
+
+export interface ReconcilerParts {
+  cache: ObjectCache;
+  renders: Renders;
+  writer: Writer;
+  status: StatusWriter;
+  log: Log;
+  /** Called after each apply (for metrics), with its duration in ms. */
+  onApply?: ((ms: number) => void) | undefined;
+}
+
+export class Reconciler {
+  readonly #parts: ReconcilerParts;
+  #applies = 0;
+
+  constructor(parts: ReconcilerParts) {
+    this.#parts = parts;
+  }
+
+  /** How many objects were applied. */
+  get applies(): number {
+    return this.#applies;
+  }
+
+  async reconcile(owner: OwnerKey): Promise<void> {
+    const { renders, cache, status } = this.#parts;
+    const { byOwner, conditions } = await renders.desired(ownerNamespace(owner));
+    const desired = byOwner.get(owner) ?? [];
+    const notOurs: string[] = [];
+    for (const object of desired) {
+      const refused = await this.#apply(owner, object);
+      if (refused) notOurs.push(refused);
+    }
+    const wanted = new Set(desired.map(identity));
+    const unwanted = cache.managedBy(owner).filter((live) => !wanted.has(identity(live)));
+    const partial = cache.partialView(owner);
+    if (partial && unwanted.length > 0)
+      // What looks unwanted may be wanted by what the missing list would have shown. The owner is
+      // reconciled again when the list succeeds (a first list or a re-list queues every owner).
+      this.#parts.log('warn', 'not pruning from a partial view', { owner, why: partial });
+    else for (const live of unwanted) await this.#prune(owner, live);
+    await status.setCondition(owner, notOurs.length > 0 ? notManaged(notOurs) : conditions.get(owner));
+  }
+
+  /**
+   * Applies a desired object unless the live one already holds it; returns the object's name when it is
+   * someone else's and lacks what kfmesh would apply (kfmesh never takes it over).
+   */
+  async #apply(owner: OwnerKey, object: KubeObject): Promise<string | undefined> {
+    const { cache, writer, log } = this.#parts;
+    if (!appliedKinds.includes(kindKeyOf(object))) {
+      // Not a kind the deployment's role lets it write: rendered, but left to `kfmesh render`.
+      log('warn', "not applying a kind outside the controller's role", { object: identity(object) });
+      return undefined;
+    }
+    const live = cache.get(object);
+    // The cache holds each kind at the version the server prefers; the fields are compared, not the version.
+    if (live && holds(live, { ...object, apiVersion: live.apiVersion })) return undefined;
+    if (live && !isManaged(live) && !(object.kind === 'Namespace' && groupOf(object.apiVersion) === '')) {
+      // Someone else's object (Namespaces excepted: kfmesh sets only labels).
+      if (holds(live, unmarked({ ...object, apiVersion: live.apiVersion }))) return undefined;
+      log('warn', 'not applying over an object kfmesh does not manage', { object: identity(object) });
+      return `${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+    }
+    const started = Date.now();
+    await writer.apply(object);
+    this.#applies++;
+    this.#parts.onApply?.(Date.now() - started);
+    log('info', 'applied', { owner, object: identity(object) });
+    return undefined;
+  }
+
+  /** Deletes a live object kfmesh no longer wants; a Namespace is released, never deleted. */
+  async #prune(owner: OwnerKey, live: KubeObject): Promise<void> {
+    const kindKey = kindKeyOf(live);
+    if (kindKey === '/Namespace') return this.#releaseNamespace(live);
+    // Kinds kfmesh doesn't write are not its.
+    if (neverDeleted.includes(kindKey) || !appliedKinds.includes(kindKey)) return;
+    await this.#parts.writer.delete(live);
+    this.#parts.log('info', 'pruned', { owner, object: identity(live) });
+  }
+
+  /**
+   * A namespace kfmesh labelled for an owner that no longer wants it (its Profile deleted): an empty
+   * apply by kfmesh's field manager takes back the labels and owner reference kfmesh set, and only those.
+   * Not while another owner of that namespace still wants them.
+   */
+  async #releaseNamespace(live: KubeObject): Promise<void> {
+    const name = live.metadata.name ?? '';
+    if (this.#parts.renders.wants(name, live)) return;
+    await this.#parts.writer.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    this.#parts.log('info', 'released', { namespace: name });
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The desired state the controller works towards, one namespace at a time: the same `desiredState` that
+ * `kfmesh render` prints, over the cache less the objects kfmesh manages (its own output is not its
+ * input). A namespace's objects depend only on what is in it, its Namespace and Profile, and the
+ * platform's settings (`namespaceInput`), so a reconcile reuses its namespace's last render when nothing
+ * that namespace reads has changed since, and workers share renders. A namespace's renders are spaced by
+ * their own duration, so one that changes all the time is rendered at most about half the time.
+ */
+import type { KubeObject } from '../model/object.ts';
+import { Snapshot } from '../load/snapshot.ts';
+import { desiredState, type MeshMode } from '../render/desired-state.ts';
+import { identity, kindKeyOf, ownerKinds, type ObjectCache } from './cache.ts';
+import {
+  desiredByOwner,
+  isRenderInput,
+  meshReadyConditions,
+  namespaceInput,
+  ownerKey,
+  type Condition,
+  type OwnerKey,
+} from './plan.ts';
+
+/**
+ * One namespace's render: the input generation it reflects, the desired objects by owner, each owner's
+ * MeshReady, and when it ended and how long it took (ms).
+ */
+export interface Rendered {
+  generation: number;
+  byOwner: Map<OwnerKey, KubeObject[]>;
+  conditions: Map<OwnerKey, Condition>;
+  renderedAt: number;
+  renderMs: number;
+}
+
+export interface RenderOptions {
+  mode: MeshMode;
+  clusterDomain?: string | undefined;
+  /** Told of owners with objects in a render and none in the one before (a new model's namespace going ambient). */
+  newOwner: (owner: OwnerKey) => void;
+}
+
+export class Renders {
+  readonly #cache: ObjectCache;
+  readonly #options: RenderOptions;
+  readonly #rendered = new Map<string, Rendered>();
+  #count = 0;
+
+  constructor(cache: ObjectCache, options: RenderOptions) {
+    this.#cache = cache;
+    this.#options = options;
+  }
+
+  /** How many times a desired state was rendered. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /**
+   * The desired state of a namespace as its input is now: its last render if nothing it reads changed
+   * since, else a new one, started no sooner after the last than the last took.
+   */
+  async desired(namespace: string): Promise<Rendered> {
+    const fresh = (r: Rendered) => this.#cache.fresh(namespace, r.generation);
+    let last = this.#rendered.get(namespace);
+    while (!last || !fresh(last)) {
+      const wait = last ? last.renderedAt + last.renderMs - Date.now() : 0;
+      if (wait > 0) {
+        await new Promise((r) => setTimeout(r, wait));
+        last = this.#rendered.get(namespace);
+        if (last && fresh(last)) break;
+      }
+      last = this.#render(namespace, last);
+    }
+    return last;
+  }
+
+  /** The owners the last renders have objects for. */
+  *owners(): Iterable<OwnerKey> {
+    for (const rendered of this.#rendered.values()) yield* rendered.byOwner.keys();
+  }
+
+  /** Whether the last render of `namespace` wants this object, for any owner. */
+  wants(namespace: string, object: KubeObject): boolean {
+    const id = identity(object);
+    return [...(this.#rendered.get(namespace)?.byOwner.values() ?? [])]
+      .flat()
+      .some((o) => identity(o) === id);
+  }
+
+  #render(namespace: string, before: Rendered | undefined): Rendered {
+    const started = Date.now();
+    const generation = this.#cache.generation;
+    const input = namespaceInput(this.#cache.objects(), namespace).filter(isRenderInput);
+    const result = desiredState(Snapshot.of(input, '<cluster>'), {
+      mode: this.#options.mode,
+      ...(this.#options.clusterDomain ? { clusterDomain: this.#options.clusterDomain } : {}),
+    });
+    const byOwner = desiredByOwner(result);
+    const owners = input
+      .filter((o) => ownerKinds.has(kindKeyOf(o)))
+      .map((o) => ownerKey(o.kind, o.metadata.namespace, o.metadata.name ?? ''));
+    const now = Date.now();
+    const rendered: Rendered = {
+      generation,
+      byOwner,
+      conditions: meshReadyConditions(result, owners),
+      renderedAt: now,
+      renderMs: now - started,
+    };
+    this.#rendered.set(namespace, rendered);
+    this.#count++;
+    for (const owner of byOwner.keys()) if (!before?.byOwner.has(owner)) this.#options.newOwner(owner);
+    return rendered;
+  }
+}
