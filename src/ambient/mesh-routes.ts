@@ -3,7 +3,7 @@
  * rules: the converted Gateway API gateways, or (for mesh-bound ones) the Services its hosts name, which
  * then need a waypoint to apply them.
  */
-import { specOf } from '../model/specs.ts';
+import { specOf, type VirtualServiceSpec } from '../model/specs.ts';
 import type { JsonRecord } from '../model/object.ts';
 import { Mesh as MeshGateway, resolveGatewayName, resolveShortName } from '../mesh/virtual-services.ts';
 import type { KubeObject } from '../model/object.ts';
@@ -17,16 +17,9 @@ export function virtualServices(m: Migration): void {
     if (!m.isKept(vs.metadata.namespace ?? 'default')) convertVirtualService(m, vs);
 }
 
-/** One VirtualService → HTTPRoutes: one per set of parents (converted gateways, or mesh) with the same rules. */
-function convertVirtualService(m: Migration, vs: KubeObject): void {
-  const cd = m.mesh.clusterDomain;
-  const ns = vs.metadata.namespace ?? 'default';
-  const spec = specOf(vs, 'networking.istio.io/VirtualService');
+/** The parts of a VirtualService that have no HTTPRoute equivalent: TCP and TLS routes, a narrowed exportTo. */
+function unconvertedFields(spec: VirtualServiceSpec): Note[] {
   const notes: Note[] = [];
-  const resolveGateway = (g: string) => resolveGatewayName(g, ns);
-  const gateways =
-    spec.gateways && spec.gateways.length > 0 ? spec.gateways.map(resolveGateway) : [MeshGateway];
-  const hosts = (spec.hosts ?? []).map((h) => (h.includes('*') ? h : resolveShortName(h, ns, cd)));
   for (const field of ['tcp', 'tls'] as const)
     if ((spec[field] ?? []).length > 0)
       notes.push(
@@ -42,6 +35,20 @@ function convertVirtualService(m: Migration, vs: KubeObject): void {
         'HTTPRoutes have no exportTo: the route applies to every client of its parents',
       ),
     );
+  return notes;
+}
+
+/** One VirtualService → HTTPRoutes: one per set of parents (converted gateways, or mesh) with the same rules. */
+function convertVirtualService(m: Migration, vs: KubeObject): void {
+  const cd = m.mesh.clusterDomain;
+  const ns = vs.metadata.namespace ?? 'default';
+  const spec = specOf(vs, 'networking.istio.io/VirtualService');
+  const notes: Note[] = [];
+  const resolveGateway = (g: string) => resolveGatewayName(g, ns);
+  const gateways =
+    spec.gateways && spec.gateways.length > 0 ? spec.gateways.map(resolveGateway) : [MeshGateway];
+  const hosts = (spec.hosts ?? []).map((h) => (h.includes('*') ? h : resolveShortName(h, ns, cd)));
+  notes.push(...unconvertedFields(spec));
   const context: RouteContext = {
     namespace: ns,
     expand: (h) => resolveShortName(h, ns, cd),

@@ -22,6 +22,7 @@ function withCluster(command: Command): Command {
 }
 
 /** Builds the program; every action stores its exit code in `result`. */
+// Why long: it is the table of commands and their flags, read as one surface (docs/cli.md mirrors it).
 function program(streams: Streams, result: { code: ExitCode }): Command {
   const root = new Command('kfmesh')
     .description('Service-mesh control plane for Kubeflow and KServe over Istio (sidecar and ambient mode).')

@@ -63,32 +63,12 @@ export function serveCommand(
       refusals.add(reason);
       streams.stderr(`kfmesh: refused a request: ${reason}\n`);
     };
-    const listen = (on: number): Promise<ConsoleServer> =>
-      serveConsole(first, flags.host, on, onError, onRefused).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
-          if (flags.anyPortIfTaken && on !== 0) {
-            streams.stderr(`kfmesh: port ${on} is taken; using a free one\n`);
-            return listen(0);
-          }
-          throw new UsageError(
-            `can't listen on ${flags.host}:${on} (${error.code}): give another --port (0 picks a free one)`,
-          );
-        }
-        if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
-          throw new UsageError(`can't listen on ${flags.host} (${error.code}): give another --host`);
-        throw error;
-      });
-    const served = await listen(port);
+    const served = await listenOn(port, flags, streams, (on) =>
+      serveConsole(first, flags.host, on, onError, onRefused),
+    );
     const host = served.address.family === 'IPv6' ? `[${served.address.address}]` : served.address.address;
     streams.stderr(`kfmesh: the console of ${source} is at http://${host}:${served.address.port}/\n`);
-    if (!isLoopback(flags.host))
-      streams.stderr(
-        `kfmesh: warning: --host ${flags.host} is not a loopback address: the console has no authentication, ` +
-          "and anyone who can reach this address can read what it shows (with --kubeconfig, the cluster's " +
-          'configuration, ConfigMaps included). Keep it on 127.0.0.1 and reach it through something that ' +
-          'authenticates, for example `kubectl port-forward` to a loopback-only console, or an SSH tunnel. ' +
-          'It answers only requests addressed to an IP address, localhost or the --host name.\n',
-      );
+    if (!isLoopback(flags.host)) streams.stderr(notLoopbackWarning(flags.host));
     // The first page load needs the graphs: compute them now rather than when it asks.
     const warm = (model: ConsoleModel) => {
       const start = performance.now();
@@ -102,37 +82,88 @@ export function serveCommand(
 
     const warming = setImmediate(() => warm(first));
 
-    // Reload when a watched file or folder changes (a burst of changes reloads once).
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const reload = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        load().then(
-          (model) => {
-            served.replace(model);
-            streams.stderr(`kfmesh: reloaded ${source}\n`);
-            warm(model);
-          },
-          (error: unknown) =>
-            streams.stderr(
-              `kfmesh: reload failed, still serving the last good input: ${(error as Error).message}\n`,
-            ),
-        );
-      }, 200);
-    };
-    const watchers: FSWatcher[] = paths.map((p) => watch(p, { recursive: true }, reload));
-
+    const watching = reloadOnChange(
+      paths,
+      async () => {
+        const model = await load();
+        served.replace(model);
+        streams.stderr(`kfmesh: reloaded ${source}\n`);
+        warm(model);
+      },
+      streams,
+    );
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
       void until?.then(resolve);
     });
-    for (const w of watchers) w.close();
-    clearTimeout(timer);
+    watching.close();
     clearImmediate(warming);
     await served.close();
     return ExitCode.Ok;
   });
+}
+
+/**
+ * Listens with `listen`, as the flags allow: a port that is taken or refused is a usage error, unless
+ * `anyPortIfTaken` (npm start) lets it take a free one.
+ */
+function listenOn(
+  on: number,
+  flags: ServeFlags,
+  streams: Streams,
+  listen: (port: number) => Promise<ConsoleServer>,
+): Promise<ConsoleServer> {
+  return listen(on).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
+      if (flags.anyPortIfTaken && on !== 0) {
+        streams.stderr(`kfmesh: port ${on} is taken; using a free one\n`);
+        return listenOn(0, flags, streams, listen);
+      }
+      throw new UsageError(
+        `can't listen on ${flags.host}:${on} (${error.code}): give another --port (0 picks a free one)`,
+      );
+    }
+    if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
+      throw new UsageError(`can't listen on ${flags.host} (${error.code}): give another --host`);
+    throw error;
+  });
+}
+
+/** Reloads when a watched file or folder changes (a burst of changes reloads once); a failed reload is said. */
+function reloadOnChange(
+  paths: readonly string[],
+  reload: () => Promise<void>,
+  streams: Streams,
+): { close: () => void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const changed = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      reload().catch((error: unknown) =>
+        streams.stderr(
+          `kfmesh: reload failed, still serving the last good input: ${(error as Error).message}\n`,
+        ),
+      );
+    }, 200);
+  };
+  const watchers: FSWatcher[] = paths.map((p) => watch(p, { recursive: true }, changed));
+  return {
+    close: () => {
+      for (const w of watchers) w.close();
+      clearTimeout(timer);
+    },
+  };
+}
+
+function notLoopbackWarning(host: string): string {
+  return (
+    `kfmesh: warning: --host ${host} is not a loopback address: the console has no authentication, ` +
+    "and anyone who can reach this address can read what it shows (with --kubeconfig, the cluster's " +
+    'configuration, ConfigMaps included). Keep it on 127.0.0.1 and reach it through something that ' +
+    'authenticates, for example `kubectl port-forward` to a loopback-only console, or an SSH tunnel. ' +
+    'It answers only requests addressed to an IP address, localhost or the --host name.\n'
+  );
 }
 
 /** 127.0.0.0/8, ::1 and localhost. */

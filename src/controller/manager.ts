@@ -72,61 +72,46 @@ export async function runManager(options: ManagerOptions): Promise<ManagerResult
   });
   // The callbacks above run only once the controller has started, after this.
   const metrics = controllerMetrics(() => running.queueDepth);
-  const servers: Servers = [];
-  await serve(servers, '--metrics-bind-address', options.metricsAt, {
-    '/metrics': async () => ({
-      code: 200,
-      type: metrics.registry.contentType,
-      body: await metrics.registry.metrics(),
-    }),
-  });
-  await serve(servers, '--health-probe-bind-address', options.probesAt, {
-    '/healthz': async () => ({ code: 200, type: 'text/plain', body: 'ok\n' }),
+  const servers = await serveOperations(options, metrics, () =>
     // A replica standing by (not leading) is ready; a leader once every kind has listed and while no
-    // kind's latest list has failed. Otherwise the body says why.
-    '/readyz': async () => {
-      const why = elector !== undefined && !elector.leading ? undefined : running.notReady;
-      return why === undefined
-        ? { code: 200, type: 'text/plain', body: 'ok\n' }
-        : { code: 503, type: 'text/plain', body: `not ready: ${why}\n` };
-    },
-  });
+    // kind's latest list has failed.
+    elector !== undefined && !elector.leading ? undefined : running.notReady,
+  );
   for (const s of servers) log.info({ address: `${s.address.address}:${s.address.port}` }, 'serving');
   // Signal handlers don't keep Node running, and at times nothing else does (every watch down, waiting
   // for its restart timer, without metrics or probe servers): this timer does, until the manager stops.
   const alive = setInterval(() => undefined, 60_000);
-  let lostLease: () => void = () => undefined;
-  const stopped = new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-    void options.until?.then(() => resolve('stop'));
-    lostLease = () => resolve('lost the leader lease');
-  });
+  const { stopped, lostLease } = stopSignals(options.until);
   log.info({ mode: options.mode, namespaces: options.namespaces, context: client.contextName }, 'starting');
+  // A start that fails for an unexpected reason ends the process (exit 1, with the reason) rather than
+  // leaving it alive and stuck; failures of the server are retried inside start().
   let starting: Promise<void> | undefined;
+  let failure: string | undefined;
+  let startFailed: (reason: string) => void = () => undefined;
+  const failedToStart = new Promise<string>((resolve) => (startFailed = resolve));
+  const start = () => {
+    starting = running.start();
+    starting.catch((error: unknown) => {
+      failure = error instanceof Error ? error.message : String(error);
+      log.error({ error: failure }, 'start failed');
+      startFailed('start failed');
+    });
+  };
   if (elector) {
     log.info({ identity: elector.identity }, 'waiting for the leader lease');
     void elector.run(
       () => {
         metrics.isLeader.set(1);
         log.info({ identity: elector.identity }, 'leading');
-        starting = running.start();
+        start();
       },
       () => {
         metrics.isLeader.set(0);
         lostLease();
       },
     );
-  } else starting = running.start();
-  // A start that fails for an unexpected reason ends the process (exit 1, with the reason) rather than
-  // leaving it alive and stuck; failures of the server are retried inside start().
-  let failure: string | undefined;
-  const failed = (error: unknown) => {
-    failure = error instanceof Error ? error.message : String(error);
-    log.error({ error: failure }, 'start failed');
-    return 'start failed';
-  };
-  const reason = await Promise.race([stopped, starting?.then(() => stopped, failed) ?? stopped]);
+  } else start();
+  const reason = await Promise.race([stopped, failedToStart]);
   log.info({ reason }, 'stopping');
   await elector?.stop();
   // stop() first: it also ends a start() still waiting for discovery or the first lists.
@@ -138,6 +123,44 @@ export async function runManager(options: ManagerOptions): Promise<ManagerResult
   log.flush();
   // Losing the lease is a failure: the replica exits and is restarted, as client-go's controllers do.
   return { reason, failed: reason === 'lost the leader lease' || failure !== undefined };
+}
+
+/** Resolves with the reason to stop: SIGTERM, SIGINT, `until`, or the leader lease lost (`lostLease`). */
+function stopSignals(until: Promise<void> | undefined): { stopped: Promise<string>; lostLease: () => void } {
+  let lostLease: () => void = () => undefined;
+  const stopped = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+    void until?.then(() => resolve('stop'));
+    lostLease = () => resolve('lost the leader lease');
+  });
+  return { stopped, lostLease };
+}
+
+/** Serves /metrics and the probes where the flags say; `notReady` says why /readyz fails, if it does. */
+async function serveOperations(
+  options: ManagerOptions,
+  metrics: ReturnType<typeof controllerMetrics>,
+  notReady: () => string | undefined,
+): Promise<Servers> {
+  const servers: Servers = [];
+  await serve(servers, '--metrics-bind-address', options.metricsAt, {
+    '/metrics': async () => ({
+      code: 200,
+      type: metrics.registry.contentType,
+      body: await metrics.registry.metrics(),
+    }),
+  });
+  await serve(servers, '--health-probe-bind-address', options.probesAt, {
+    '/healthz': async () => ({ code: 200, type: 'text/plain', body: 'ok\n' }),
+    '/readyz': async () => {
+      const why = notReady();
+      return why === undefined
+        ? { code: 200, type: 'text/plain', body: 'ok\n' }
+        : { code: 503, type: 'text/plain', body: `not ready: ${why}\n` };
+    },
+  });
+  return servers;
 }
 
 /** Serves the routes at `at` (when given); a port that cannot be listened on closes the others and throws. */

@@ -320,6 +320,7 @@ function gateway(name: string, namespace: string, selector: Record<string, strin
 }
 
 /** The gateways, edge policies and mesh-wide objects of `istio-system` and the Kubeflow gateway. */
+// Why long: it is an object list, one constructor call per object as Kubeflow's manifests have them.
 function edge(): KubeObject[] {
   return [
     gateway('istio-ingressgateway', 'istio-system', ingressLabels),

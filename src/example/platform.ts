@@ -19,6 +19,7 @@ import {
   placeholderImage,
 } from './kubeflow.ts';
 import { Annotation, Label } from '../model/vocabulary.ts';
+import { runningPod } from './pods.ts';
 
 const domain = 'example.com';
 const userNs = 'kubeflow-user-example-com';
@@ -134,59 +135,8 @@ function inferenceService(model: ExampleModel): KubeObject {
   };
 }
 
-/** A running pod of a Deployment (through its ReplicaSet), with a sidecar unless `proxy` says otherwise. */
-function runningPod(
-  ns: string,
-  deployment: string,
-  ip: string,
-  labels: Record<string, string>,
-  options: {
-    serviceAccount?: string;
-    containers?: Record<string, unknown>[];
-    proxy?: 'sidecar' | 'gateway';
-  } = {},
-): KubeObject {
-  const hash = '5f7c9d8b6';
-  const proxy = options.proxy ?? 'sidecar';
-  const podLabels: Record<string, string> = { ...labels, 'pod-template-hash': hash };
-  if (proxy === 'sidecar') podLabels[Label.TlsMode] = 'istio';
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${deployment}-${hash}-x2k4p`,
-      namespace: ns,
-      labels: podLabels,
-      annotations:
-        proxy === 'sidecar'
-          ? { [Annotation.SidecarStatus]: '{"containers":["istio-proxy"]}' }
-          : { [Label.SidecarInject]: 'false' },
-      ownerReferences: [
-        {
-          apiVersion: 'apps/v1',
-          kind: 'ReplicaSet',
-          name: `${deployment}-${hash}`,
-          uid: stableUid(`${ns}/${deployment}-${hash}`),
-          controller: true,
-        },
-      ],
-    },
-    spec: {
-      serviceAccountName: options.serviceAccount ?? 'default',
-      containers: [
-        ...(options.containers ?? [{ name: 'app', image: placeholderImage(deployment) }]),
-        {
-          name: 'istio-proxy',
-          image: 'docker.io/istio/proxyv2:1.24.0',
-          args: ['proxy', proxy === 'gateway' ? 'router' : 'sidecar'],
-        },
-      ],
-    },
-    status: { phase: 'Running', podIP: ip },
-  };
-}
-
 /** What Knative (net-istio) runs for one component: route Service, revision Service and Endpoints, pod, VirtualServices. */
+// Why long: it is a list of object literals, written out as Knative writes them so they can be compared.
 function knativeComponent(model: ExampleModel, component: string, index: number): KubeObject[] {
   const ns = model.namespace;
   const ksvc = `${model.name}-${component}`;
@@ -319,6 +269,7 @@ function knativeComponent(model: ExampleModel, component: string, index: number)
 }
 
 /** Istio, Knative and KServe as installed, before any InferenceService exists. */
+// Why long: it is the installation's object list, one literal or constructor call per object.
 function installation(): KubeObject[] {
   const gatewayLabels = { app: 'istio-ingressgateway', istio: 'ingressgateway' };
   return [
@@ -683,17 +634,4 @@ export function exampleAmbientPlatform(): KubeObject[] {
 /** The example platform as one YAML stream, as `kfmesh example [--mode]` prints it. */
 export function examplePlatformYaml(mode: 'sidecar' | 'ambient' = 'sidecar'): string {
   return toYaml(mode === 'ambient' ? exampleAmbientPlatform() : examplePlatform());
-}
-
-/** A UID that is the same on every run (owner references need one; the example has no real owner). */
-function stableUid(name: string): string {
-  // Four FNV-1a hashes of the name with different seeds: 32 hex digits.
-  const h = [0x811c9dc5, 0x01000193, 0x9e3779b9, 0x85ebca6b]
-    .map((seed) => {
-      let x = seed;
-      for (let i = 0; i < name.length; i++) x = Math.imul(x ^ name.charCodeAt(i), 0x01000193) >>> 0;
-      return x.toString(16).padStart(8, '0');
-    })
-    .join('');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }

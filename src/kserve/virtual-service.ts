@@ -147,27 +147,7 @@ export function virtualServiceFor(
     gateways.push(ingress.ingressGateway);
   }
   if (ingress.pathTemplate) {
-    const path = generateUrlPath(ingress.pathTemplate, name, namespace);
-    const authority = { regex: hostRegExp(ingress.ingressDomain) };
-    const onIngress = [ingress.ingressGateway];
-    if (isvc.spec.explainer) {
-      const regex = path + pathBasedExplainSuffix;
-      http.push({
-        match: [{ uri: { regex }, authority, gateways: onIngress }],
-        rewrite: { uriRegexRewrite: { match: regex, rewrite: '\\1' } },
-        route: destination,
-        headers: headersFor('explainer'),
-      });
-    }
-    http.push({
-      match: [
-        { uri: { prefix: `${path}/` }, authority, gateways: onIngress },
-        { uri: { exact: path }, authority, gateways: onIngress },
-      ],
-      rewrite: { uri: '/' },
-      route: destination,
-      headers: headersFor(entryComponent(isvc)),
-    });
+    http.push(...pathBasedRoutes(isvc, ingress, ingress.pathTemplate, destination, headersFor));
     hosts.push(ingress.ingressDomain);
   }
   for (const host of extraHosts) if (!hosts.includes(host)) hosts.push(host);
@@ -182,6 +162,43 @@ export function virtualServiceFor(
       spec: { hosts, gateways, http },
     },
   };
+}
+
+/**
+ * The routes of path-based routing (`pathTemplate`): on the ingress domain, the explainer's path (when
+ * there is an explainer) and the model's path, each rewritten to the component's own paths.
+ */
+function pathBasedRoutes(
+  isvc: InferenceService,
+  ingress: KServeConfig['ingress'],
+  pathTemplate: string,
+  destination: unknown[],
+  headersFor: (component: Component) => Record<string, unknown>,
+): Record<string, unknown>[] {
+  const name = isvc.metadata.name ?? '';
+  const path = generateUrlPath(pathTemplate, name, isvc.metadata.namespace ?? '');
+  const authority = { regex: hostRegExp(ingress.ingressDomain) };
+  const onIngress = [ingress.ingressGateway];
+  const http: Record<string, unknown>[] = [];
+  if (isvc.spec.explainer) {
+    const regex = path + pathBasedExplainSuffix;
+    http.push({
+      match: [{ uri: { regex }, authority, gateways: onIngress }],
+      rewrite: { uriRegexRewrite: { match: regex, rewrite: '\\1' } },
+      route: destination,
+      headers: headersFor('explainer'),
+    });
+  }
+  http.push({
+    match: [
+      { uri: { prefix: `${path}/` }, authority, gateways: onIngress },
+      { uri: { exact: path }, authority, gateways: onIngress },
+    ],
+    rewrite: { uri: '/' },
+    route: destination,
+    headers: headersFor(entryComponent(isvc)),
+  });
+  return http;
 }
 
 /** The ExternalName Service that makes `<isvc>.<ns>.svc` resolve to the local gateway (`reconcileExternalService`). */

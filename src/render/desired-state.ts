@@ -12,10 +12,10 @@ import { managedByLabels, ownerReferenceTo } from '../model/ownership.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { hasWaypoint, waypointFor } from '../kubeflow/waypoint.ts';
 import { ambientInferenceServiceObjects, serverlessInAmbientFinding } from '../kserve/ambient.ts';
-import { isKnativeMode, kserveConfigFrom } from '../kserve/config.ts';
+import { isKnativeMode, kserveConfigFrom, type KServeConfig } from '../kserve/config.ts';
 import { isDns1123Label } from '../kserve/hosts.ts';
 import { isInferenceService, renderInferenceService, type InferenceServiceRender } from '../kserve/render.ts';
-import { kubeflowConfigFrom } from '../kubeflow/config.ts';
+import { kubeflowConfigFrom, type KubeflowConfig } from '../kubeflow/config.ts';
 import { notebookRouteFor } from '../kubeflow/notebook.ts';
 import { mixedModeFindings } from '../kubeflow/mixed-mode.ts';
 import { profileObjects } from '../kubeflow/profile.ts';
@@ -56,40 +56,78 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
   const clusterDomain = options.clusterDomain ?? 'cluster.local';
   const config = kserveConfigFrom(snapshot, clusterDomain);
   const kubeflow = kubeflowConfigFrom(snapshot);
-  const objects: KubeObject[] = [];
-  const problems: ObjectProblem[] = [];
-  const findings: Finding[] = [];
-  const modes = new Map<string, MeshMode>();
-  const modeOf = (namespace: string): MeshMode => {
-    const known = modes.get(namespace);
-    if (known) return known;
-    const nsObject = snapshot.get('', 'Namespace', '', namespace);
-    const label = nsObject?.metadata.labels?.[Label.Mode];
-    let mode = options.mode;
-    if (label === MeshMode.Sidecar || label === MeshMode.Ambient) mode = label;
-    else if (label !== undefined && nsObject) {
-      problems.push({
-        context: {
-          location: snapshot.locate(nsObject, ['metadata', 'labels', Label.Mode]),
-          object: refOf(nsObject),
-          field: `metadata.labels.${Label.Mode}`,
-        },
-        message: `expected sidecar or ambient, got ${JSON.stringify(label)}; using ${options.mode}`,
-      });
-    }
-    modes.set(namespace, mode);
-    return mode;
+  const out: Rendering = {
+    snapshot,
+    kubeflow,
+    objects: [],
+    problems: [],
+    findings: [],
+    modes: new Map(),
+    modeOf: (namespace) => modeOf(out, namespace, options.mode),
+    owned: { inferenceServices: new Map(), profiles: new Map() },
   };
+  const profileNamespaces = renderProfiles(out);
+  renderNotebooks(out, clusterDomain);
+  const { inferenceServices, ambientModelNamespaces } = renderInferenceServices(out, config, options);
+  for (const namespace of ambientModelNamespaces)
+    if (!profileNamespaces.has(namespace)) out.objects.push(...ambientModelNamespace(out, namespace));
+  const ambientProfiles = snapshot
+    .list('kubeflow.org', 'Profile')
+    .filter((p) => out.modeOf(p.metadata.name ?? '') === MeshMode.Ambient);
+  const anySidecar =
+    [...out.modes.values()].includes(MeshMode.Sidecar) ||
+    snapshot
+      .list('', 'Namespace')
+      .some(
+        (n) =>
+          n.metadata.labels?.[Label.IstioInjection] === 'enabled' &&
+          out.modeOf(n.metadata.name ?? '') === MeshMode.Sidecar,
+      );
+  out.findings.push(...mixedModeFindings(snapshot, kubeflow, out.modeOf, ambientProfiles, anySidecar));
+  const { objects, problems, findings, owned, modes } = out;
+  objects.sort((a, b) => compareRefs(refOf(a), refOf(b)));
+  return { objects, problems, findings, inferenceServices, owned, modes };
+}
 
+/** A render under way: what it has made so far, and the mode of each namespace it looked at. */
+interface Rendering extends Pick<RenderResult, 'objects' | 'problems' | 'findings' | 'modes' | 'owned'> {
+  snapshot: Snapshot;
+  kubeflow: KubeflowConfig;
+  modeOf: (namespace: string) => MeshMode;
+}
+
+/** A namespace's mode: its mode label, else the platform's; a label of another value is a problem. */
+function modeOf(out: Rendering, namespace: string, platformMode: MeshMode): MeshMode {
+  const known = out.modes.get(namespace);
+  if (known) return known;
+  const nsObject = out.snapshot.get('', 'Namespace', '', namespace);
+  const label = nsObject?.metadata.labels?.[Label.Mode];
+  let mode = platformMode;
+  if (label === MeshMode.Sidecar || label === MeshMode.Ambient) mode = label;
+  else if (label !== undefined && nsObject) {
+    out.problems.push({
+      context: {
+        location: out.snapshot.locate(nsObject, ['metadata', 'labels', Label.Mode]),
+        object: refOf(nsObject),
+        field: `metadata.labels.${Label.Mode}`,
+      },
+      message: `expected sidecar or ambient, got ${JSON.stringify(label)}; using ${platformMode}`,
+    });
+  }
+  out.modes.set(namespace, mode);
+  return mode;
+}
+
+/** Each Profile's namespace objects; returns the Profiles' namespaces. */
+function renderProfiles(out: Rendering): Set<string> {
   const profileNamespaces = new Set<string>();
-  const owned: RenderResult['owned'] = { inferenceServices: new Map(), profiles: new Map() };
-  for (const profile of snapshot.list('kubeflow.org', 'Profile')) {
+  for (const profile of out.snapshot.list('kubeflow.org', 'Profile')) {
     const namespace = profile.metadata.name ?? '';
     if (!isDns1123Label(namespace)) {
       // A Profile's name is its namespace's: without a valid one there is nothing to render.
-      problems.push({
+      out.problems.push({
         context: {
-          location: snapshot.locate(profile, ['metadata', 'name']),
+          location: out.snapshot.locate(profile, ['metadata', 'name']),
           object: refOf(profile),
           field: 'metadata.name',
         },
@@ -98,15 +136,20 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
       continue;
     }
     profileNamespaces.add(namespace);
-    const rendered = profileObjects(profile, { ...kubeflow }, modeOf(namespace));
-    owned.profiles.set(namespace, rendered);
-    objects.push(...rendered);
+    const rendered = profileObjects(profile, { ...out.kubeflow }, out.modeOf(namespace));
+    out.owned.profiles.set(namespace, rendered);
+    out.objects.push(...rendered);
   }
-  for (const notebook of snapshot.list('kubeflow.org', 'Notebook')) {
+  return profileNamespaces;
+}
+
+/** Each Notebook's route. */
+function renderNotebooks(out: Rendering, clusterDomain: string): void {
+  for (const notebook of out.snapshot.list('kubeflow.org', 'Notebook')) {
     if (!notebook.metadata.name) {
-      problems.push({
+      out.problems.push({
         context: {
-          location: snapshot.locate(notebook, ['metadata']),
+          location: out.snapshot.locate(notebook, ['metadata']),
           object: refOf(notebook),
           field: 'metadata.name',
         },
@@ -114,73 +157,69 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
       });
       continue;
     }
-    objects.push(
-      notebookRouteFor(notebook, kubeflow, modeOf(notebook.metadata.namespace ?? 'default'), clusterDomain),
-    );
+    const mode = out.modeOf(notebook.metadata.namespace ?? 'default');
+    out.objects.push(notebookRouteFor(notebook, out.kubeflow, mode, clusterDomain));
   }
+}
 
+/** Each InferenceService's objects, and in ambient namespaces its ambient ones; returns those namespaces. */
+function renderInferenceServices(
+  out: Rendering,
+  config: KServeConfig,
+  options: RenderOptions,
+): { inferenceServices: Map<string, InferenceServiceRender>; ambientModelNamespaces: Set<string> } {
   const inferenceServices = new Map<string, InferenceServiceRender>();
   const ambientModelNamespaces = new Set<string>();
-  for (const object of snapshot.all()) {
+  for (const object of out.snapshot.all()) {
     if (!isInferenceService(object)) continue;
     const isvc = withDefaultNamespace(object);
     const namespace = isvc.metadata.namespace ?? 'default';
-    const result = renderInferenceService(isvc, config, snapshot, {
+    const result = renderInferenceService(isvc, config, out.snapshot, {
       meshGateway: options.meshGateway ?? true,
     });
     const key = `${namespace}/${isvc.metadata.name}`;
     inferenceServices.set(key, result);
-    owned.inferenceServices.set(key, [...result.objects]);
-    objects.push(...result.objects);
-    if (result.problem) problems.push(result.problem);
-    if (!result.mode || modeOf(namespace) !== MeshMode.Ambient) continue;
+    out.owned.inferenceServices.set(key, [...result.objects]);
+    out.objects.push(...result.objects);
+    if (result.problem) out.problems.push(result.problem);
+    if (!result.mode || out.modeOf(namespace) !== MeshMode.Ambient) continue;
     if (isKnativeMode(result.mode)) {
-      findings.push({ ...serverlessInAmbientFinding(isvc), ...locationOf(snapshot, object) });
+      out.findings.push({ ...serverlessInAmbientFinding(isvc), ...locationOf(out.snapshot, object) });
     } else {
       const ambient = ambientInferenceServiceObjects(isvc);
-      owned.inferenceServices.get(key)?.push(...ambient);
-      objects.push(...ambient);
+      out.owned.inferenceServices.get(key)?.push(...ambient);
+      out.objects.push(...ambient);
       ambientModelNamespaces.add(namespace);
     }
   }
-  // A model namespace in ambient mode that is not a Profile's gets the ambient labels and a waypoint if it has none.
-  for (const namespace of ambientModelNamespaces) {
-    if (profileNamespaces.has(namespace)) continue;
-    const nsObject = snapshot.get('', 'Namespace', '', namespace) ?? {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: namespace },
-    };
-    const meta: KubeObject['metadata'] = {
-      name: namespace,
-      labels: {
-        [Label.IstioInjection]: 'disabled',
-        [Label.DataplaneMode]: 'ambient',
-        [Label.UseWaypoint]: kubeflow.waypointName,
-        ...managedByLabels(nsObject),
-      },
-    };
-    const owners = ownerReferenceTo(nsObject, undefined);
-    if (owners) meta.ownerReferences = owners;
-    objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: meta });
-    if (!hasWaypoint(snapshot.all(), namespace))
-      objects.push(waypointFor(namespace, kubeflow.waypointName, nsObject));
-  }
-  const ambientProfiles = snapshot
-    .list('kubeflow.org', 'Profile')
-    .filter((p) => modeOf(p.metadata.name ?? '') === MeshMode.Ambient);
-  const anySidecar =
-    [...modes.values()].includes(MeshMode.Sidecar) ||
-    snapshot
-      .list('', 'Namespace')
-      .some(
-        (n) =>
-          n.metadata.labels?.[Label.IstioInjection] === 'enabled' &&
-          modeOf(n.metadata.name ?? '') === MeshMode.Sidecar,
-      );
-  findings.push(...mixedModeFindings(snapshot, kubeflow, modeOf, ambientProfiles, anySidecar));
-  objects.sort((a, b) => compareRefs(refOf(a), refOf(b)));
-  return { objects, problems, findings, inferenceServices, owned, modes };
+  return { inferenceServices, ambientModelNamespaces };
+}
+
+/**
+ * A model namespace in ambient mode that is not a Profile's: the ambient labels on its Namespace, and a
+ * waypoint if it has none.
+ */
+function ambientModelNamespace(out: Rendering, namespace: string): KubeObject[] {
+  const nsObject = out.snapshot.get('', 'Namespace', '', namespace) ?? {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace },
+  };
+  const meta: KubeObject['metadata'] = {
+    name: namespace,
+    labels: {
+      [Label.IstioInjection]: 'disabled',
+      [Label.DataplaneMode]: 'ambient',
+      [Label.UseWaypoint]: out.kubeflow.waypointName,
+      ...managedByLabels(nsObject),
+    },
+  };
+  const owners = ownerReferenceTo(nsObject, undefined);
+  if (owners) meta.ownerReferences = owners;
+  const objects: KubeObject[] = [{ apiVersion: 'v1', kind: 'Namespace', metadata: meta }];
+  if (!hasWaypoint(out.snapshot.all(), namespace))
+    objects.push(waypointFor(namespace, out.kubeflow.waypointName, nsObject));
+  return objects;
 }
 
 function locationOf(snapshot: Snapshot, object: KubeObject): { location?: NonNullable<Finding['location']> } {

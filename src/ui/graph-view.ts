@@ -128,6 +128,7 @@ const looks: Record<GraphNode['kind'], { color: string; shape: string; size: num
   blackhole: { color: '#222222', shape: 'octagon', size: 30 },
 };
 
+// Why long: it is the graph's stylesheet, one selector block per kind of node and edge state.
 function style(large: boolean): cytoscape.StylesheetJson {
   return [
     {

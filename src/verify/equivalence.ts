@@ -80,8 +80,6 @@ export interface EquivalenceOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-type ClassOutcomes = { outcomes: RequestOutcome[]; partition: string };
-
 /** The host an external client uses where the ingress routes every host (`*`). */
 export const AnyIngressHost = 'ingress.example.com';
 const maxPathsPerNamespace = 8;
@@ -97,56 +95,18 @@ export function checkEquivalence(
     compileMesh(s, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {});
   const meshes = [compile(before), compile(after)] as const;
   const { clients, shapes, external } = requestShapes(meshes[0], meshes[1]);
-  const classes = meshes.map((m) => new ClientClasses(m, clients, options.exhaustive));
+  const classes = [
+    new ClientClasses(meshes[0], clients, options.exhaustive),
+    new ClientClasses(meshes[1], clients, options.exhaustive),
+  ] as const;
+  const pairs = new ClassPairs(classes, clients.length);
   const total = clients.length * shapes.length + external.length;
-  const groups = new Map<string, ChangeGroup>();
-  let unchanged = 0;
+  const changes = new Changes(meshes);
   let done = 0;
-  const record = (request: MatrixRequest, was: RequestOutcome, now: RequestOutcome, count = 1) => {
-    const severity = compare(was, now);
-    if (severity === undefined) {
-      unchanged += count;
-      return;
-    }
-    const cause = `${describe(was)} → ${describe(now)}`;
-    const group = groups.get(cause) ?? { severity, cause, count: 0, examples: [] };
-    group.count += count;
-    // An example is traced for its own client (a class's outcome came from another member's trace).
-    if (group.examples.length < 5)
-      group.examples.push({
-        request,
-        before: outcomeOf(meshes[0], request),
-        after: outcomeOf(meshes[1], request),
-      });
-    groups.set(cause, group);
-  };
-  // How many clients fall in each (before, after) pair of classes, and the first of them, by the pair of
-  // partitions: computed once per pair of partitions, which recur from request to request.
-  const pairs = new Map<string, { counts: Int32Array; first: Int32Array; width: number }>();
-  const pairsOf = (before: string, after: string, width: number, height: number) => {
-    const key = `${before}|${after}`;
-    const known = pairs.get(key);
-    if (known) return known;
-    const [b, a] = [classes[0]?.membership(before), classes[1]?.membership(after)] as [
-      Int32Array,
-      Int32Array,
-    ];
-    const counts = new Int32Array(height * width);
-    const first = new Int32Array(counts.length).fill(-1);
-    for (let c = 0; c < clients.length; c++) {
-      const pair = (b[c] as number) * width + (a[c] as number);
-      if (counts[pair] === 0) first[pair] = c;
-      counts[pair] = (counts[pair] as number) + 1;
-    }
-    const out = { counts, first, width };
-    pairs.set(key, out);
-    return out;
-  };
   for (const shape of shapes) {
-    const [was, now] = meshes.map((mesh, i) =>
-      (classes[i] as ClientClasses).outcomes((from) => tracedOutcome(mesh, { ...shape, from })),
-    ) as [ClassOutcomes, ClassOutcomes];
-    const { counts, first, width } = pairsOf(
+    const was = classes[0].outcomes((from) => tracedOutcome(meshes[0], { ...shape, from }));
+    const now = classes[1].outcomes((from) => tracedOutcome(meshes[1], { ...shape, from }));
+    const { counts, first, width } = pairs.of(
       was.partition,
       now.partition,
       now.outcomes.length,
@@ -158,31 +118,100 @@ export function checkEquivalence(
       const from = clients[first[pair] as number] as string;
       const before = was.outcomes[Math.floor(pair / width)] as RequestOutcome;
       const after = now.outcomes[pair % width] as RequestOutcome;
-      record({ from, ...shape }, before, after, count);
+      changes.record({ from, ...shape }, before, after, count);
     }
     done += clients.length;
     if (options.onProgress && done % 5000 < clients.length) options.onProgress(done, total);
   }
   for (const request of external)
-    record(request, outcomeOf(meshes[0], request), outcomeOf(meshes[1], request));
+    changes.record(request, outcomeOf(meshes[0], request), outcomeOf(meshes[1], request));
   options.onProgress?.(total, total);
-  const rank = { error: 0, warning: 1, note: 2 };
-  const sorted = [...groups.values()].sort(
-    (a, b) =>
-      rank[a.severity] - rank[b.severity] ||
-      b.count - a.count ||
-      (a.cause < b.cause ? -1 : a.cause > b.cause ? 1 : 0),
-  );
-  const count = (s: Severity) => sorted.filter((g) => g.severity === s).reduce((n, g) => n + g.count, 0);
-  return {
-    requests: total,
-    traces: classes.reduce((n, c) => n + c.traces, 0),
-    unchanged,
-    errors: count('error'),
-    warnings: count('warning'),
-    notes: count('note'),
-    groups: sorted,
-  };
+  return changes.result(total, classes[0].traces + classes[1].traces);
+}
+
+/**
+ * How many clients fall in each (before, after) pair of classes, and the first of them, by the pair of
+ * partitions: computed once per pair of partitions, which recur from request to request.
+ */
+class ClassPairs {
+  readonly #classes: readonly [ClientClasses, ClientClasses];
+  readonly #clients: number;
+  readonly #known = new Map<string, { counts: Int32Array; first: Int32Array; width: number }>();
+
+  constructor(classes: readonly [ClientClasses, ClientClasses], clients: number) {
+    this.#classes = classes;
+    this.#clients = clients;
+  }
+
+  /** For partitions with `height` classes before and `width` after: the count and first client of each pair. */
+  of(before: string, after: string, width: number, height: number) {
+    const key = `${before}|${after}`;
+    const known = this.#known.get(key);
+    if (known) return known;
+    const [b, a] = [this.#classes[0].membership(before), this.#classes[1].membership(after)];
+    const counts = new Int32Array(height * width);
+    const first = new Int32Array(counts.length).fill(-1);
+    for (let c = 0; c < this.#clients; c++) {
+      const pair = (b[c] as number) * width + (a[c] as number);
+      if (counts[pair] === 0) first[pair] = c;
+      counts[pair] = (counts[pair] as number) + 1;
+    }
+    const out = { counts, first, width };
+    this.#known.set(key, out);
+    return out;
+  }
+}
+
+/** The changes found so far, grouped by cause, and how many requests did not change. */
+class Changes {
+  readonly #meshes: readonly [Mesh, Mesh];
+  readonly #groups = new Map<string, ChangeGroup>();
+  #unchanged = 0;
+
+  constructor(meshes: readonly [Mesh, Mesh]) {
+    this.#meshes = meshes;
+  }
+
+  /** `count` requests like `request` went from `was` to `now`. */
+  record(request: MatrixRequest, was: RequestOutcome, now: RequestOutcome, count = 1): void {
+    const severity = compare(was, now);
+    if (severity === undefined) {
+      this.#unchanged += count;
+      return;
+    }
+    const cause = `${describe(was)} → ${describe(now)}`;
+    const group = this.#groups.get(cause) ?? { severity, cause, count: 0, examples: [] };
+    group.count += count;
+    // An example is traced for its own client (a class's outcome came from another member's trace).
+    if (group.examples.length < 5)
+      group.examples.push({
+        request,
+        before: outcomeOf(this.#meshes[0], request),
+        after: outcomeOf(this.#meshes[1], request),
+      });
+    this.#groups.set(cause, group);
+  }
+
+  /** The result: groups with errors first, then warnings, then notes; by count within each. */
+  result(requests: number, traces: number): EquivalenceResult {
+    const rank = { error: 0, warning: 1, note: 2 };
+    const sorted = [...this.#groups.values()].sort(
+      (a, b) =>
+        rank[a.severity] - rank[b.severity] ||
+        b.count - a.count ||
+        (a.cause < b.cause ? -1 : a.cause > b.cause ? 1 : 0),
+    );
+    const count = (s: Severity) => sorted.filter((g) => g.severity === s).reduce((n, g) => n + g.count, 0);
+    return {
+      requests,
+      traces,
+      unchanged: this.#unchanged,
+      errors: count('error'),
+      warnings: count('warning'),
+      notes: count('note'),
+      groups: sorted,
+    };
+  }
 }
 
 /** How serious a change is; undefined when the outcome is the same. */

@@ -7,7 +7,7 @@ import { labelsMatch } from '../../load/snapshot.ts';
 import { type Resolution, resolveHost } from '../dns.ts';
 import { type HttpRequest, type MatchContext, type MatchedRule, firstMatchingRule } from '../http-match.ts';
 import { type Mesh, serviceForHost } from '../mesh.ts';
-import { type MeshService, isExportedTo } from '../services.ts';
+import { type MeshService, type ServiceEndpoint, isExportedTo } from '../services.ts';
 import {
   type SidecarScope,
   hostWithoutPort,
@@ -318,75 +318,31 @@ function applyHeaders(t: Tracer, ops: HeaderOperations | undefined): void {
   t.request = requestWith(t.request, { headers: kept, authority });
 }
 
+/** Where a route sends a request: host, port and subset, with the service the route step resolved. */
+interface ClusterDestination {
+  host: string;
+  port: number;
+  subset?: string | undefined;
+  gatewaySemantics?: boolean;
+  service?: MeshService | undefined;
+}
+
 /** Step: the cluster `outbound|port|subset|host` — endpoint, TLS, the report, then the next proxy. */
 function toCluster(
   t: Tracer,
   proxy: Workload,
   hop: number,
-  dest: {
-    host: string;
-    port: number;
-    subset?: string | undefined;
-    gatewaySemantics?: boolean;
-    service?: MeshService | undefined;
-  },
+  dest: ClusterDestination,
   scope: SidecarScope | undefined,
   tcp: boolean,
   hostFallback = true,
 ): Outcome {
   const clusterName = `outbound|${dest.port}|${dest.subset ?? ''}|${dest.host}`;
   t.at(hop).cluster = clusterName;
-  // A route to a cluster that does not exist: Envoy answers 503 NC, Gateway API routes 500 (docs/semantics.md, Gateway API routes).
-  const noCluster = dest.gatewaySemantics ? 500 : 503;
-  const fail = (code: number, flags: string, why: string) =>
-    t.replyWithoutUpstream(hop, proxy, hostFallback, code, flags, why, tcp);
-  // The route step already resolved the destination's service; the catch-all and TCP paths look it up here.
-  const service = 'service' in dest ? dest.service : serviceForHost(t.mesh, dest.host);
-  const visible =
-    service &&
-    (scope
-      ? sees(scope, service) || aliasVisible(t.mesh, scope, dest.host)
-      : isExportedTo(service.exportTo, service.namespace, proxy.namespace));
-  if (!service || !visible)
-    return fail(
-      noCluster,
-      'NC',
-      `cluster ${clusterName} does not exist (${dest.host} is not a Service visible here)`,
-    );
-  const servicePort = service.ports.find((p) => p.port === dest.port);
-  if (!servicePort)
-    return fail(
-      noCluster,
-      'NC',
-      `cluster ${clusterName} does not exist (${service.hostname} has no port ${dest.port})`,
-    );
-  let target = service;
-  let targetPort = servicePort;
-  if (service.type === 'ExternalName') {
-    // Before aliasing (1.20) an ExternalName is a DNS cluster: the connection goes where its name resolves.
-    const resolution = resolveHost(t.mesh, `${service.externalName ?? ''}.`, proxy.namespace);
-    if (resolution.kind !== 'service')
-      return fail(503, 'UH', `${service.externalName ?? ''} does not resolve to a Service`);
-    target = resolution.service;
-    const p = target.ports.find((x) => x.port === dest.port);
-    if (!p) return fail(503, 'UF', `${target.hostname} has no port ${dest.port}`);
-    targetPort = p;
-    t.at(hop).notes.push(`DNS cluster: ${service.hostname} → ${target.hostname}`);
-  }
-  const subsetLabels = dest.subset
-    ? subsetLabelsOf(t, proxy.namespace, service, dest.host, dest.subset)
-    : undefined;
-  if (dest.subset && !subsetLabels)
-    return fail(
-      noCluster,
-      'NC',
-      `cluster ${clusterName} does not exist (no DestinationRule defines subset ${dest.subset})`,
-    );
-  const endpoint = subsetLabels
-    ? target.endpoints.find((e) => e.workload !== undefined && labelsMatch(e.workload.labels, subsetLabels))
-    : target.endpoints[0];
-  if (!endpoint) return fail(503, 'UH', `no healthy endpoint in ${clusterName}`);
-  const endpointPort = endpoint.portFor(targetPort);
+  const picked = clusterEndpoint(t, proxy, hop, dest, scope, clusterName);
+  if ('why' in picked)
+    return t.replyWithoutUpstream(hop, proxy, hostFallback, picked.code, picked.flags, picked.why, tcp);
+  const { service, target, endpoint, endpointPort } = picked;
   if (endpoint.workload?.proxy === 'ambient' && !tcp) {
     const ambient = toAmbientEndpoint(
       t,
@@ -422,6 +378,63 @@ function toCluster(
     }),
   );
   return t.walks.deliver(t, connection(proxy, hop, mtls, endpoint.ip, endpointPort, endpoint.workload));
+}
+
+/** A cluster's chosen endpoint, or why the proxy answers without an upstream (code, response flags, reason). */
+type ClusterPick =
+  | { service: MeshService; target: MeshService; endpoint: ServiceEndpoint; endpointPort: number }
+  | { code: number; flags: string; why: string };
+
+/**
+ * The service a cluster is for (visible from the proxy), the service its connections go to (the same, or
+ * where an ExternalName resolves), and its first endpoint (of the subset, if one is named).
+ */
+function clusterEndpoint(
+  t: Tracer,
+  proxy: Workload,
+  hop: number,
+  dest: ClusterDestination,
+  scope: SidecarScope | undefined,
+  clusterName: string,
+): ClusterPick {
+  // A route to a cluster that does not exist: Envoy answers 503 NC, Gateway API routes 500 (docs/semantics.md, Gateway API routes).
+  const noCluster = (why: string) => ({
+    code: dest.gatewaySemantics ? 500 : 503,
+    flags: 'NC',
+    why: `cluster ${clusterName} does not exist (${why})`,
+  });
+  // The route step already resolved the destination's service; the catch-all and TCP paths look it up here.
+  const service = 'service' in dest ? dest.service : serviceForHost(t.mesh, dest.host);
+  const visible =
+    service &&
+    (scope
+      ? sees(scope, service) || aliasVisible(t.mesh, scope, dest.host)
+      : isExportedTo(service.exportTo, service.namespace, proxy.namespace));
+  if (!service || !visible) return noCluster(`${dest.host} is not a Service visible here`);
+  const servicePort = service.ports.find((p) => p.port === dest.port);
+  if (!servicePort) return noCluster(`${service.hostname} has no port ${dest.port}`);
+  let target = service;
+  let targetPort = servicePort;
+  if (service.type === 'ExternalName') {
+    // Before aliasing (1.20) an ExternalName is a DNS cluster: the connection goes where its name resolves.
+    const resolution = resolveHost(t.mesh, `${service.externalName ?? ''}.`, proxy.namespace);
+    if (resolution.kind !== 'service')
+      return { code: 503, flags: 'UH', why: `${service.externalName ?? ''} does not resolve to a Service` };
+    target = resolution.service;
+    const p = target.ports.find((x) => x.port === dest.port);
+    if (!p) return { code: 503, flags: 'UF', why: `${target.hostname} has no port ${dest.port}` };
+    targetPort = p;
+    t.at(hop).notes.push(`DNS cluster: ${service.hostname} → ${target.hostname}`);
+  }
+  const subsetLabels = dest.subset
+    ? subsetLabelsOf(t, proxy.namespace, service, dest.host, dest.subset)
+    : undefined;
+  if (dest.subset && !subsetLabels) return noCluster(`no DestinationRule defines subset ${dest.subset}`);
+  const endpoint = subsetLabels
+    ? target.endpoints.find((e) => e.workload !== undefined && labelsMatch(e.workload.labels, subsetLabels))
+    : target.endpoints[0];
+  if (!endpoint) return { code: 503, flags: 'UH', why: `no healthy endpoint in ${clusterName}` };
+  return { service, target, endpoint, endpointPort: endpoint.portFor(targetPort) };
 }
 
 function aliasVisible(mesh: Mesh, scope: SidecarScope, host: string): boolean {
