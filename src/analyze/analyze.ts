@@ -6,7 +6,7 @@ import type { Finding, Severity } from '../model/finding.ts';
 import { formatLocation } from '../model/errors.ts';
 import { compareRefs } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import { compileMesh, type Mesh } from '../mesh/mesh.ts';
+import { compileMesh } from '../mesh/mesh.ts';
 import type { AnalyzeContext, Rule } from './rule.ts';
 import { passthroughForMeshClients } from './rules/KFM101-passthrough-for-mesh-clients.ts';
 import { internalHostNotBoundToMesh } from './rules/KFM102-internal-host-not-bound-to-mesh.ts';
@@ -18,6 +18,7 @@ import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts'
 import { conflictingVirtualServices } from './rules/KFM402-conflicting-virtual-services.ts';
 import { exportHidesRoute } from './rules/KFM403-export-hides-route.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
+import type { Mesh } from '../mesh/compiled.ts';
 
 /** Every rule, by code. */
 export const rules: readonly Rule[] = [

@@ -7,7 +7,7 @@ import type { FieldPath } from '../load/parse.ts';
 import type { KubeObject } from '../model/object.ts';
 import { refOf } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import type { Mesh } from '../mesh/mesh.ts';
+import type { Mesh } from '../mesh/compiled.ts';
 
 /** What a rule reads: the snapshot, and the mesh compiled from it (once, on first use). */
 export interface AnalyzeContext {

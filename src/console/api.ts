@@ -6,7 +6,7 @@
  */
 import { Snapshot } from '../load/snapshot.ts';
 import { compareRefs, refOf, type KubeObject } from '../model/object.ts';
-import { compileMesh, type Mesh } from '../mesh/mesh.ts';
+import { compileMesh } from '../mesh/mesh.ts';
 import { traceRequest } from '../mesh/trace.ts';
 import { migrateToAmbient, type MigrationResult } from '../ambient/migrate.ts';
 import { reportDocument } from '../ambient/migration-report.ts';
@@ -24,6 +24,7 @@ import {
 } from '../mesh/istio-version.ts';
 import type { SideBySide } from './wire.ts';
 import { TraceInputError, parseHeaderLine } from '../mesh/trace/request.ts';
+import type { Mesh } from '../mesh/compiled.ts';
 
 export interface ConsoleAnswer {
   status: number;

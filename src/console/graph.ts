@@ -5,7 +5,7 @@
  * denied or failed it). Edges count the requests that took them, and how their requests ended. Ztunnel is
  * node-local plumbing: it carries traffic between the nodes but is not one of them.
  */
-import { compileMesh, type Mesh } from '../mesh/mesh.ts';
+import { compileMesh } from '../mesh/mesh.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { migrateToAmbient } from '../ambient/migrate.ts';
 import { traceRequest } from '../mesh/trace.ts';
@@ -13,6 +13,7 @@ import { requestShapes, type MatrixRequest, type RequestShape } from '../verify/
 import type { Hop, TraceResult } from '../model/trace-result.ts';
 import type { EdgeCounts, GraphEdge, GraphNode, MeshGraph, SideBySide } from './wire.ts';
 import { TraceInputError } from '../mesh/trace/request.ts';
+import type { Mesh } from '../mesh/compiled.ts';
 
 export const PassthroughNode = 'PassthroughCluster';
 export const BlackHoleNode = 'BlackHoleCluster';

@@ -2,8 +2,8 @@
  * Name resolution as a pod does it: the search list of its namespace (`<ns>.svc.<cd>`, `svc.<cd>`, `<cd>`,
  * ndots 5), Services' FQDNs, ExternalName as a CNAME, headless Services to their endpoints.
  */
-import type { Mesh } from './mesh.ts';
 import type { MeshService } from './services.ts';
+import type { Mesh } from './compiled.ts';
 
 /** What a host name resolves to. */
 export type Resolution =

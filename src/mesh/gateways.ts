@@ -10,34 +10,12 @@ import { labelsMatch } from '../load/snapshot.ts';
 import { compareStrings } from '../model/object.ts';
 import { istioGateways, listenerGatewayName, listenersOf, sortByPrecedence } from './gateway-api.ts';
 import { isCatchAllRule } from './http-match.ts';
-import type { Mesh } from './mesh.ts';
 import { hostMatches } from './security.ts';
 import { isExportedTo } from './services.ts';
 import type { HttpRule, ResolvedVirtualService } from './virtual-services.ts';
 import type { Workload } from './workloads.ts';
 import { Label } from '../model/vocabulary.ts';
-
-/** One server of an Istio Gateway, as a gateway pod runs it. */
-export interface GatewayServer {
-  /** The Gateway object, `ns/name`. */
-  gateway: string;
-  /** `server.port.number`. */
-  port: number;
-  /** The port the pod listens on after translation through a selecting Service. */
-  listenPort: number;
-  protocol: string;
-  /** `[namespace/]host` entries. */
-  hosts: string[];
-  tlsMode?: string;
-}
-
-/** A gateway pod and its servers. */
-export interface GatewayProxy {
-  workload: Workload;
-  servers: GatewayServer[];
-  /** For a Gateway API gateway: its Gateway's name (policies with targetRefs to it apply). */
-  gatewayApiName?: string;
-}
+import type { GatewayProxy, GatewayServer, Mesh } from './compiled.ts';
 
 /** A merged virtual host of a gateway: one domain, the routes of every VirtualService for it. */
 export interface GatewayVirtualHost {

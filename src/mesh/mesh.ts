@@ -6,54 +6,18 @@
 import { specOf } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import { waypointsFrom, type Waypoint } from './ambient.ts';
+import { waypointsFrom } from './ambient.ts';
 import { AuthorizationPolicies } from './authorization.ts';
 import { httpRouteVirtualServices, syntheticGatewayWorkloads } from './gateway-api.ts';
-import { gatewayRouteTable, gatewaysFrom, type GatewayProxy } from './gateways.ts';
-import {
-  behaviourOf,
-  NewestModelledVersion,
-  type IstioVersion,
-  type VersionBehaviour,
-} from './istio-version.ts';
-import { meshConfigFrom, type MeshConfig } from './mesh-config.ts';
+import { gatewayRouteTable, gatewaysFrom } from './gateways.ts';
+import { behaviourOf, NewestModelledVersion } from './istio-version.ts';
+import { meshConfigFrom } from './mesh-config.ts';
 import { SecurityPolicies } from './security.ts';
 import { servicesFrom, type MeshService } from './services.ts';
 import { httpRouteTable, sidecarScopeOf, type SidecarScope } from './sidecar-outbound.ts';
-import { virtualServicesFrom, type ResolvedVirtualService } from './virtual-services.ts';
+import { virtualServicesFrom } from './virtual-services.ts';
 import { workloadsFrom, type Workload } from './workloads.ts';
-
-/** Options of compilation. */
-export interface CompileOptions {
-  istioVersion?: IstioVersion;
-  clusterDomain?: string;
-}
-
-/** The compiled mesh. */
-export interface Mesh {
-  snapshot: Snapshot;
-  version: IstioVersion;
-  behaviour: VersionBehaviour;
-  config: MeshConfig;
-  clusterDomain: string;
-  workloads: Workload[];
-  workloadByIp: Map<string, Workload>;
-  /** `namespace/name` of the workload (Deployment, ...) → its representative pod. */
-  workloadByName: Map<string, Workload>;
-  services: MeshService[];
-  serviceByHostname: Map<string, MeshService>;
-  serviceByVip: Map<string, MeshService>;
-  /** Concrete service hostname → the ExternalName services that alias it (when aliasing is on). */
-  aliasesOf: Map<string, MeshService[]>;
-  virtualServices: ResolvedVirtualService[];
-  /** Some Service or VirtualService is exported to fewer than all namespaces (sidecar scopes then differ per namespace). */
-  exportsRestricted: boolean;
-  gateways: Map<Workload, GatewayProxy>;
-  /** Waypoints by `namespace/name`. */
-  waypoints: Map<string, Waypoint>;
-  security: SecurityPolicies;
-  authorization: AuthorizationPolicies;
-}
+import type { CompileOptions, Mesh } from './compiled.ts';
 
 /** Compiles a snapshot into the mesh the data plane would run. */
 export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): Mesh {

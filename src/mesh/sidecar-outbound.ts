@@ -10,7 +10,6 @@ import { labelsMatch } from '../load/snapshot.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import { pickDomain } from './gateways.ts';
-import type { Mesh } from './mesh.ts';
 import { OutboundTrafficPolicy } from './mesh-config.ts';
 import { hostMatches } from './security.ts';
 import { isExportedTo, isHttpProtocol, Protocol, type MeshService, type ServicePort } from './services.ts';
@@ -22,6 +21,7 @@ import {
   type ResolvedVirtualService,
 } from './virtual-services.ts';
 import type { Workload } from './workloads.ts';
+import type { Mesh } from './compiled.ts';
 
 /**
  * What a sidecar sees: its visible services and mesh VirtualServices, and its outbound policy. Sidecars of

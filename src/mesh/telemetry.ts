@@ -4,11 +4,11 @@
  * upstream cluster (Host-header fallback on sidecar outbound only), principals only with mTLS.
  */
 import { Label } from '../model/vocabulary.ts';
-import type { Mesh } from './mesh.ts';
 import type { MeshService } from './services.ts';
 import { spiffeOf } from './security.ts';
 import type { Workload } from './workloads.ts';
 import type { TelemetryRecord } from '../model/trace-result.ts';
+import type { Mesh } from './compiled.ts';
 
 /** What the upstream cluster of a client-side report was. */
 export type ReportedCluster =

@@ -4,7 +4,6 @@
  * `pilot/pkg/simulation`. Pure: the mesh and the request in, the hops, the response and the metrics out.
  */
 import type { HttpRequest } from './http-match.ts';
-import type { Mesh } from './mesh.ts';
 import { ztunnelInbound, ztunnelOutbound } from './trace/ambient.ts';
 import { fromExternal, gateway } from './trace/gateway.ts';
 import { sentByHttpProxy, sidecarInbound } from './trace/inbound.ts';
@@ -21,6 +20,7 @@ import {
   type Walks,
 } from './trace/tracer.ts';
 import type { TelemetryRecord, TraceResult } from '../model/trace-result.ts';
+import type { Mesh } from './compiled.ts';
 
 /** The walks' steps into each other (see Walks). */
 const walks: Walks = { deliver, takeRoute };

@@ -23,10 +23,10 @@
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 import { InputError, type SourceLocation } from '../model/errors.ts';
 import { isPlainObject } from '../model/object.ts';
-import type { Mesh } from '../mesh/mesh.ts';
 import { traceRequest } from '../mesh/trace.ts';
 import type { TraceResult } from '../model/trace-result.ts';
 import { type TraceInput, TraceInputError } from '../mesh/trace/request.ts';
+import type { Mesh } from '../mesh/compiled.ts';
 
 /** What a case expects; every field given is checked. */
 export interface CaseExpectation {

@@ -17,8 +17,8 @@ import type { KubeObject } from '../model/object.ts';
 import { isPlainObject } from '../model/object.ts';
 import { peerSignature, type Peer } from '../mesh/authorization.ts';
 import { isExportedTo } from '../mesh/services.ts';
-import type { Mesh } from '../mesh/mesh.ts';
 import type { Workload } from '../mesh/workloads.ts';
+import type { Mesh } from '../mesh/compiled.ts';
 
 /** A set of clients (indices into the client list), with its splits by namespaces' policies. */
 interface ClientSet {

@@ -16,7 +16,7 @@
 import { specOf } from '../model/specs.ts';
 import { policySpec } from '../mesh/authorization.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import { compileMesh, type Mesh } from '../mesh/mesh.ts';
+import { compileMesh } from '../mesh/mesh.ts';
 import { isHttpProtocol, Protocol } from '../mesh/services.ts';
 import { traceRequest } from '../mesh/trace.ts';
 import type { Workload } from '../mesh/workloads.ts';
@@ -24,6 +24,7 @@ import { ClientClasses, type TracedOutcome } from './client-classes.ts';
 import type { Hop, TraceResult } from '../model/trace-result.ts';
 import { TraceInputError } from '../mesh/trace/request.ts';
 import { ingressGatewaysServing } from '../mesh/trace/gateway.ts';
+import type { Mesh } from '../mesh/compiled.ts';
 
 /** One request of the matrix. */
 export interface MatrixRequest {

@@ -77,6 +77,28 @@ test('an import cycle between files fails lint', async () => {
   assert.ok((await ruleIds(path, cyclic)).includes('import-x/no-cycle'));
 });
 
+test('a cycle of type-only imports fails lint too (ESLint skips those; scripts/import-cycles.mjs does not)', async () => {
+  const { importsOf, cyclesOf, importGraph } = (await import(
+    join(projectRoot, 'scripts/import-cycles.mjs')
+  )) as {
+    importsOf: (path: string, text: string) => string[];
+    cyclesOf: (graph: Map<string, string[]>) => string[][];
+    importGraph: (root: string) => Map<string, string[]>;
+  };
+  const graph = importGraph(projectRoot);
+  assert.deepEqual(cyclesOf(graph), []);
+  // services.ts importing a type from a module that (through others) imports services.ts.
+  const path = 'src/mesh/services.ts';
+  const text = readFileSync(join(projectRoot, path), 'utf8');
+  graph.set(path, importsOf(path, `import type { Mesh } from './compiled.ts';\n${text}`));
+  assert.ok(cyclesOf(graph).some((cycle) => cycle.includes(path) && cycle.includes('src/mesh/compiled.ts')));
+  // ESLint alone does not see it.
+  assert.deepEqual(
+    await ruleIds(path, `import type { Mesh } from './compiled.ts';\nexport type M = Mesh;\n${text}`),
+    [],
+  );
+});
+
 test('a label key written as a literal outside the vocabulary fails lint', async () => {
   const code =
     "export const waypoint = (labels: Record<string, string>) => labels['istio.io/use-waypoint'];\n";

@@ -14,7 +14,6 @@ import {
 import { targetRefsOf } from '../authorization.ts';
 import { resolveHost } from '../dns.ts';
 import type { MatchContext } from '../http-match.ts';
-import type { Mesh } from '../mesh.ts';
 import { MtlsMode } from '../security.ts';
 import type { MeshService } from '../services.ts';
 import { clientReport, waypointReport, ztunnelReport } from '../telemetry.ts';
@@ -35,6 +34,7 @@ import { type Workload, principalOf } from '../workloads.ts';
 import { addTo } from '../../model/multimap.ts';
 import type { KubeObject } from '../../model/object.ts';
 import { GatewayClass, Label } from '../../model/vocabulary.ts';
+import type { Mesh } from '../compiled.ts';
 
 /**
  * An ambient endpoint reached from a sidecar, gateway or waypoint (docs/semantics.md, Sidecars and ambient pods together): HBONE straight to the pod, or, for an

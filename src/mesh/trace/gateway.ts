@@ -2,14 +2,14 @@
  * An ingress gateway (docs/semantics.md, "Gateways"): an external request enters through the gateway that
  * serves its host and port, whose servers and routes decide where it goes next.
  */
-import { type GatewayProxy, gatewayRouteTable, pickDomain } from '../gateways.ts';
+import { gatewayRouteTable, pickDomain } from '../gateways.ts';
 import type { MatchContext } from '../http-match.ts';
-import type { Mesh } from '../mesh.ts';
 import { hostWithoutPort } from '../sidecar-outbound.ts';
 import { authorize } from './inbound.ts';
 import { TraceInputError } from './request.ts';
 import { firstRoute } from './route-match.ts';
 import { type Connection, type Outcome, Tracer, connection } from './tracer.ts';
+import type { GatewayProxy, Mesh } from '../compiled.ts';
 
 /** A client outside the cluster: it enters through the ingress gateway whose server serves the URL's host and port. */
 export function fromExternal(t: Tracer, host: string, port: number, https: boolean, via?: string): Outcome {

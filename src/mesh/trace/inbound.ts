@@ -4,13 +4,13 @@
  */
 import { MeshMemo, MeshOnce } from '../memo.ts';
 import type { AuthzDecision } from '../authorization.ts';
-import type { Mesh } from '../mesh.ts';
 import { MtlsMode } from '../security.ts';
 import type { MeshService } from '../services.ts';
 import { serverReport } from '../telemetry.ts';
 import { type Connection, type Outcome, Tracer, answered } from './tracer.ts';
 import { type Workload, principalOf } from '../workloads.ts';
 import type { KubeObject } from '../../model/object.ts';
+import type { Mesh } from '../compiled.ts';
 
 /**
  * Whether an HTTP proxy (sidecar, gateway, waypoint) sent the connection. When the server side resets it,

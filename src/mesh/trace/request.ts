@@ -3,8 +3,8 @@
  * the URL parsed as Envoy sees it, the client found by `namespace/name` (with a near-miss suggestion), and
  * `Name: value` headers. Errors here are the user's, said as such (TraceInputError).
  */
-import type { Mesh } from '../mesh.ts';
 import type { Workload } from '../workloads.ts';
+import type { Mesh } from '../compiled.ts';
 
 /** The request to trace. */
 export interface TraceInput {

@@ -6,7 +6,7 @@
 import { labelsMatch } from '../../load/snapshot.ts';
 import { type Resolution, resolveHost } from '../dns.ts';
 import { type HttpRequest, type MatchContext, type MatchedRule, firstMatchingRule } from '../http-match.ts';
-import { type Mesh, serviceForHost } from '../mesh.ts';
+import { serviceForHost } from '../mesh.ts';
 import { type MeshService, type ServiceEndpoint, isExportedTo } from '../services.ts';
 import {
   type SidecarScope,
@@ -34,6 +34,7 @@ import {
 } from '../virtual-services.ts';
 import type { Workload } from '../workloads.ts';
 import { specIfKind } from '../../model/specs.ts';
+import type { Mesh } from '../compiled.ts';
 
 /** A client without a proxy: DNS, then straight to an endpoint of the Service (kube-proxy), plaintext. */
 export function direct(t: Tracer, client: Workload, host: string, port: number): Outcome {

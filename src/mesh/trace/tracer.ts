@@ -5,13 +5,13 @@
  * it at its destination, so the walks need not import each other in a circle.
  */
 import type { HttpRequest, MatchedRule } from '../http-match.ts';
-import type { Mesh } from '../mesh.ts';
 import type { MeshService } from '../services.ts';
 import { type PendingReport, type ReportedCluster, clientReport, waypointReport } from '../telemetry.ts';
 import { Mesh as MeshGateway, type ResolvedVirtualService } from '../virtual-services.ts';
 import type { SidecarScope } from '../sidecar-outbound.ts';
 import type { Workload } from '../workloads.ts';
 import type { Hop } from '../../model/trace-result.ts';
+import type { Mesh } from '../compiled.ts';
 
 export interface Outcome {
   code: number;
