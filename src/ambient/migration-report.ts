@@ -97,7 +97,14 @@ export function reportToJson(report: MigrationReport): string {
 }
 
 /** The report as `--report FILE.json` writes it (and the console serves it): summary, entries, added objects. */
-export function reportDocument(report: MigrationReport): Record<string, unknown> {
+/** The report as `--report` writes it in JSON: counts, each object's outcome, and what was added. */
+export interface ReportDocument {
+  summary: Record<string, number>;
+  entries: (Pick<ReportEntry, 'object' | 'outcome' | 'became' | 'notes'> & { location?: string })[];
+  added: MigrationReport['added'];
+}
+
+export function reportDocument(report: MigrationReport): ReportDocument {
   const entries = sortedEntries(report).map((e) => ({
     object: e.object,
     ...(e.location ? { location: formatLocation(e.location) } : {}),

@@ -72,13 +72,21 @@ function compareFindings(a: Finding, b: Finding): number {
 }
 
 /** The findings as `analyze -o json` prints them: a summary by severity, the rules, and each finding with its location as text. */
-export function findingsDocument(findings: readonly Finding[]): Record<string, unknown> {
+/** The findings as `kfmesh analyze -o json` prints them: counts, the rules, and each finding with its location as text. */
+export interface FindingsDocument {
+  summary: { findings: number; error: number; warning: number; info: number };
+  rules: Pick<Rule, 'code' | 'name' | 'severity' | 'description'>[];
+  findings: (Omit<Finding, 'location'> & { location?: string | undefined })[];
+}
+
+export function findingsDocument(findings: readonly Finding[]): FindingsDocument {
   const counts = { error: 0, warning: 0, info: 0 };
   for (const f of findings) counts[f.severity]++;
   const summary = { findings: findings.length, ...counts };
+  // The location as text, in the key's own place (JSON leaves out a finding's undefined location).
   const withText = findings.map((f) => ({
     ...f,
-    ...(f.location ? { location: formatLocation(f.location) } : {}),
+    location: f.location ? formatLocation(f.location) : undefined,
   }));
   return {
     summary,

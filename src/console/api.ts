@@ -22,14 +22,13 @@ import {
   modelledRange,
   parseIstioVersion,
 } from '../mesh/istio-version.ts';
-import type { SideBySide } from './wire.ts';
+import type { Api, ApiError, SideBySide, Summary } from './wire.ts';
 import { TraceInputError, parseHeaderLine } from '../mesh/trace/request.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 
-export interface ConsoleAnswer {
-  status: number;
-  body: unknown;
-}
+/** An answer: 200 with what the path answers (typed by the wire format), or an error status and why. */
+export type ConsoleAnswer =
+  { status: 200; body: Api[keyof Api] | SideBySide } | { status: 400 | 404; body: ApiError };
 
 export interface ConsoleOptions {
   /** Where the snapshot came from, for the summary. */
@@ -60,23 +59,30 @@ export class ConsoleModel {
   answer(path: string, params: URLSearchParams): ConsoleAnswer {
     switch (path) {
       case '/api/summary':
-        return ok(this.#once('summary', () => this.#summary()));
+        return ok<'/api/summary'>(this.#once('summary', () => this.#summary()));
       case '/api/graph': {
         const graphs = this.#once('graph', () => this.#graphs());
-        if (!params.has('mode')) return ok(graphs);
+        if (!params.has('mode')) return { status: 200, body: graphs };
         const mode = modeParam(params);
         if (typeof mode !== 'string') return mode;
-        return ok({ mode, graph: graphs[mode], requests: graphs.requests, matrix: graphs.matrix });
+        return ok<'/api/graph'>({
+          mode,
+          graph: graphs[mode],
+          requests: graphs.requests,
+          matrix: graphs.matrix,
+        });
       }
       case '/api/findings':
-        return ok(this.#once('findings', () => findingsDocument(analyze(this.#snapshot, this.#domain()))));
+        return ok<'/api/findings'>(
+          this.#once('findings', () => findingsDocument(analyze(this.#snapshot, this.#domain()))),
+        );
       case '/api/migration':
-        return ok(this.#once('report', () => reportDocument(this.#migration().report)));
+        return ok<'/api/migration'>(this.#once('report', () => reportDocument(this.#migration().report)));
       case '/api/render': {
         const mode = modeParam(params);
         if (typeof mode !== 'string') return mode;
         const { owned, ...rendered } = this.#render(mode);
-        return ok(rendered);
+        return ok<'/api/render'>(rendered);
       }
       case '/api/trace':
         return this.#trace(params);
@@ -104,7 +110,7 @@ export class ConsoleModel {
     return this.#options.clusterDomain ? { clusterDomain: this.#options.clusterDomain } : {};
   }
 
-  #summary(): Record<string, unknown> {
+  #summary(): Summary {
     const kinds: Record<string, number> = {};
     const namespaces = new Set<string>();
     for (const o of this.#snapshot.all()) {
@@ -214,7 +220,7 @@ export class ConsoleModel {
         body: { error: `no InferenceService NAMESPACE/NAME or Profile /NAME: ${JSON.stringify(owner)}` },
       };
     const sorted = [...objects].sort((a, b) => compareRefs(refOf(a), refOf(b)));
-    return ok({ owner, mode, count: sorted.length, yaml: toYaml(sorted) });
+    return ok<'/api/objects'>({ owner, mode, count: sorted.length, yaml: toYaml(sorted) });
   }
 
   /** One input object as YAML (`kind`, `name`, and `group`, `namespace` where it has them). */
@@ -229,7 +235,7 @@ export class ConsoleModel {
         body: { error: `no ${kind} ${namespace ? `${namespace}/` : ''}${name} in ${this.#options.source}` },
       };
     const location = this.#snapshot.locate(object);
-    return ok({
+    return ok<'/api/object'>({
       yaml: toYaml([object]),
       ...(location ? { location: formatLocation(location) } : {}),
     });
@@ -264,7 +270,7 @@ export class ConsoleModel {
         method: (params.get('method') ?? 'GET').toUpperCase(),
         headers,
       });
-      return ok({ mode, ...(istio ? { istio } : {}), ...result, path: tracePath(result) });
+      return ok<'/api/trace'>({ mode, ...(istio ? { istio } : {}), ...result, path: tracePath(result) });
     } catch (error) {
       if (error instanceof TraceInputError) return { status: 400, body: { error: error.message } };
       throw error;
@@ -272,7 +278,8 @@ export class ConsoleModel {
   }
 }
 
-function ok(body: unknown): ConsoleAnswer {
+/** 200 with what path `P` answers. */
+function ok<P extends keyof Api>(body: Api[P]): ConsoleAnswer {
   return { status: 200, body };
 }
 

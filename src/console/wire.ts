@@ -113,3 +113,36 @@ export interface ModeGraph {
   requests: number;
   matrix: number;
 }
+
+/** One input object as YAML, with where it was read from. */
+export interface InputObject {
+  yaml: string;
+  location?: string;
+}
+
+/** The rendered objects of a mode, and the objects that could not be rendered (as messages). */
+export interface RenderedMode {
+  mode: string;
+  objects: unknown[];
+  problems: string[];
+}
+
+/** What an API refused, and why. */
+export interface ApiError {
+  error: string;
+}
+
+/**
+ * Each path of the API and what it answers (200). `/api/graph` answers one mode's graph when asked with
+ * `mode`, which the page always gives; without it, both (`SideBySide`).
+ */
+export interface Api {
+  '/api/summary': Summary;
+  '/api/graph': ModeGraph;
+  '/api/findings': Findings;
+  '/api/migration': MigrationReport;
+  '/api/render': RenderedMode;
+  '/api/trace': Traced;
+  '/api/objects': Owned;
+  '/api/object': InputObject;
+}

@@ -8,7 +8,7 @@ import { byId, el, fill } from './dom.ts';
 import { get } from './client.ts';
 import { GraphView, type EdgeFilter } from './graph-view.ts';
 import { findingsList, migrationReport, nodeDetails, traceResult, yamlBlock } from './panels.ts';
-import type { Findings, MigrationReport, ModeGraph, Owned, Summary, Traced } from '../console/wire.ts';
+import type { ModeGraph, Summary } from '../console/wire.ts';
 
 type Mode = 'sidecar' | 'ambient';
 
@@ -41,7 +41,7 @@ const state: {
 function graphOf(mode: Mode): Promise<ModeGraph> {
   let graph = state.graphs.get(mode);
   if (!graph) {
-    graph = get<ModeGraph>('/api/graph', { mode });
+    graph = get('/api/graph', { mode });
     graph.catch(() => undefined); // awaited where it is used; this only keeps an early failure from going unhandled
     state.graphs.set(mode, graph);
   }
@@ -129,7 +129,7 @@ async function trace(params: Record<string, string | string[]>): Promise<void> {
   state.lastTrace = params;
   status('tracing…');
   try {
-    const result = await get<Traced>('/api/trace', { ...params, mode: state.mode });
+    const result = await get('/api/trace', { ...params, mode: state.mode });
     const shown = state.view?.showPath(result.path).length ?? 0;
     fill(byId('trace-out'), traceResult(result, shown));
     status(`traced in ${state.mode} mode: ${result.summary}`);
@@ -167,7 +167,7 @@ async function showOwner(): Promise<void> {
   const owner = byId<HTMLSelectElement>('owner').value;
   if (!owner) return;
   try {
-    const owned = await get<Owned>('/api/objects', { owner, mode: state.mode });
+    const owned = await get('/api/objects', { owner, mode: state.mode });
     fill(
       byId('objects-out'),
       yamlBlock(
@@ -182,7 +182,7 @@ async function showOwner(): Promise<void> {
 }
 
 async function showFindings(): Promise<void> {
-  const findings = await get<Findings>('/api/findings');
+  const findings = await get('/api/findings');
   const s = findings.summary;
   const tab = document.querySelector<HTMLButtonElement>('.tabs button[data-tab="findings"]');
   if (tab) tab.textContent = `Findings (${s.findings})`;
@@ -202,7 +202,7 @@ async function showFindings(): Promise<void> {
       },
       showObject: (f) => {
         const ref = f.object;
-        get<{ yaml: string; location?: string }>('/api/object', {
+        get('/api/object', {
           group: ref.group,
           kind: ref.kind,
           namespace: ref.namespace ?? '',
@@ -240,7 +240,7 @@ async function main(): Promise<void> {
   status('loading…');
   performance.mark('kfmesh:start');
   void graphOf(state.mode);
-  const summary = await get<Summary>('/api/summary');
+  const summary = await get('/api/summary');
   performance.mark('kfmesh:summary');
   state.summary = summary;
   byId('source').textContent =
@@ -270,10 +270,7 @@ async function main(): Promise<void> {
   );
   byId('owner').addEventListener('change', () => void showOwner());
   byId('migration').addEventListener('click', () => {
-    get<MigrationReport>('/api/migration').then(
-      (report) => fill(byId('objects-out'), migrationReport(report)),
-      failed,
-    );
+    get('/api/migration').then((report) => fill(byId('objects-out'), migrationReport(report)), failed);
   });
 
   await graphOf(state.mode);
