@@ -26,6 +26,17 @@ export function runKfmesh(args: readonly string[], stdin?: string): CliRun {
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 
+/**
+ * The objects of `-o json` output of render or migrate: a `v1` `List` (as `kubectl get -o json` prints);
+ * throws when the output is anything else.
+ */
+export function listItems<T = Record<string, unknown>>(stdout: string): T[] {
+  const list = JSON.parse(stdout) as { apiVersion?: unknown; kind?: unknown; items?: unknown };
+  if (list.apiVersion !== 'v1' || list.kind !== 'List' || !Array.isArray(list.items))
+    throw new Error(`expected a v1 List, got ${stdout.slice(0, 200)}`);
+  return list.items as T[];
+}
+
 /** Writes objects as one multi-document YAML file in a fresh temporary folder; returns its path. */
 export function writeManifest(objects: readonly unknown[], name = 'input.yaml'): string {
   const dir = mkdtempSync(join(tmpdir(), 'kfmesh-test-'));

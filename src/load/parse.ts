@@ -2,7 +2,7 @@
  * Parsing Kubernetes manifests (YAML or JSON, multi-document, `kind: List`) into objects that remember
  * where they came from. Pure: takes text, returns objects; the file reading lives in `files.ts`.
  */
-import { LineCounter, parseAllDocuments, isMap, isNode, type Document } from 'yaml';
+import { LineCounter, parseAllDocuments, isMap, isNode, isSeq, type Document } from 'yaml';
 import { InputError, type SourceLocation } from '../model/errors.ts';
 import { groupOf, isPlainObject, type KubeObject, type ObjectRef } from '../model/object.ts';
 
@@ -91,22 +91,16 @@ function objectsOfDocument(
   }
   if (value === null || value === undefined) return [];
   const rootLocation = locateNode(doc.contents);
+  // A sequence of objects (a JSON array, as some tools print lists) is read as a List's items.
+  if (Array.isArray(value) && isSeq(doc.contents))
+    return value.map((item, index) => objectAt(doc, locateNode, locateIn, item, [index]));
   if (!isPlainObject(value) || !isMap(doc.contents)) {
     throw new InputError(
       { location: rootLocation },
       'expected a Kubernetes object (a mapping with apiVersion and kind)',
     );
   }
-  const make = (object: unknown, prefix: FieldPath): LoadedObject => {
-    const location = locateNode(prefix.length ? doc.getIn(prefix, true) : doc.contents);
-    const locate = (path: FieldPath) =>
-      (path.length ? locateIn([...prefix, ...path]) : undefined) ?? location;
-    return {
-      object: checkObject(object, location, locate),
-      location,
-      locate,
-    };
-  };
+  const make = (object: unknown, prefix: FieldPath) => objectAt(doc, locateNode, locateIn, object, prefix);
   if (isListKind(value)) {
     const items = value['items'];
     if (items === undefined || items === null) return [];
@@ -119,6 +113,19 @@ function objectsOfDocument(
     return items.map((item, index) => make(item, ['items', index]));
   }
   return [make(value, [])];
+}
+
+/** The object at `prefix` of a document (the root, or an item of a list), with its location. */
+function objectAt(
+  doc: Document,
+  locateNode: (node: unknown) => SourceLocation,
+  locateIn: (path: FieldPath) => SourceLocation | undefined,
+  object: unknown,
+  prefix: FieldPath,
+): LoadedObject {
+  const location = locateNode(prefix.length ? doc.getIn(prefix, true) : doc.contents);
+  const locate = (path: FieldPath) => (path.length ? locateIn([...prefix, ...path]) : undefined) ?? location;
+  return { object: checkObject(object, location, locate), location, locate };
 }
 
 /** `kind: List` and the typed lists kubectl prints (`PodList`, ...) with apiVersion v1. */

@@ -61,9 +61,13 @@ export function toYaml(objects: readonly KubeObject[]): string {
     .join('---\n');
 }
 
-/** A JSON array, two-space indented, with a final newline. */
+/**
+ * A `v1` `List` of the objects, as `kubectl get -o json` prints several (so kubectl, jq scripts and kfmesh
+ * itself read it back), two-space indented, with a final newline.
+ */
 export function toJson(objects: readonly KubeObject[]): string {
-  return `${JSON.stringify(objects.map(canonicalObject), null, 2)}\n`;
+  const list = { apiVersion: 'v1', kind: 'List', metadata: {}, items: objects.map(canonicalObject) };
+  return `${JSON.stringify(list, null, 2)}\n`;
 }
 
 /** Serializes objects in the given format. */

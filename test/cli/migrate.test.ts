@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { runKfmesh, writeManifest, writeText } from '../cli-process.ts';
+import { listItems, runKfmesh, writeManifest, writeText } from '../cli-process.ts';
 import { projectRoot } from '../conformance/cases.ts';
 
 const example = writeText(runKfmesh(['example']).stdout, 'platform.yaml');
@@ -30,12 +30,12 @@ describe('kfmesh migrate --to ambient', () => {
     );
   });
 
-  test('a JSON report with .json; -o json prints an array; byte-identical runs', () => {
+  test('a JSON report with .json; -o json prints a v1 List; byte-identical runs', () => {
     const report = join(dirname(example), 'report.json');
     const args = ['migrate', example, '--to', 'ambient', '-o', 'json', '--report', report];
     const first = runKfmesh(args);
     assert.equal(first.code, 0, first.stderr);
-    assert.ok(Array.isArray(JSON.parse(first.stdout)));
+    assert.ok(listItems(first.stdout).length > 0);
     const parsed = JSON.parse(readFileSync(report, 'utf8')) as {
       summary: { objects: number };
       entries: unknown[];
@@ -128,11 +128,11 @@ describe('kfmesh verify --equivalence', () => {
   });
 
   test('a migration that allows everyone at the pipelines API: exit 1, the error group first', () => {
-    const objects = JSON.parse(runKfmesh(['migrate', example, '--to', 'ambient', '-o', 'json']).stdout) as {
+    const objects = listItems<{
       kind: string;
       metadata: { name: string; namespace?: string };
       spec?: { rules?: unknown[] };
-    }[];
+    }>(runKfmesh(['migrate', example, '--to', 'ambient', '-o', 'json']).stdout);
     const policy = objects.find(
       (o) =>
         o.kind === 'AuthorizationPolicy' &&

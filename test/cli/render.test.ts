@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
-import { runKfmesh, writeManifest, writeText } from '../cli-process.ts';
+import { listItems, runKfmesh, writeManifest, writeText } from '../cli-process.ts';
 import { inferenceService, inferenceServiceConfig } from '../fixtures.ts';
 
 const ingressConfig = inferenceServiceConfig();
@@ -16,7 +16,7 @@ describe('kfmesh render', () => {
     const file = writeManifest([readyIsvc('b'), readyIsvc('a'), ingressConfig]);
     const run = runKfmesh(['render', file, '-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
-    const objects = JSON.parse(run.stdout) as Obj[];
+    const objects = listItems<Obj>(run.stdout);
     assert.deepEqual(
       objects.map((o) => `${o.kind}/${o.metadata.name}`),
       ['Service/a', 'Service/b', 'VirtualService/a', 'VirtualService/b'],
@@ -34,7 +34,7 @@ describe('kfmesh render', () => {
     const run = runKfmesh(['render', file, '-o', 'json', '--no-mesh-gateway']);
     assert.equal(run.code, 0, run.stderr);
     assert.ok(!run.stdout.includes('"mesh"'), run.stdout);
-    const vs = (JSON.parse(run.stdout) as Obj[]).find((o) => o.kind === 'VirtualService') as Obj;
+    const vs = listItems<Obj>(run.stdout).find((o) => o.kind === 'VirtualService') as Obj;
     assert.deepEqual(vs.spec['gateways'], [
       'knative-serving/knative-local-gateway',
       'knative-serving/knative-ingress-gateway',
@@ -61,7 +61,7 @@ describe('kfmesh render', () => {
   test('YAML output parses back to the JSON output', () => {
     const file = writeManifest([readyIsvc('a'), ingressConfig]);
     const yaml = runKfmesh(['render', file]).stdout;
-    const json = JSON.parse(runKfmesh(['render', file, '-o', 'json']).stdout) as unknown[];
+    const json = listItems<unknown>(runKfmesh(['render', file, '-o', 'json']).stdout);
     assert.deepEqual(
       parseAllDocuments(yaml).map((d) => (Array.isArray(d) ? d : d.toJS())),
       json,
@@ -78,7 +78,7 @@ describe('kfmesh render', () => {
     const run = runKfmesh(['render', '-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
     assert.ok(
-      (JSON.parse(run.stdout) as Obj[]).some(
+      listItems<Obj>(run.stdout).some(
         (o) => o.kind === 'VirtualService' && o.metadata.name === 'sklearn-iris',
       ),
     );
@@ -124,7 +124,7 @@ describe('kfmesh render: bad input', () => {
       run.stderr,
       /input\.yaml:\d+:\d+: InferenceService team\/broken: spec: required|InferenceService team\/broken: spec\.predictor: required/,
     );
-    const names = (JSON.parse(run.stdout) as Obj[]).map((o) => `${o.kind}/${o.metadata.name}`);
+    const names = listItems<Obj>(run.stdout).map((o) => `${o.kind}/${o.metadata.name}`);
     assert.deepEqual(names, ['Service/good', 'VirtualService/good']);
   });
 
@@ -136,7 +136,7 @@ describe('kfmesh render: bad input', () => {
       run.stderr,
       new RegExp(`InferenceService team/${long}: metadata\\.name: .*64 characters, at most 63`),
     );
-    assert.deepEqual(JSON.parse(run.stdout), []);
+    assert.deepEqual(listItems(run.stdout), []);
   });
 
   test('a name whose predictor Service would be too long is refused', () => {

@@ -8,6 +8,7 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { groupOf, isPlainObject, type KubeObject } from '../../src/model/object.ts';
+import { listItems } from '../cli-process.ts';
 
 /** The project root (this file runs from dist/test/conformance). */
 export const projectRoot = resolve(fileURLToPath(import.meta.url), '../../../..');
@@ -121,9 +122,9 @@ export function renderCaseFailures(
   if (run.code !== 0) return [`exit code ${run.code}: ${run.stderr}`];
   let output: KubeObject[];
   try {
-    output = JSON.parse(run.stdout) as KubeObject[];
+    output = listItems<KubeObject>(run.stdout);
   } catch {
-    return [`stdout is not a JSON array: ${run.stdout.slice(0, 200)}`];
+    return [`stdout is not a v1 List of objects: ${run.stdout.slice(0, 200)}`];
   }
   const failures: string[] = [];
   for (const want of (expect['present'] ?? []) as KubeObject[]) {

@@ -68,7 +68,9 @@ describe('parseManifests', () => {
   });
 
   test('a document that is not an object, or has no kind, is an error naming the field', () => {
-    assert.match(inputError(() => parse('- a\n- b\n')).message, /in\.yaml:1:1: expected a Kubernetes object/);
+    assert.match(inputError(() => parse('42\n')).message, /in\.yaml:1:1: expected a Kubernetes object/);
+    // A sequence is a list of objects: each item must be one, and is refused at its own position.
+    assert.match(inputError(() => parse('- a\n- b\n')).message, /in\.yaml:1:3: expected a Kubernetes object/);
     assert.match(
       inputError(() => parse('apiVersion: v1\nmetadata: {name: a}\n')).message,
       /in\.yaml:1:1: kind: expected a non-empty string/,
