@@ -13,6 +13,7 @@ import type { Workload } from '../mesh/workloads.ts';
 import { addTo } from '../model/multimap.ts';
 import { type KubeObject, type ObjectRef, refOf } from '../model/object.ts';
 import { type MigrationReport, type Note, Outcome, type ReportEntry } from './migration-report.ts';
+import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
 
 /** Options of a migration. */
 export interface MigrateOptions {
@@ -258,7 +259,10 @@ export class Migration {
   }
 
   waypointPrincipal(namespace: string): string {
-    return `${this.trustDomain}/ns/${namespace}/sa/${this.waypointName}`;
+    return principalOf(
+      { namespace, serviceAccount: gatewayServiceAccount(this.waypointName, true) },
+      this.trustDomain,
+    );
   }
 }
 

@@ -8,10 +8,11 @@ import { specOf, type IstioServer } from '../model/specs.ts';
 import type { JsonRecord } from '../model/object.ts';
 import { type KubeObject } from '../model/object.ts';
 import { action, changed, dropped, type Note } from './migration-report.ts';
+import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
 
 /** The identity of the pods Istio deploys for a Gateway API gateway. */
 export function gatewayApiPrincipal(trustDomain: string, namespace: string, name: string): string {
-  return `${trustDomain}/ns/${namespace}/sa/${name}-istio`;
+  return principalOf({ namespace, serviceAccount: gatewayServiceAccount(name) }, trustDomain);
 }
 
 /** Converts one Istio Gateway; notes say what could not be carried over. */

@@ -6,11 +6,11 @@
 import { specOf } from '../model/specs.ts';
 import { labelsMatch } from '../load/snapshot.ts';
 import { resolveGatewayName } from '../mesh/virtual-services.ts';
-import { principalOf } from '../mesh/workloads.ts';
 import { Annotation } from '../model/vocabulary.ts';
 import { Migration, istio } from './context.ts';
 import { convertGateway, gatewayApiPrincipal } from './gateways.ts';
 import { type Note, action, changed } from './migration-report.ts';
+import { principalOf } from '../model/identity.ts';
 
 /** Istio Gateways bound by some VirtualService become Gateway API Gateways; the rest are left out. */
 export function gateways(m: Migration): void {

@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import { InputError } from '../model/errors.ts';
 import { isPlainObject, refOf } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
+import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
 
 /** The settings that shape Kubeflow's mesh objects. */
 export interface KubeflowConfig {
@@ -46,7 +47,8 @@ export const defaultKubeflowConfig: KubeflowConfig = {
 
 /** The identity Istio gives a Gateway API gateway of class istio: service account `<name>-istio`. */
 export function gatewayApiIngressPrincipal(config: KubeflowConfig): string {
-  return `${config.trustDomain}/ns/${config.gatewayApiIngress.namespace}/sa/${config.gatewayApiIngress.name}-istio`;
+  const { namespace, name } = config.gatewayApiIngress;
+  return principalOf({ namespace, serviceAccount: gatewayServiceAccount(name) }, config.trustDomain);
 }
 
 /** Reads the Kubeflow settings; a malformed value is an InputError naming the ConfigMap and key. */

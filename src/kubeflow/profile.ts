@@ -11,6 +11,7 @@ import { inventedMeta, ownerReferenceTo } from '../model/ownership.ts';
 import { waypointFor } from './waypoint.ts';
 import { gatewayApiIngressPrincipal, type KubeflowConfig } from './config.ts';
 import { Label } from '../model/vocabulary.ts';
+import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
 
 /** The profile controller's owner policy name. */
 export const OwnerPolicyName = 'ns-owner-access-istio';
@@ -118,7 +119,8 @@ export function profileObjects(
       },
     ];
   }
-  const waypointPrincipal = `${config.trustDomain}/ns/${namespace}/sa/${config.waypointName}`;
+  const waypointAccount = gatewayServiceAccount(config.waypointName, true);
+  const waypointPrincipal = principalOf({ namespace, serviceAccount: waypointAccount }, config.trustDomain);
   return [
     namespaceObject,
     waypointFor(namespace, config.waypointName, profile),

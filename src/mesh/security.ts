@@ -174,11 +174,3 @@ export function hostMatches(pattern: string, host: string): boolean {
 function specificity(pattern: string): number {
   return pattern.startsWith('*') ? pattern.length - 1 : 1000 + pattern.length;
 }
-
-/** The SPIFFE URI of a workload. */
-export function spiffeOf(
-  workload: Pick<Workload, 'namespace' | 'serviceAccount'>,
-  trustDomain: string,
-): string {
-  return `spiffe://${trustDomain}/ns/${workload.namespace}/sa/${workload.serviceAccount}`;
-}

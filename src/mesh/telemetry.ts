@@ -5,10 +5,10 @@
  */
 import { Label } from '../model/vocabulary.ts';
 import type { MeshService } from './services.ts';
-import { spiffeOf } from './security.ts';
 import type { Workload } from './workloads.ts';
 import type { TelemetryRecord } from '../model/trace-result.ts';
 import type { Mesh } from './compiled.ts';
+import { spiffeOf } from '../model/identity.ts';
 
 /** What the upstream cluster of a client-side report was. */
 export type ReportedCluster =

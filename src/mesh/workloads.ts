@@ -205,11 +205,3 @@ function podBelongsTo(snapshot: Snapshot, pod: KubeObject, kind: string, name: s
   }
   return false;
 }
-
-/** `spiffe://<trustDomain>/ns/<ns>/sa/<sa>` without the scheme, as policies write principals. */
-export function principalOf(
-  workload: Pick<Workload, 'namespace' | 'serviceAccount'>,
-  trustDomain: string,
-): string {
-  return `${trustDomain}/ns/${workload.namespace}/sa/${workload.serviceAccount}`;
-}

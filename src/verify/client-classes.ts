@@ -19,6 +19,7 @@ import { peerSignature, type Peer } from '../mesh/authorization.ts';
 import { isExportedTo } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import type { Mesh } from '../mesh/compiled.ts';
+import { principalOf } from '../model/identity.ts';
 
 /** A set of clients (indices into the client list), with its splits by namespaces' policies. */
 interface ClientSet {
@@ -64,7 +65,7 @@ export class ClientClasses {
       const w = mesh.workloadByName.get(name);
       if (!w) throw new Error(`client ${name} is not a workload of the mesh`);
       this.#peers.set(name, {
-        principal: `${mesh.config.trustDomain}/ns/${w.namespace}/sa/${w.serviceAccount}`,
+        principal: principalOf(w, mesh.config.trustDomain),
         ip: w.ip,
       });
       const key = view.keyOf(w);

@@ -30,11 +30,12 @@ import {
   forwardReport,
 } from './tracer.ts';
 import { type HttpRule, Mesh as MeshGateway, type ResolvedVirtualService } from '../virtual-services.ts';
-import { type Workload, principalOf } from '../workloads.ts';
+import { type Workload } from '../workloads.ts';
 import { addTo } from '../../model/multimap.ts';
 import type { KubeObject } from '../../model/object.ts';
 import { GatewayClass, Label } from '../../model/vocabulary.ts';
 import type { Mesh } from '../compiled.ts';
+import { principalOf } from '../../model/identity.ts';
 
 /**
  * An ambient endpoint reached from a sidecar, gateway or waypoint (docs/semantics.md, Sidecars and ambient pods together): HBONE straight to the pod, or, for an

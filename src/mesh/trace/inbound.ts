@@ -8,9 +8,10 @@ import { MtlsMode } from '../security.ts';
 import type { MeshService } from '../services.ts';
 import { serverReport } from '../telemetry.ts';
 import { type Connection, type Outcome, Tracer, answered } from './tracer.ts';
-import { type Workload, principalOf } from '../workloads.ts';
+import { type Workload } from '../workloads.ts';
 import type { KubeObject } from '../../model/object.ts';
 import type { Mesh } from '../compiled.ts';
+import { principalOf } from '../../model/identity.ts';
 
 /**
  * Whether an HTTP proxy (sidecar, gateway, waypoint) sent the connection. When the server side resets it,
