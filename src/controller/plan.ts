@@ -8,7 +8,8 @@ import type { KubeObject } from '../model/object.ts';
 import { groupOf, isPlainObject } from '../model/object.ts';
 import { formatObjectProblem } from '../model/errors.ts';
 import type { RenderResult } from '../render/desired-state.ts';
-import { GroupKind, Label, ManagedByValue } from '../model/vocabulary.ts';
+import { GatewayClass, GroupKind, Label, ManagedByValue } from '../model/vocabulary.ts';
+import { gatewayClassOf } from '../model/specs.ts';
 
 /** The owner of a group of desired objects: `Kind/namespace/name` (namespace empty when cluster-scoped). */
 export type OwnerKey = string;
@@ -67,6 +68,7 @@ const renderReads = new Set([
   GroupKind.Notebook,
   GroupKind.InferenceService,
   GroupKind.Gateway,
+  GroupKind.IstioGateway,
 ]);
 
 /**
@@ -81,16 +83,26 @@ export function isRenderInput(object: KubeObject): boolean {
 
 /**
  * Which namespace's render reads this object: the namespace it is in, or that a Namespace or Profile
- * names; undefined for what every namespace's render reads (the platform's settings, other cluster-scoped
+ * names; undefined for what every namespace's render reads (the platform's settings, the ingress gateways, other cluster-scoped
  * objects). The desired objects of a namespace depend only on its own objects and the shared ones, so a
  * change re-renders only its namespace.
  */
 export function renderNamespaceOf(object: KubeObject): string | undefined {
-  if (isPlatformConfig(object)) return undefined;
+  if (isPlatformConfig(object) || isIngressGateway(object)) return undefined;
   if (object.metadata.namespace) return object.metadata.namespace;
   if ((object.kind === 'Namespace' && groupOf(object.apiVersion) === '') || object.kind === 'Profile')
     return object.metadata.name;
   return undefined;
+}
+
+/**
+ * An ingress gateway (an Istio Gateway, or a Gateway API Gateway other than a waypoint): every
+ * namespace's ambient owner policy names the ingress gateways the platform has.
+ */
+function isIngressGateway(object: KubeObject): boolean {
+  const kindKey = `${groupOf(object.apiVersion)}/${object.kind}`;
+  if (kindKey === GroupKind.IstioGateway) return true;
+  return kindKey === GroupKind.Gateway && gatewayClassOf(object) !== GatewayClass.Waypoint;
 }
 
 /** The render input of one namespace: its own objects and the shared ones. */

@@ -26,6 +26,11 @@ export interface KubeflowConfig {
   istioGateway: string;
   /** The Gateway API ingress Gateway of ambient mode (`ns/name`, class istio). */
   gatewayApiIngress: { namespace: string; name: string };
+  /**
+   * The ingress identities an ambient owner policy admits: those of the ingress gateways the input has
+   * (`ambientIngressPrincipals`).
+   */
+  ambientIngressPrincipals: string[];
   /** The name of each user namespace's waypoint. */
   waypointName: string;
   trustDomain: string;
@@ -41,6 +46,7 @@ export const defaultKubeflowConfig: KubeflowConfig = {
   namespaceLabels: {},
   istioGateway: 'kubeflow/kubeflow-gateway',
   gatewayApiIngress: { namespace: 'kubeflow', name: 'kubeflow-gateway' },
+  ambientIngressPrincipals: ['cluster.local/ns/kubeflow/sa/kubeflow-gateway-istio'],
   waypointName: 'waypoint',
   trustDomain: 'cluster.local',
 };
@@ -49,6 +55,25 @@ export const defaultKubeflowConfig: KubeflowConfig = {
 export function gatewayApiIngressPrincipal(config: KubeflowConfig): string {
   const { namespace, name } = config.gatewayApiIngress;
   return principalOf({ namespace, serviceAccount: gatewayServiceAccount(name) }, config.trustDomain);
+}
+
+/**
+ * The ingress identities owner policies admit in ambient mode, from the gateways the input has: the
+ * Gateway API ingress's when its Gateway is there, and the Istio ingress gateway's
+ * (`ISTIO_INGRESS_GATEWAY_PRINCIPAL`) while the Istio Gateway Kubeflow routes through is there (a platform
+ * not migrated yet, or one keeping the old gateway for its controllers). With neither, the Gateway API
+ * ingress's: the gateway an ambient platform is to have.
+ */
+export function ambientIngressPrincipals(snapshot: Snapshot, config: KubeflowConfig): string[] {
+  const { namespace, name } = config.gatewayApiIngress;
+  const gatewayApi = snapshot.get('gateway.networking.k8s.io', 'Gateway', namespace, name) !== undefined;
+  const [istioNamespace = '', istioName = ''] = config.istioGateway.split('/');
+  const istio = snapshot.get('networking.istio.io', 'Gateway', istioNamespace, istioName) !== undefined;
+  const principals = [
+    ...(gatewayApi || !istio ? [gatewayApiIngressPrincipal(config)] : []),
+    ...(istio ? [config.ingressGatewayPrincipal] : []),
+  ];
+  return principals;
 }
 
 /** Reads the Kubeflow settings; a malformed value is an InputError naming the ConfigMap and key. */
@@ -116,5 +141,6 @@ export function kubeflowConfigFrom(snapshot: Snapshot): KubeflowConfig {
     }
     if (typeof data['waypointName'] === 'string') config.waypointName = data['waypointName'];
   }
+  config.ambientIngressPrincipals = ambientIngressPrincipals(snapshot, config);
   return config;
 }

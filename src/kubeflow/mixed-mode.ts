@@ -39,7 +39,7 @@ export function sidecarsAcceptHbone(snapshot: Snapshot): boolean {
 export function mixedModeFindings(
   snapshot: Snapshot,
   config: KubeflowConfig,
-  modeOf: (namespace: string) => 'sidecar' | 'ambient',
+  runsSidecars: (namespace: string) => boolean,
   ambientProfiles: readonly KubeObject[],
   anySidecar: boolean,
 ): Finding[] {
@@ -62,14 +62,14 @@ export function mixedModeFindings(
       ['the notebook controller', config.notebookControllerPrincipal],
     ] as const) {
       const namespace = namespaceOf(principal);
-      if (!namespace || modeOf(namespace) !== 'sidecar') continue;
+      if (!namespace || !runsSidecars(namespace)) continue;
       findings.push({
         code: SidecarCallerSkipsWaypoint,
         severity: 'warning',
         object: refOf(profile),
         field: 'ns-owner-access-istio',
         message: `${caller} (${principal}) runs with a sidecar in namespace ${namespace}; sidecars send straight to ambient pods, skipping the waypoint that enforces the owner policy, so ztunnel's L4 policy refuses it`,
-        fix: `move namespace ${namespace} to ambient mode (label kfmesh.io/mode: ambient), or keep this Profile in sidecar mode`,
+        fix: `move namespace ${namespace} to ambient mode (\`kfmesh migrate --to ambient\` converts it), or keep this Profile in sidecar mode`,
       });
     }
   }

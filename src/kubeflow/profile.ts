@@ -9,7 +9,7 @@ import { specOf } from '../model/specs.ts';
 import type { KubeObject } from '../model/object.ts';
 import { inventedMeta, ownerReferenceTo } from '../model/ownership.ts';
 import { waypointFor } from './waypoint.ts';
-import { gatewayApiIngressPrincipal, type KubeflowConfig } from './config.ts';
+import type { KubeflowConfig } from './config.ts';
 import { Label } from '../model/vocabulary.ts';
 import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
 
@@ -61,7 +61,7 @@ export function profileNamespaceLabels(
 function ownerRules(
   profile: KubeObject,
   config: KubeflowConfig,
-  ingressPrincipal: string,
+  ingressPrincipals: readonly string[],
 ): Record<string, unknown>[] {
   const namespace = profile.metadata.name ?? '';
   return [
@@ -72,7 +72,7 @@ function ownerRules(
           values: [`${config.userIdPrefix}${profileOwner(profile)}`],
         },
       ],
-      from: [{ source: { principals: [ingressPrincipal, config.kfpUiPrincipal] } }],
+      from: [{ source: { principals: [...ingressPrincipals, config.kfpUiPrincipal] } }],
     },
     { when: [{ key: 'source.namespace', values: [namespace] }] },
     { to: [{ operation: { paths: ['/healthz', '/metrics', '/wait-for-drain'] } }] },
@@ -115,7 +115,7 @@ export function profileObjects(
         apiVersion: 'security.istio.io/v1beta1',
         kind: 'AuthorizationPolicy',
         metadata: policyMeta,
-        spec: { action: 'ALLOW', rules: ownerRules(profile, config, config.ingressGatewayPrincipal) },
+        spec: { action: 'ALLOW', rules: ownerRules(profile, config, [config.ingressGatewayPrincipal]) },
       },
     ];
   }
@@ -131,8 +131,9 @@ export function profileObjects(
       spec: {
         targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: config.waypointName }],
         action: 'ALLOW',
-        // The ingress is the Gateway API gateway in ambient mode; its identity replaces the Istio ingress gateway's.
-        rules: ownerRules(profile, config, gatewayApiIngressPrincipal(config)),
+        // The ingress gateways the platform has: the Gateway API gateway of ambient mode, and the Istio
+        // ingress gateway while it is still there.
+        rules: ownerRules(profile, config, config.ambientIngressPrincipals),
       },
     },
     {

@@ -89,6 +89,7 @@ export const GroupKind = {
   VirtualService: 'networking.istio.io/VirtualService',
   AuthorizationPolicy: 'security.istio.io/AuthorizationPolicy',
   Gateway: 'gateway.networking.k8s.io/Gateway',
+  IstioGateway: 'networking.istio.io/Gateway',
   HTTPRoute: 'gateway.networking.k8s.io/HTTPRoute',
   Ingress: 'networking.k8s.io/Ingress',
 } as const;

@@ -74,16 +74,16 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
   const ambientProfiles = snapshot
     .list('kubeflow.org', 'Profile')
     .filter((p) => out.modeOf(p.metadata.name ?? '') === MeshMode.Ambient);
+  const moved = new Set([...profileNamespaces, ...ambientModelNamespaces]);
+  const sidecars = (namespace: string) => runsSidecars(out, namespace, moved);
   const anySidecar =
     [...out.modes.values()].includes(MeshMode.Sidecar) ||
     snapshot
       .list('', 'Namespace')
       .some(
-        (n) =>
-          n.metadata.labels?.[Label.IstioInjection] === 'enabled' &&
-          out.modeOf(n.metadata.name ?? '') === MeshMode.Sidecar,
+        (n) => n.metadata.labels?.[Label.IstioInjection] === 'enabled' && sidecars(n.metadata.name ?? ''),
       );
-  out.findings.push(...mixedModeFindings(snapshot, kubeflow, out.modeOf, ambientProfiles, anySidecar));
+  out.findings.push(...mixedModeFindings(snapshot, kubeflow, sidecars, ambientProfiles, anySidecar));
   const { objects, problems, findings, owned, modes } = out;
   objects.sort((a, b) => compareRefs(refOf(a), refOf(b)));
   return { objects, problems, findings, inferenceServices, owned, modes };
@@ -116,6 +116,19 @@ function modeOf(out: Rendering, namespace: string, platformMode: MeshMode): Mesh
   }
   out.modes.set(namespace, mode);
   return mode;
+}
+
+/**
+ * Whether a namespace's workloads run with sidecars once the render is applied: its mode where kfmesh sets
+ * the namespace's labels (`moved`: Profiles' and ambient models' namespaces) or its mode is sidecar;
+ * elsewhere (the platform's own namespaces, such as the one the pipelines UI runs in) what its labels
+ * say now, since kfmesh does not change them.
+ */
+function runsSidecars(out: Rendering, namespace: string, moved: ReadonlySet<string>): boolean {
+  if (out.modeOf(namespace) === MeshMode.Sidecar) return true;
+  if (moved.has(namespace)) return false;
+  const labels = out.snapshot.get('', 'Namespace', '', namespace)?.metadata.labels ?? {};
+  return labels[Label.IstioInjection] === 'enabled' && labels[Label.DataplaneMode] !== 'ambient';
 }
 
 /** Each Profile's namespace objects; returns the Profiles' namespaces. */

@@ -349,4 +349,60 @@ describe('mixed meshes: what each pairing needs', () => {
     );
     assert.deepEqual(codes([profile('one')], 'ambient'), []);
   });
+
+  test('--mode ambient leaves the platform’s own namespaces as their labels say: callers there with sidecars get KFM303', () => {
+    // As on the real platform: kubeflow (pipelines UI, notebook controller) injects sidecars, and kfmesh
+    // does not relabel it when rendering Profiles in ambient mode.
+    const platform = [profile('one'), ns('kubeflow', { 'istio-injection': 'enabled' })];
+    assert.equal(codes(platform, 'ambient').filter((c) => c === 'KFM303').length, 2);
+    assert.ok(codes(platform, 'ambient').includes('KFM302'));
+    const ambientKubeflow = ns('kubeflow', {
+      'istio-injection': 'enabled',
+      'istio.io/dataplane-mode': 'ambient',
+    });
+    assert.deepEqual(
+      codes([profile('one'), ambientKubeflow], 'ambient').filter((c) => c === 'KFM303'),
+      [],
+    );
+  });
+});
+
+describe('the ingress identity an ambient owner policy admits: the gateways the input has', () => {
+  const istioGateway: KubeObject = {
+    apiVersion: 'networking.istio.io/v1beta1',
+    kind: 'Gateway',
+    metadata: { name: 'kubeflow-gateway', namespace: 'kubeflow' },
+    spec: { selector: { istio: 'ingressgateway' }, servers: [] },
+  };
+  const gatewayApi: KubeObject = {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'kubeflow-gateway', namespace: 'kubeflow' },
+    spec: { gatewayClassName: 'istio', listeners: [] },
+  };
+  const admitted = (objects: KubeObject[]) => {
+    const policy = find(
+      render([profile('one'), ...objects], 'ambient').objects,
+      'AuthorizationPolicy',
+      'ns-owner-access-istio',
+    );
+    return (policy['spec'] as { rules: { from?: { source: { principals: string[] } }[] }[] }).rules[0]
+      ?.from?.[0]?.source.principals;
+  };
+  const ui = 'cluster.local/ns/kubeflow/sa/ml-pipeline-ui';
+  const istioIngress = 'cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account';
+  const gatewayApiIngress = 'cluster.local/ns/kubeflow/sa/kubeflow-gateway-istio';
+
+  test('only the Istio ingress gateway (a platform not migrated yet): its identity, from profiles-config', () => {
+    assert.deepEqual(admitted([istioGateway]), [istioIngress, ui]);
+  });
+
+  test('both gateways (the old one kept for the controllers): both identities', () => {
+    assert.deepEqual(admitted([istioGateway, gatewayApi]), [gatewayApiIngress, istioIngress, ui]);
+  });
+
+  test('only the Gateway API ingress, or no gateway yet: the Gateway API ingress’s', () => {
+    assert.deepEqual(admitted([gatewayApi]), [gatewayApiIngress, ui]);
+    assert.deepEqual(admitted([]), [gatewayApiIngress, ui]);
+  });
 });
