@@ -287,7 +287,10 @@ function selectorPolicy(
   if (moved.outputs.length > 0 && m.selectsOldGatewayInUse(policy)) {
     outputs.push(policy);
     notes.push(
-      changed('', 'also kept as it is: the old gateway still serves namespaces that stay in sidecar mode'),
+      changed(
+        '',
+        'also kept as it is: the old gateway stays (it serves namespaces that stay in sidecar mode, or controllers build on it)',
+      ),
     );
   }
   return { outputs, notes };
@@ -402,7 +405,10 @@ export function requestAuthentications(m: Migration): void {
       outputs.push(ra);
       m.note(
         ra,
-        changed('', 'also kept as it is: the old gateway still serves namespaces that stay in sidecar mode'),
+        changed(
+          '',
+          'also kept as it is: the old gateway stays (it serves namespaces that stay in sidecar mode, or controllers build on it)',
+        ),
       );
     }
     const pods = m.selected(ra);

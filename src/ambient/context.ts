@@ -76,8 +76,10 @@ export class Migration {
   readonly kept = new Map<string, { why: string; fix?: string }>();
   /** The Serverless InferenceServices (their namespaces stay in sidecar mode). */
   readonly serverless: KubeObject[] = [];
-  /** Old gateway pods that still serve Istio Gateways (routes of namespaces that stay in sidecar mode). */
+  /** Old gateway pods that stay: they serve routes of namespaces that stay in sidecar mode, or controllers build on them. */
   readonly oldGatewaysInUse = new Set<Workload>();
+  /** Istio Gateways (`ns/name`) converted and also kept, because controllers build on them. */
+  readonly gatewaysKeptForControllers = new Set<string>();
 
   constructor(snapshot: Snapshot, options: MigrateOptions) {
     this.snapshot = snapshot;

@@ -11,9 +11,11 @@ import { Migration, istio } from './context.ts';
 import { convertGateway, gatewayApiPrincipal } from './gateways.ts';
 import { type Note, action, changed } from './migration-report.ts';
 import { principalOf } from '../model/identity.ts';
+import { gatewaysNamedByControllers } from './controller-config.ts';
 
 /** Istio Gateways bound by some VirtualService become Gateway API Gateways; the rest are left out. */
 export function gateways(m: Migration): void {
+  const namedByControllers = gatewaysNamedByControllers(m);
   const bound = new Set<string>();
   const boundByKept = new Set<string>();
   for (const vs of m.snapshot.list(istio, 'VirtualService')) {
@@ -28,11 +30,21 @@ export function gateways(m: Migration): void {
     const pods = m.mesh.workloads.filter(
       (w) => Object.keys(selector).length > 0 && labelsMatch(w.labels, selector),
     );
-    const stays = boundByKept.has(`${ns}/${name}`) || m.isKept(ns);
+    const controllers = namedByControllers.get(`${ns}/${name}`) ?? [];
+    const servesSidecars = boundByKept.has(`${ns}/${name}`) || m.isKept(ns);
+    const stays = servesSidecars || controllers.length > 0;
     if (stays) for (const pod of pods) m.oldGatewaysInUse.add(pod);
+    for (const use of controllers) {
+      const where = `ConfigMap ${use.configMap.metadata.namespace ?? 'default'}/${use.configMap.metadata.name ?? ''} ${use.field}`;
+      m.note(
+        gateway,
+        action('', `kept, with its pods: ${use.builds} (${where}); to retire it, ${use.retire}`),
+      );
+    }
     if (!bound.has(`${ns}/${name}`)) {
       if (stays) {
-        m.note(gateway, changed('', `kept: it serves routes of namespaces that stay in sidecar mode`));
+        if (servesSidecars)
+          m.note(gateway, changed('', `kept: it serves routes of namespaces that stay in sidecar mode`));
         continue;
       }
       m.replace(gateway, []);
@@ -45,8 +57,14 @@ export function gateways(m: Migration): void {
     const notes: Note[] = [];
     const converted = convertGateway(gateway, notes);
     m.replace(gateway, stays ? [gateway, converted] : [converted]);
+    if (stays && !servesSidecars) m.gatewaysKeptForControllers.add(`${ns}/${name}`);
     if (stays)
-      notes.push(changed('', 'also kept as it is: it serves routes of namespaces that stay in sidecar mode'));
+      notes.push(
+        changed(
+          '',
+          `also kept as it is: ${servesSidecars ? 'it serves routes of namespaces that stay in sidecar mode' : "the platform's controllers build on it"}`,
+        ),
+      );
     m.entry(gateway).notes.push(...notes);
     const principal = gatewayApiPrincipal(m.trustDomain, ns, name);
     m.newGateways.set(`${ns}/${name}`, { namespace: ns, name, principal, pods });
@@ -54,7 +72,7 @@ export function gateways(m: Migration): void {
       gateway,
       action(
         '',
-        `Istio deploys the gateway as Deployment and Service ${ns}/${name}-istio: point DNS or the load balancer at that Service for the converted routes, then ${stays ? 'keep' : 'remove'} the old gateway pods (${[...new Set(pods.map((p) => `${p.namespace}/${p.name}`))].join(', ') || 'none found'})${stays ? ', which go on serving the namespaces that stay in sidecar mode' : ''}`,
+        `Istio deploys the gateway as Deployment and Service ${ns}/${name}-istio: point DNS or the load balancer at that Service for the converted routes, then ${stays ? 'keep' : 'remove'} the old gateway pods (${[...new Set(pods.map((p) => `${p.namespace}/${p.name}`))].join(', ') || 'none found'})${stays ? `, which go on serving ${servesSidecars ? 'the namespaces that stay in sidecar mode' : 'what the controllers create on the old gateway'}` : ''}`,
       ),
     );
     for (const pod of pods) {

@@ -9,7 +9,7 @@ import { Mesh as MeshGateway, resolveGatewayName, resolveShortName } from '../me
 import type { KubeObject } from '../model/object.ts';
 import { Migration, istio, gatewayApi } from './context.ts';
 import { type BackendTarget, type RouteContext, convertHttpRoutes } from './http-routes.ts';
-import { type Note, action, dropped } from './migration-report.ts';
+import { type Note, action, changed, dropped } from './migration-report.ts';
 
 /** Every VirtualService becomes HTTPRoutes: one per parent (converted gateway, or mesh) with distinct rules. */
 export function virtualServices(m: Migration): void {
@@ -95,7 +95,28 @@ function convertVirtualService(m: Migration, vs: KubeObject): void {
   }
   for (const g of groups) if (g.mesh) recordMeshBackends(m, ns, g.parents, g.rules);
   const routes = httpRoutesOf(m, vs, groups, notes);
-  m.replace(vs, routes);
+  // A gateway kept for the controllers keeps serving its routes too, until DNS moves to the new one.
+  const kept = gateways.filter((g) => m.gatewaysKeptForControllers.has(g));
+  const keptForGateways: KubeObject[] =
+    kept.length > 0 && routes.length > 0
+      ? [
+          {
+            ...vs,
+            spec: {
+              ...spec,
+              gateways: (spec.gateways ?? []).filter((g) => kept.includes(resolveGateway(g))),
+            },
+          },
+        ]
+      : [];
+  if (keptForGateways.length > 0)
+    notes.push(
+      changed(
+        'spec.gateways',
+        `also kept, bound only to ${kept.join(', ')}, which stays for the controllers: its clients keep their routes until DNS moves to the converted gateway`,
+      ),
+    );
+  m.replace(vs, [...keptForGateways, ...routes]);
   m.entry(vs).notes.push(...dedupe(notes));
   if (routes.length === 0)
     m.note(

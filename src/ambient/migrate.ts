@@ -33,6 +33,7 @@ import {
   waypoints,
 } from './namespaces.ts';
 import { controllerOwned, serverlessModels } from './controllers.ts';
+import { profileControllerPrincipal } from './controller-config.ts';
 
 export type { MigrateOptions, MigrationResult } from './context.ts';
 
@@ -54,6 +55,7 @@ export function migrateToAmbient(snapshot: Snapshot, options: MigrateOptions = {
   // The phases, in order: each reads what the ones before it learnt.
   keptNamespaces(m);
   gateways(m);
+  profileControllerPrincipal(m);
   virtualServices(m);
   classifyPolicies(m);
   attachPolicies(m);

@@ -276,6 +276,83 @@ describe('migrate: ingress', () => {
   });
 });
 
+describe("migrate: the controllers' configuration", () => {
+  const configMap = (namespace: string, name: string, data: Record<string, string>): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace },
+    data,
+  });
+  const routed: KubeObject = {
+    apiVersion: 'networking.istio.io/v1beta1',
+    kind: 'VirtualService',
+    metadata: { name: 'ui', namespace: 'apps' },
+    spec: { gateways: ['web'], hosts: ['*'], http: [{ route: [{ destination: { host: 'ui' } }] }] },
+  };
+  const profiles = configMap('kubeflow', 'profiles-config-abc', {
+    ISTIO_INGRESS_GATEWAY_PRINCIPAL: oldGatewayPrincipal,
+  });
+  const base = [...ingress, ns('apps'), ...app('ui'), routed, profiles];
+  const istioGateway = (result: MigrationResult) =>
+    result.objects.some((o) => o.kind === 'Gateway' && o.apiVersion.startsWith('networking.istio.io'));
+  const principal = (result: MigrationResult) =>
+    (find(result, 'ConfigMap', 'kubeflow', 'profiles-config-abc')['data'] as Record<string, string>)[
+      'ISTIO_INGRESS_GATEWAY_PRINCIPAL'
+    ];
+
+  test('no controller names the gateway: it goes, and the profile controller names the new identity', () => {
+    const result = migrate(base);
+    assert.ok(!istioGateway(result));
+    assert.equal(principal(result), 'cluster.local/ns/apps/sa/web-istio');
+    const notes = notesOf(result, 'ConfigMap', 'profiles-config-abc');
+    assert.equal(notes.length, 1);
+    assert.match(notes[0] ?? '', /^changed data\.ISTIO_INGRESS_GATEWAY_PRINCIPAL: .*web-istio/);
+  });
+
+  test('a gateway that KServe, Knative or the notebook controller builds on is kept beside its conversion, with why', () => {
+    const namers = [
+      configMap('kubeflow', 'inferenceservice-config', {
+        ingress: JSON.stringify({ ingressGateway: 'apps/web', localGateway: 'apps/web' }),
+      }),
+      configMap('knative-serving', 'config-istio', {
+        'gateway.apps.web': 'istio-ingressgateway.istio-system.svc',
+      }),
+      configMap('kubeflow', 'notebook-controller-config-x', { USE_ISTIO: 'true', ISTIO_GATEWAY: 'apps/web' }),
+    ];
+    for (const namer of namers) {
+      const result = migrate([...base, namer]);
+      assert.ok(istioGateway(result), namer.metadata.name);
+      assert.ok(has(result, 'Gateway', 'apps', 'web'));
+      assert.ok(
+        notesOf(result, 'Gateway', 'web').some((n) =>
+          n.includes(`ConfigMap ${namer.metadata.namespace}/${namer.metadata.name}`),
+        ),
+        namer.metadata.name,
+      );
+      // The profile controller writes one principal: the new one, and the report says what that refuses.
+      assert.equal(principal(result), 'cluster.local/ns/apps/sa/web-istio');
+      assert.ok(
+        notesOf(result, 'ConfigMap', 'profiles-config-abc').some(
+          (n) =>
+            n.startsWith('action') && n.includes('kubectl patch configmap -n kubeflow profiles-config-abc'),
+        ),
+      );
+    }
+  });
+
+  test('KServe with enableGatewayApi does not keep the Istio gateway', () => {
+    const kserve = configMap('kubeflow', 'inferenceservice-config', {
+      ingress: JSON.stringify({
+        enableGatewayApi: true,
+        kserveIngressGateway: 'apps/web',
+        ingressGateway: 'apps/web',
+        localGateway: 'apps/web',
+      }),
+    });
+    assert.ok(!istioGateway(migrate([...base, kserve])));
+  });
+});
+
 describe('migrate: authorization', () => {
   const base = [ns('apps'), ...app('ui'), ...app('api')];
 

@@ -1,0 +1,114 @@
+/**
+ * Migration phase: the controllers' configuration (docs/semantics.md, The migration). Kubeflow's
+ * controllers keep creating mesh objects after the migration from their own ConfigMaps: KServe binds new
+ * InferenceServices to `ingress.ingressGateway` (unless `enableGatewayApi`), Knative Serving binds Knative
+ * Services' external routes to the gateways of `config-istio` (`gateway.<ns>.<name>`), the notebook
+ * controller binds notebooks to `ISTIO_GATEWAY` (with `USE_ISTIO: "true"`), and the profile controller
+ * writes `ISTIO_INGRESS_GATEWAY_PRINCIPAL` into every new Profile's owner policy. A gateway any of them
+ * names is kept beside its conversion, so what they create next is served; the profile controller's
+ * principal follows the ingress identity that exists after the migration. Each is in the report.
+ */
+import type { KubeObject } from '../model/object.ts';
+import { dataOf } from '../model/specs.ts';
+import { kserveConfigFrom } from '../kserve/config.ts';
+import { istio, Migration } from './context.ts';
+import { action, changed } from './migration-report.ts';
+
+/** A controller's configuration that names an Istio Gateway: where, and what the controller does with it. */
+export interface GatewayUse {
+  configMap: KubeObject;
+  field: string;
+  /** What the controller builds on the gateway, in a sentence. */
+  builds: string;
+  /** How to stop it, so the old gateway can go. */
+  retire: string;
+}
+
+/** The Istio Gateways (`ns/name`) the controllers' configuration names, with each place that names it. */
+export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse[]> {
+  const uses = new Map<string, GatewayUse[]>();
+  const use = (gateway: string, found: GatewayUse) => {
+    if (!m.snapshot.get(istio, 'Gateway', ...splitName(gateway))) return;
+    uses.set(gateway, [...(uses.get(gateway) ?? []), found]);
+  };
+  for (const configMap of m.snapshot.list('', 'ConfigMap')) {
+    const name = configMap.metadata.name ?? '';
+    const data = dataOf(configMap);
+    if (name === 'config-istio')
+      for (const key of Object.keys(data).sort()) {
+        const gateway = /^gateway\.([^.]+)\.([^.]+)$/.exec(key);
+        if (gateway)
+          use(`${gateway[1]}/${gateway[2]}`, {
+            configMap,
+            field: `data.${key}`,
+            builds: "Knative Serving binds every Knative Service's external routes (Serverless models) to it",
+            retire: 'move the Serverless models to RawDeployment, then remove this key',
+          });
+      }
+    if (
+      name.startsWith('notebook-controller-config') &&
+      data['USE_ISTIO'] === 'true' &&
+      data['ISTIO_GATEWAY']
+    )
+      use(data['ISTIO_GATEWAY'], {
+        configMap,
+        field: 'data.ISTIO_GATEWAY',
+        builds: "the notebook controller binds every new notebook's VirtualService to it",
+        retire:
+          'the notebook controller writes only VirtualServices: keep this gateway while notebooks are created',
+      });
+  }
+  const kserve = m.snapshot.list('', 'ConfigMap').find((c) => c.metadata.name === 'inferenceservice-config');
+  if (kserve) {
+    const { ingress } = kserveConfigFrom(m.snapshot, m.mesh.clusterDomain);
+    if (!ingress.enableGatewayApi)
+      use(ingress.ingressGateway, {
+        configMap: kserve,
+        field: 'data.ingress: ingressGateway',
+        builds: "KServe binds every new InferenceService's ingress routes to it",
+        retire: `set enableGatewayApi: true with kserveIngressGateway naming the converted gateway (${ingress.ingressGateway}), for RawDeployment models`,
+      });
+  }
+  return uses;
+}
+
+/**
+ * The profile controller's ingress principal: it names the old gateway's identity; after the migration
+ * the users' ingress is the converted gateway, so it names that one. While the old gateway is kept (its
+ * controllers build on it), owner policies the profile controller writes admit one of the two only,
+ * which the report says with the patch that picks the other.
+ */
+export function profileControllerPrincipal(m: Migration): void {
+  const key = 'ISTIO_INGRESS_GATEWAY_PRINCIPAL';
+  for (const configMap of m.snapshot.list('', 'ConfigMap')) {
+    if (!(configMap.metadata.name ?? '').startsWith('profiles-config')) continue;
+    const old = dataOf(configMap)[key];
+    const renamed = old === undefined ? undefined : m.principalRenames.get(old);
+    const next = renamed?.find((p) => p !== old);
+    if (old === undefined || next === undefined) continue;
+    const current = m.current(configMap);
+    m.change(configMap, { ...current, data: { ...dataOf(current), [key]: next } });
+    m.note(
+      configMap,
+      changed(
+        `data.${key}`,
+        `the profile controller writes this principal into every new Profile's owner policy: it is the converted ingress gateway's (${next}) now, which replaces ${old}`,
+      ),
+    );
+    if (renamed?.includes(old)) {
+      const patch = JSON.stringify({ data: { [key]: old } });
+      m.note(
+        configMap,
+        action(
+          `data.${key}`,
+          `the old gateway (${old}) is kept because controllers build on it, but the profile controller writes one principal: owner policies it writes from now on refuse requests that come through the old gateway; while users still come that way apply kubectl patch configmap -n ${configMap.metadata.namespace ?? 'default'} ${configMap.metadata.name ?? ''} --type=merge -p '${patch}' and restart the profile controller`,
+        ),
+      );
+    }
+  }
+}
+
+function splitName(gateway: string): [string, string] {
+  const [namespace = '', name = ''] = gateway.split('/');
+  return [namespace, name];
+}

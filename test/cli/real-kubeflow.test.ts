@@ -1,0 +1,92 @@
+/**
+ * The real Kubeflow platform (../shared/real/kubeflow-manifests/platform.yaml, as upstream's manifests
+ * install it) through the command a user runs: what its controllers build on after `migrate`, the ingress
+ * identity of `render --mode ambient`, and the migration's output read back by `verify`. Skipped with the
+ * reason when ../shared is absent; under CI=true that fails.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { before, describe, test } from 'node:test';
+import { listItems, runKfmesh } from '../cli-process.ts';
+import { projectRoot } from '../conformance/cases.ts';
+
+const platform = join(projectRoot, '../shared/real/kubeflow-manifests/platform.yaml');
+const missing = existsSync(platform) ? undefined : `${platform} is missing (../shared beside the project)`;
+if (missing && process.env['CI'] === 'true') throw new Error(`CI=true and ${missing}`);
+
+interface Obj {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  data?: Record<string, string>;
+  spec?: { rules?: { from?: { source: { principals?: string[] } }[] }[] };
+}
+
+const oldIngress = 'cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account';
+const newIngress = 'cluster.local/ns/kubeflow/sa/kubeflow-gateway-istio';
+
+describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kfmesh-real-'));
+  const migratedFile = join(dir, 'migrated.json');
+  const reportFile = join(dir, 'report.md');
+  let migrated: Obj[] = [];
+  before(() => {
+    const run = runKfmesh(['migrate', platform, '--to', 'ambient', '-o', 'json', '--report', reportFile]);
+    assert.equal(run.code, 0, run.stderr);
+    writeFileSync(migratedFile, run.stdout);
+    migrated = listItems<Obj>(run.stdout);
+  });
+  const find = (kind: string, namespace: string, name: string, group = '') =>
+    migrated.find(
+      (o) =>
+        o.kind === kind &&
+        (o.metadata.namespace ?? '') === namespace &&
+        o.metadata.name.startsWith(name) &&
+        o.apiVersion.startsWith(group),
+    );
+
+  test('migrate keeps the gateway that KServe, Knative and the notebook controller build on, and says why', () => {
+    assert.ok(
+      find('Gateway', 'kubeflow', 'kubeflow-gateway', 'networking.istio.io'),
+      'the Istio Gateway stays',
+    );
+    assert.ok(find('Gateway', 'kubeflow', 'kubeflow-gateway', 'gateway.networking.k8s.io'), 'its conversion');
+    const report = readFileSync(reportFile, 'utf8');
+    for (const configMap of [
+      'knative-serving/config-istio',
+      'kubeflow/notebook-controller-config-',
+      'kubeflow/inferenceservice-config',
+    ])
+      assert.ok(report.includes(`ConfigMap ${configMap}`), configMap);
+  });
+
+  test("migrate points the profile controller at the converted gateway's identity, with the patch to go back", () => {
+    const config = find('ConfigMap', 'kubeflow', 'profiles-config');
+    assert.equal(config?.data?.['ISTIO_INGRESS_GATEWAY_PRINCIPAL'], newIngress);
+    assert.match(
+      readFileSync(reportFile, 'utf8'),
+      /kubectl patch configmap -n kubeflow profiles-config-\w+ --type=merge/,
+    );
+  });
+
+  test('verify reads the migration back: no request denied before is answered after', () => {
+    const run = runKfmesh(['verify', '--equivalence', platform, migratedFile, '-o', 'json']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal((JSON.parse(run.stdout) as { errors: number }).errors, 0);
+  });
+
+  test('render --mode ambient admits the ingress the platform has, and says its sidecar callers skip the waypoint', () => {
+    const run = runKfmesh(['render', platform, '--mode', 'ambient', '-o', 'json']);
+    assert.equal(run.code, 0, run.stderr);
+    const owner = listItems<Obj>(run.stdout).find(
+      (o) => o.kind === 'AuthorizationPolicy' && o.metadata.name === 'ns-owner-access-istio',
+    );
+    assert.deepEqual(owner?.spec?.rules?.[0]?.from?.[0]?.source.principals, [
+      oldIngress,
+      'cluster.local/ns/kubeflow/sa/ml-pipeline-ui',
+    ]);
+    assert.equal(run.stderr.match(/\[KFM303\]/g)?.length, 2);
+  });
+});
