@@ -8,6 +8,7 @@ import type { IstioVersion, VersionBehaviour } from './istio-version.ts';
 import type { Waypoint } from './ambient.ts';
 import type { AuthorizationPolicies } from './authorization.ts';
 import type { MeshConfig } from './mesh-config.ts';
+import type { NetworkPolicies } from './network-policy.ts';
 import type { SecurityPolicies } from './security.ts';
 import type { MeshService } from './services.ts';
 import type { ResolvedVirtualService } from './virtual-services.ts';
@@ -43,6 +44,8 @@ export interface Mesh {
   waypoints: Map<string, Waypoint>;
   security: SecurityPolicies;
   authorization: AuthorizationPolicies;
+  /** Kubernetes NetworkPolicies, enforced on connections at the sending and receiving pod. */
+  networkPolicies: NetworkPolicies;
 }
 
 /** One server of an Istio Gateway, as a gateway pod runs it. */

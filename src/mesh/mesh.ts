@@ -12,6 +12,7 @@ import { httpRouteVirtualServices, syntheticGatewayWorkloads } from './gateway-a
 import { gatewayRouteTable, gatewaysFrom } from './gateways.ts';
 import { behaviourOf, NewestModelledVersion } from './istio-version.ts';
 import { meshConfigFrom } from './mesh-config.ts';
+import { NetworkPolicies } from './network-policy.ts';
 import { SecurityPolicies } from './security.ts';
 import { servicesFrom, type MeshService } from './services.ts';
 import { httpRouteTable, sidecarScopeOf, type SidecarScope } from './sidecar-outbound.ts';
@@ -69,6 +70,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
     waypoints: waypointsFrom(snapshot, workloads),
     security: new SecurityPolicies(snapshot, config, clusterDomain),
     authorization: new AuthorizationPolicies(snapshot, config.rootNamespace),
+    networkPolicies: new NetworkPolicies(snapshot),
   };
   mesh.gateways = gatewaysFrom(mesh);
   return mesh;

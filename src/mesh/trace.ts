@@ -7,6 +7,7 @@ import type { HttpRequest } from './http-match.ts';
 import { ztunnelInbound, ztunnelOutbound } from './trace/ambient.ts';
 import { fromExternal, gateway } from './trace/gateway.ts';
 import { sentByHttpProxy, sidecarInbound } from './trace/inbound.ts';
+import { networkPolicyStep } from './trace/network.ts';
 import { type TraceInput, findWorkload, parseUrl } from './trace/request.ts';
 import { direct, sidecarOutbound, takeRoute } from './trace/sidecar.ts';
 import {
@@ -105,6 +106,8 @@ export function traceAllPaths(mesh: Mesh, input: TraceInput, limit = 64): TraceR
 function deliver(t: Tracer, conn: Connection): Outcome {
   if (t.hops.length >= MaxHops)
     return t.localReply(conn.senderHop, 508, 'LOOP', `routing loop: more than ${MaxHops} proxy hops`);
+  const refused = networkPolicyStep(t, conn);
+  if (refused) return refused;
   const w = conn.workload;
   if (!w) return answered(`${conn.ip}:${conn.port}`, ' (outside the mesh)');
   if (w.proxy === 'ambient') return ztunnelInbound(t, w, conn);

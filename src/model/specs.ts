@@ -127,6 +127,35 @@ export interface IngressSpec {
   [field: string]: unknown;
 }
 
+/** meta/v1 LabelSelector. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key?: string; operator?: string; values?: string[] }[];
+}
+
+/** A peer of a NetworkPolicy rule (networking.k8s.io/v1 NetworkPolicyPeer). */
+export interface NetworkPolicyPeer {
+  podSelector?: LabelSelector;
+  namespaceSelector?: LabelSelector;
+  ipBlock?: { cidr?: string; except?: string[] };
+}
+
+/** A port of a NetworkPolicy rule (networking.k8s.io/v1 NetworkPolicyPort). */
+export interface NetworkPolicyPort {
+  protocol?: string;
+  port?: number | string;
+  endPort?: number;
+}
+
+/** networking.k8s.io/v1 NetworkPolicySpec. */
+export interface NetworkPolicySpec {
+  podSelector?: LabelSelector;
+  policyTypes?: string[];
+  ingress?: { from?: NetworkPolicyPeer[]; ports?: NetworkPolicyPort[] }[];
+  egress?: { to?: NetworkPolicyPeer[]; ports?: NetworkPolicyPort[] }[];
+  [field: string]: unknown;
+}
+
 /** A pod template (core/v1 PodTemplateSpec). */
 export interface PodTemplate {
   metadata?: {
@@ -161,6 +190,7 @@ export interface Specs {
   'gateway.networking.k8s.io/Gateway': GatewaySpec;
   'gateway.networking.k8s.io/HTTPRoute': HTTPRouteSpec;
   'networking.k8s.io/Ingress': IngressSpec;
+  'networking.k8s.io/NetworkPolicy': NetworkPolicySpec;
   '/Pod': PodSpec;
   '/Service': ServiceSpec;
   'apps/Deployment': WorkloadSpec;

@@ -2,7 +2,7 @@
  * Client classes for the equivalence check: the outcome of one request for every client, from a few
  * traces. Two clients get the same outcome when they route alike (the same proxy kind, namespace labels,
  * annotations, and the same per-namespace configuration: Sidecars, objects exported to only some
- * namespaces, source-based matches) and every AuthorizationPolicy the request can meet sees their
+ * namespaces, source-based matches, and how NetworkPolicies see them as a source) and every AuthorizationPolicy the request can meet sees their
  * identities alike. The policies it can meet are those of the namespaces its trace visits (hops, their
  * deciding policies, the target, the answering workload) and the root namespace: policies elsewhere
  * apply to no workload on the path.
@@ -288,6 +288,7 @@ class RouteView {
         )
         .join(''),
       this.#bySourceNamespace || this.#isPrivate(w.namespace) ? w.namespace : '',
+      this.#mesh.networkPolicies.sourceView(w),
     ]);
   }
 

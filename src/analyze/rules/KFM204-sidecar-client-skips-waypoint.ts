@@ -17,10 +17,11 @@ export const sidecarClientSkipsWaypoint: Rule = {
     "sidecar clients of a Service whose L7 policy is on a waypoint skip the waypoint: the policy doesn't apply to them",
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
-    const client = [...mesh.workloadByName]
+    const clients = [...mesh.workloadByName]
       .sort(([a], [b]) => (a < b ? -1 : 1))
-      .find(([, w]) => w.proxy === 'sidecar');
-    if (!client || mesh.waypoints.size === 0) return [];
+      .filter(([, w]) => w.proxy === 'sidecar')
+      .map(([name]) => name);
+    if (clients.length === 0 || mesh.waypoints.size === 0) return [];
     const findings: Finding[] = [];
     for (const policy of context.snapshot.list('security.istio.io', 'AuthorizationPolicy')) {
       const ns = policy.metadata.namespace ?? 'default';
@@ -34,19 +35,30 @@ export const sidecarClientSkipsWaypoint: Rule = {
         const service = services.find((s) => s.ports.length > 0);
         if (!service) continue;
         const port = service.ports[0]?.port ?? 80;
-        const trace = traceRequest(mesh, { from: client[0], url: `http://${service.hostname}:${port}/` });
-        if (trace.hops.some((h) => h.kind === 'waypoint')) continue;
+        const url = `http://${service.hostname}:${port}/`;
+        // A sidecar client whose connection no NetworkPolicy drops: one that does reach the workloads.
+        let client: string | undefined;
+        let trace: ReturnType<typeof traceRequest> | undefined;
+        for (const name of clients) {
+          trace = traceRequest(mesh, { from: name, url });
+          if (trace.hops.some((h) => h.kind === 'waypoint')) break;
+          if (!trace.hops.some((h) => h.policy?.startsWith('NetworkPolicy ') && h.decision === 'deny')) {
+            client = name;
+            break;
+          }
+        }
+        if (!client || !trace || trace.hops.some((h) => h.kind === 'waypoint')) continue;
         findings.push(
           findingOf(
             sidecarClientSkipsWaypoint,
             context,
             policy,
             ['spec', 'targetRefs'],
-            `enforced on a waypoint, but clients with sidecars (such as ${client[0]}) reach ${service.namespace}/${service.name} without passing it: the policy does not apply to them`,
+            `enforced on a waypoint, but clients with sidecars (such as ${client}) reach ${service.namespace}/${service.name} without passing it: the policy does not apply to them`,
             {
               fix: "move those clients' namespaces to ambient mode, or keep an equivalent selector-based policy for sidecar callers",
               evidence: [
-                `GET http://${service.hostname}:${port}/ from ${client[0]}: ${trace.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`).join(' → ')} → ${trace.response.code}`,
+                `GET ${url} from ${client}: ${trace.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`).join(' → ')} → ${trace.response.code}`,
               ],
             },
           ),
