@@ -34,6 +34,7 @@ import {
 } from './namespaces.ts';
 import { controllerOwned, serverlessModels } from './controllers.ts';
 import { profileControllerPrincipal } from './controller-config.ts';
+import { networkPolicies } from './network-policies.ts';
 
 export type { MigrateOptions, MigrationResult } from './context.ts';
 
@@ -66,6 +67,7 @@ export function migrateToAmbient(snapshot: Snapshot, options: MigrateOptions = {
   sidecarOnlyObjects(m);
   destinationRules(m);
   istioIngresses(m);
+  networkPolicies(m);
   serverlessModels(m);
   controllerOwned(m);
   const objects: KubeObject[] = [...m.out.values()].sort((a, b) => compareRefs(refOf(a), refOf(b)));

@@ -257,6 +257,34 @@ function compilePort(port: NetworkPolicyPort, path: (string | number)[], fail: F
   return { protocol, port: port.port, endPort: port.endPort };
 }
 
+/**
+ * Whether one peer of a NetworkPolicy in `policyNamespace` matches a pod (namespace labels as the
+ * namespace has them). Malformed selectors match nothing (loading refuses them before).
+ */
+export function peerMatchesPod(
+  peer: NetworkPolicyPeer,
+  policyNamespace: string,
+  pod: Workload,
+  namespaceLabels: Readonly<Record<string, string>>,
+): boolean {
+  if (peer.ipBlock || (!peer.podSelector && !peer.namespaceSelector)) return false;
+  const lenient: Fail = () => {
+    throw new Error('malformed');
+  };
+  try {
+    const pods = compileSelector(peer.podSelector ?? {}, [], lenient);
+    const namespaces = peer.namespaceSelector
+      ? compileSelector(peer.namespaceSelector, [], lenient)
+      : undefined;
+    const nsOk = namespaces
+      ? namespaces({ ...namespaceLabels, [Label.MetadataName]: pod.namespace })
+      : pod.namespace === policyNamespace;
+    return nsOk && pods(pod.labels);
+  } catch {
+    return false;
+  }
+}
+
 /** A label selector (matchLabels and matchExpressions, all of them); empty selects everything. */
 function compileSelector(selector: LabelSelector, path: (string | number)[], fail: Fail): Selector {
   const labels = Object.entries(selector.matchLabels ?? {});

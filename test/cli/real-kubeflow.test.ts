@@ -5,7 +5,8 @@
  * reason when ../shared is absent; under CI=true that fails.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { parseAllDocuments, stringify } from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
@@ -99,6 +100,35 @@ describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
     );
   });
 
+  test('login after the migration: through the converted gateway to dex, which a naive migration (NetworkPolicies left as they were) refuses', () => {
+    const login = (file: string) =>
+      runKfmesh([
+        'trace',
+        file,
+        '--from',
+        'external',
+        '--url',
+        'http://example.com/dex/auth',
+        '--via',
+        'kubeflow/kubeflow-gateway',
+      ]);
+    const migratedRun = login(migratedFile);
+    assert.equal(migratedRun.code, 0, migratedRun.stderr);
+    assert.match(migratedRun.stdout, /response: 200/);
+    // The naive migration: the same output with the platform's NetworkPolicies as they were.
+    const naiveDir = join(dir, 'naive');
+    mkdirSync(naiveDir);
+    const items = migrated.filter((o) => o.kind !== 'NetworkPolicy');
+    writeFileSync(join(naiveDir, 'migrated.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+    writeFileSync(join(naiveDir, 'policies.yaml'), networkPoliciesOf(readFileSync(platform, 'utf8')));
+    const naiveRun = login(naiveDir);
+    assert.match(naiveRun.stdout, /response: 503 \(UF\)/);
+    assert.match(
+      naiveRun.stdout,
+      /NetworkPolicy auth\/allow-istio-and-oauth2-proxy.* refuses the connection to auth\/dex:5556/,
+    );
+  });
+
   test('render --mode ambient admits the ingress the platform has, and says its sidecar callers skip the waypoint', () => {
     const run = runKfmesh(['render', platform, '--mode', 'ambient', '-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
@@ -112,3 +142,12 @@ describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
     assert.equal(run.stderr.match(/\[KFM303\]/g)?.length, 2);
   });
 });
+
+/** The NetworkPolicies of a multi-document YAML file, as YAML. */
+function networkPoliciesOf(text: string): string {
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as Obj | null)
+    .filter((o): o is Obj => o?.kind === 'NetworkPolicy')
+    .map((o) => stringify(o))
+    .join('---\n');
+}

@@ -353,6 +353,63 @@ describe("migrate: the controllers' configuration", () => {
   });
 });
 
+describe('migrate: NetworkPolicies', () => {
+  const netpol = (namespace: string, name: string, spec: JsonRecord): KubeObject => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name, namespace },
+    spec,
+  });
+  const routed: KubeObject = {
+    apiVersion: 'networking.istio.io/v1beta1',
+    kind: 'VirtualService',
+    metadata: { name: 'ui', namespace: 'apps' },
+    spec: { gateways: ['web'], hosts: ['*'], http: [{ route: [{ destination: { host: 'ui' } }] }] },
+  };
+  const fromGateway = netpol('apps', 'from-gateway', {
+    podSelector: { matchLabels: { app: 'ui' } },
+    ingress: [
+      {
+        from: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'istio-system' } },
+            podSelector: { matchLabels: { app: 'istio-ingressgateway' } },
+          },
+        ],
+        ports: [{ port: 8080 }],
+      },
+    ],
+  });
+  const result = migrate([...ingress, ns('apps'), ...app('ui'), routed, fromGateway]);
+  const ingressOf = (r: MigrationResult) =>
+    spec(find(r, 'NetworkPolicy', 'apps', 'from-gateway'))['ingress'] as {
+      from: JsonRecord[];
+      ports: JsonRecord[];
+    }[];
+
+  test("a peer that admitted the old gateway's pods admits the converted gateway's pods too", () => {
+    assert.deepEqual(ingressOf(result)[0]?.from[1], {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'apps' } },
+      podSelector: { matchLabels: { 'gateway.networking.k8s.io/gateway-name': 'web' } },
+    });
+    assert.ok(
+      notesOf(result, 'NetworkPolicy', 'from-gateway').some((n) => n.includes('converted gateway apps/web')),
+    );
+  });
+
+  test('a rule limiting the ports of pods going ambient admits HBONE (15008) too; in a namespace kept in sidecar mode it does not', () => {
+    assert.deepEqual(ingressOf(result)[0]?.ports, [{ port: 8080 }, { protocol: 'TCP', port: 15008 }]);
+    const kept = migrate([
+      ...ingress,
+      ns('apps', { 'istio-injection': 'enabled', 'kfmesh.io/mode': 'sidecar' }),
+      ...app('ui'),
+      routed,
+      fromGateway,
+    ]);
+    assert.deepEqual(ingressOf(kept)[0]?.ports, [{ port: 8080 }]);
+  });
+});
+
 describe('migrate: authorization', () => {
   const base = [ns('apps'), ...app('ui'), ...app('api')];
 

@@ -1,0 +1,93 @@
+/**
+ * Migration phase: NetworkPolicies (docs/semantics.md, NetworkPolicy). The CNI keeps enforcing them on
+ * the wire after the migration, where the traffic now looks different: the ingress gateway's pods are
+ * the converted gateway's, in its namespace, and ambient pods receive mesh traffic over HBONE on 15008.
+ * A peer that admitted the old gateway's pods admits the converted gateway's pods too, and a rule that
+ * limits the ports of pods going ambient admits 15008. Each change is in the report.
+ */
+import type { KubeObject } from '../model/object.ts';
+import { specOf, type NetworkPolicyPeer, type NetworkPolicySpec } from '../model/specs.ts';
+import { Label } from '../model/vocabulary.ts';
+import { peerMatchesPod } from '../mesh/network-policy.ts';
+import { HboneTargetPort } from '../mesh/trace/network.ts';
+import type { Workload } from '../mesh/workloads.ts';
+import { Migration } from './context.ts';
+import { changed } from './migration-report.ts';
+
+/** Converts every NetworkPolicy whose traffic the migration changes. */
+export function networkPolicies(m: Migration): void {
+  for (const policy of m.snapshot.list('networking.k8s.io', 'NetworkPolicy')) {
+    const spec = specOf(policy, 'networking.k8s.io/NetworkPolicy');
+    const namespace = policy.metadata.namespace ?? 'default';
+    const ingress = (spec.ingress ?? []).map((rule, r) => ({
+      ...rule,
+      ...(rule.from ? { from: withNewGateways(m, policy, namespace, rule.from, r) } : {}),
+      ...(rule.ports && goesAmbient(m, policy, spec) && !rule.ports.some((p) => p.port === HboneTargetPort)
+        ? { ports: withHbone(m, policy, rule.ports, r) }
+        : {}),
+    }));
+    if (JSON.stringify(ingress) === JSON.stringify(spec.ingress ?? [])) continue;
+    const current = m.current(policy);
+    m.change(policy, { ...current, spec: { ...spec, ingress } });
+  }
+}
+
+/** The peers of one rule, each that matched an old gateway's pods followed by one for the converted gateway's. */
+function withNewGateways(
+  m: Migration,
+  policy: KubeObject,
+  namespace: string,
+  peers: NetworkPolicyPeer[],
+  rule: number,
+): NetworkPolicyPeer[] {
+  return peers.flatMap((peer) => {
+    const gateways = [...m.newGateways.values()].filter((g) =>
+      g.pods.some((pod) => peerMatchesPod(peer, namespace, pod, namespaceLabels(m, pod))),
+    );
+    const added = gateways.map((g): NetworkPolicyPeer => ({
+      namespaceSelector: { matchLabels: { [Label.MetadataName]: g.namespace } },
+      podSelector: { matchLabels: { [Label.GatewayName]: g.name } },
+    }));
+    for (const g of gateways)
+      m.note(
+        policy,
+        changed(
+          `spec.ingress[${rule}].from`,
+          `admits the pods of the converted gateway ${g.namespace}/${g.name} (Deployment ${g.name}-istio) as it admitted the old gateway's`,
+        ),
+      );
+    return [peer, ...added];
+  });
+}
+
+function withHbone(
+  m: Migration,
+  policy: KubeObject,
+  ports: NonNullable<NetworkPolicySpec['ingress']>[number]['ports'],
+  rule: number,
+) {
+  m.note(
+    policy,
+    changed(
+      `spec.ingress[${rule}].ports`,
+      `admits ${HboneTargetPort}/TCP too: in ambient mode ztunnel brings mesh traffic to the pod over HBONE on that port`,
+    ),
+  );
+  return [...(ports ?? []), { protocol: 'TCP', port: HboneTargetPort }];
+}
+
+/** Whether the policy selects pods that run with sidecars now and in ambient mode after the migration. */
+function goesAmbient(m: Migration, policy: KubeObject, spec: NetworkPolicySpec): boolean {
+  const namespace = policy.metadata.namespace ?? 'default';
+  if (m.isKept(namespace)) return false;
+  return m.mesh.workloads.some(
+    (w) =>
+      w.namespace === namespace &&
+      w.proxy === 'sidecar' &&
+      peerMatchesPod({ podSelector: spec.podSelector ?? {} }, namespace, w, namespaceLabels(m, w)),
+  );
+}
+
+function namespaceLabels(m: Migration, pod: Workload): Readonly<Record<string, string>> {
+  return m.snapshot.get('', 'Namespace', '', pod.namespace)?.metadata.labels ?? {};
+}
