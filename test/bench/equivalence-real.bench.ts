@@ -6,26 +6,18 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { loadPaths } from '../../src/load/files.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { migrateToAmbient } from '../../src/ambient/migrate.ts';
 import { examplePlatform } from '../../src/example/platform.ts';
 import { checkEquivalence, type EquivalenceResult } from '../../src/verify/equivalence.ts';
 import { projectRoot } from '../conformance/cases.ts';
-import { peakRssMiB, printTable } from './harness.ts';
+import { peakRssMiB, printTable, timed } from './harness.ts';
 
 const platform = join(projectRoot, '../shared/real/kubeflow-manifests/platform.yaml');
 
-function timed(
-  before: Snapshot,
-  after: Snapshot,
-  exhaustive: boolean,
-): { ms: number; result: EquivalenceResult } {
-  (globalThis as { gc?: () => void }).gc?.();
-  const start = performance.now();
-  const result = checkEquivalence(before, after, { exhaustive });
-  return { ms: performance.now() - start, result };
+function check(before: Snapshot, after: Snapshot, exhaustive: boolean) {
+  return timed(() => checkEquivalence(before, after, { exhaustive }));
 }
 
 const same = (a: EquivalenceResult, b: EquivalenceResult) =>
@@ -58,8 +50,8 @@ if (!existsSync(platform)) {
     ['real Kubeflow platform', real, realAfter],
     ['example platform', example, exampleAfter],
   ] as const) {
-    const classes = timed(before, after, false);
-    const every = timed(before, after, true);
+    const classes = check(before, after, false);
+    const every = check(before, after, true);
     for (const [mode, run] of [
       ['one client per class', classes],
       ['every client', every],

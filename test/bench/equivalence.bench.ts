@@ -5,11 +5,10 @@
  * where tracing every client is affordable, with both results compared), and the check at 200 and 2,000
  * namespaces: requests compared, traces made, time, peak memory, growth.
  */
-import { performance } from 'node:perf_hooks';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { migrateToAmbient } from '../../src/ambient/migrate.ts';
 import { checkEquivalence, type EquivalenceResult } from '../../src/verify/equivalence.ts';
-import { peakRssMiB, printTable } from './harness.ts';
+import { peakRssMiB, printTable, timed } from './harness.ts';
 import { kubeflowBenchPlatform } from './kubeflow-platform.ts';
 
 function platforms(profiles: number): [Snapshot, Snapshot] {
@@ -17,15 +16,8 @@ function platforms(profiles: number): [Snapshot, Snapshot] {
   return [before, Snapshot.of(migrateToAmbient(before).objects)];
 }
 
-function timed(
-  before: Snapshot,
-  after: Snapshot,
-  exhaustive: boolean,
-): { ms: number; result: EquivalenceResult } {
-  (globalThis as { gc?: () => void }).gc?.();
-  const start = performance.now();
-  const result = checkEquivalence(before, after, { exhaustive });
-  return { ms: performance.now() - start, result };
+function check(before: Snapshot, after: Snapshot, exhaustive: boolean) {
+  return timed(() => checkEquivalence(before, after, { exhaustive }));
 }
 
 const counts = (r: EquivalenceResult) =>
@@ -39,8 +31,8 @@ const counts = (r: EquivalenceResult) =>
   ]);
 
 const [smallBefore, smallAfter] = platforms(20);
-const classes = timed(smallBefore, smallAfter, false);
-const every = timed(smallBefore, smallAfter, true);
+const classes = check(smallBefore, smallAfter, false);
+const every = check(smallBefore, smallAfter, true);
 printTable(
   'verify --equivalence, 20 Profile namespaces: one client per class vs every client traced',
   ['mode', 'requests', 'traces', 'ms', 'same result'],
@@ -60,7 +52,7 @@ const rows: (string | number)[][] = [];
 const sizes = [200, 2_000];
 const runs = sizes.map((profiles) => {
   const [before, after] = platforms(profiles);
-  const run = timed(before, after, false);
+  const run = check(before, after, false);
   rows.push([
     profiles,
     before.all().length,
@@ -78,7 +70,7 @@ printTable(
   ['Profiles', 'objects', 'requests', 'traces', 'check (ms)', 'errors', 'warnings', 'notes'],
   rows,
 );
-const [small, large] = runs as [ReturnType<typeof timed>, ReturnType<typeof timed>];
+const [small, large] = runs as [ReturnType<typeof check>, ReturnType<typeof check>];
 console.log(
   `\n2,000 vs 200 namespaces: requests ${(large.result.requests / small.result.requests).toFixed(1)}x, traces ${(large.result.traces / small.result.traces).toFixed(1)}x, time ${(large.ms / small.ms).toFixed(1)}x`,
 );

@@ -39,3 +39,11 @@ export function printTable(title: string, header: string[], rows: (string | numb
 function formatNumber(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toFixed(n < 10 ? 2 : 1);
 }
+
+/** One timed run of `fn` (after collecting garbage): its wall time in ms and its result. */
+export function timed<T>(fn: () => T): { ms: number; result: T } {
+  collectGarbage();
+  const start = performance.now();
+  const result = fn();
+  return { ms: performance.now() - start, result };
+}

@@ -276,19 +276,21 @@ describe('migrate: ingress', () => {
   });
 });
 
+/** A VirtualService `apps/ui` on gateway `web`, routing everything to `ui`. */
+const routed: KubeObject = {
+  ...object('networking.istio.io/v1beta1', 'VirtualService', 'apps', 'ui'),
+  spec: { gateways: ['web'], hosts: ['*'], http: [{ route: [{ destination: { host: 'ui' } }] }] },
+};
+
+function object(apiVersion: string, kind: string, namespace: string, name: string): KubeObject {
+  return { apiVersion, kind, metadata: { name, namespace } };
+}
+
 describe("migrate: the controllers' configuration", () => {
   const configMap = (namespace: string, name: string, data: Record<string, string>): KubeObject => ({
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name, namespace },
+    ...object('v1', 'ConfigMap', namespace, name),
     data,
   });
-  const routed: KubeObject = {
-    apiVersion: 'networking.istio.io/v1beta1',
-    kind: 'VirtualService',
-    metadata: { name: 'ui', namespace: 'apps' },
-    spec: { gateways: ['web'], hosts: ['*'], http: [{ route: [{ destination: { host: 'ui' } }] }] },
-  };
   const profiles = configMap('kubeflow', 'profiles-config-abc', {
     ISTIO_INGRESS_GATEWAY_PRINCIPAL: oldGatewayPrincipal,
   });
@@ -355,17 +357,9 @@ describe("migrate: the controllers' configuration", () => {
 
 describe('migrate: NetworkPolicies', () => {
   const netpol = (namespace: string, name: string, spec: JsonRecord): KubeObject => ({
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    metadata: { name, namespace },
+    ...object('networking.k8s.io/v1', 'NetworkPolicy', namespace, name),
     spec,
   });
-  const routed: KubeObject = {
-    apiVersion: 'networking.istio.io/v1beta1',
-    kind: 'VirtualService',
-    metadata: { name: 'ui', namespace: 'apps' },
-    spec: { gateways: ['web'], hosts: ['*'], http: [{ route: [{ destination: { host: 'ui' } }] }] },
-  };
   const fromGateway = netpol('apps', 'from-gateway', {
     podSelector: { matchLabels: { app: 'ui' } },
     ingress: [
