@@ -95,27 +95,7 @@ function convertVirtualService(m: Migration, vs: KubeObject): void {
   }
   for (const g of groups) if (g.mesh) recordMeshBackends(m, ns, g.parents, g.rules);
   const routes = httpRoutesOf(m, vs, groups, notes);
-  // A gateway kept for the controllers keeps serving its routes too, until DNS moves to the new one.
-  const kept = gateways.filter((g) => m.gatewaysKeptForControllers.has(g));
-  const keptForGateways: KubeObject[] =
-    kept.length > 0 && routes.length > 0
-      ? [
-          {
-            ...vs,
-            spec: {
-              ...spec,
-              gateways: (spec.gateways ?? []).filter((g) => kept.includes(resolveGateway(g))),
-            },
-          },
-        ]
-      : [];
-  if (keptForGateways.length > 0)
-    notes.push(
-      changed(
-        'spec.gateways',
-        `also kept, bound only to ${kept.join(', ')}, which stays for the controllers: its clients keep their routes until DNS moves to the converted gateway`,
-      ),
-    );
+  const keptForGateways = routes.length > 0 ? keptOnControllersGateways(m, vs, notes) : [];
   m.replace(vs, [...keptForGateways, ...routes]);
   m.entry(vs).notes.push(...dedupe(notes));
   if (routes.length === 0)
@@ -126,6 +106,27 @@ function convertVirtualService(m: Migration, vs: KubeObject): void {
         'nothing of it could be converted: it has no Gateway API equivalent, route these requests by hand',
       ),
     );
+}
+
+/**
+ * The VirtualService as it stays on gateways kept for the controllers (bound only to those), so that
+ * their clients keep their routes until DNS moves to the converted gateway; none when it has no such gateway.
+ */
+function keptOnControllersGateways(m: Migration, vs: KubeObject, notes: Note[]): KubeObject[] {
+  const ns = vs.metadata.namespace ?? 'default';
+  const spec = specOf(vs, 'networking.istio.io/VirtualService');
+  const bound = (spec.gateways ?? []).filter((g) =>
+    m.gatewaysKeptForControllers.has(resolveGatewayName(g, ns)),
+  );
+  if (bound.length === 0) return [];
+  const kept = bound.map((g) => resolveGatewayName(g, ns));
+  notes.push(
+    changed(
+      'spec.gateways',
+      `also kept, bound only to ${kept.join(', ')}, which stays for the controllers: its clients keep their routes until DNS moves to the converted gateway`,
+    ),
+  );
+  return [{ ...vs, spec: { ...spec, gateways: bound } }];
 }
 
 /** The HTTPRoute objects of a VirtualService's groups (named after it; by parent when it has several). */
