@@ -62,6 +62,9 @@ interface Cidr {
 /** The NetworkPolicies of a snapshot, and the labels of its namespaces, ready to decide connections. */
 export class NetworkPolicies {
   readonly #policies: CompiledPolicy[];
+  /** The policies of each namespace (a policy selects only pods of its own). */
+  readonly #byNamespace = new Map<string, CompiledPolicy[]>();
+  /** Each namespace's labels with the name label the API server sets, made once per namespace. */
   readonly #namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
 
   /** Reads every NetworkPolicy; one that is malformed is an InputError naming the field. */
@@ -69,8 +72,12 @@ export class NetworkPolicies {
     this.#policies = snapshot
       .list('networking.k8s.io', 'NetworkPolicy')
       .map((policy) => compilePolicy(snapshot, policy));
-    for (const ns of snapshot.list('', 'Namespace'))
-      this.#namespaceLabels.set(ns.metadata.name ?? '', ns.metadata.labels ?? {});
+    for (const policy of this.#policies)
+      this.#byNamespace.set(policy.namespace, [...(this.#byNamespace.get(policy.namespace) ?? []), policy]);
+    for (const ns of snapshot.list('', 'Namespace')) {
+      const name = ns.metadata.name ?? '';
+      this.#namespaceLabels.set(name, withNameLabel(ns.metadata.labels ?? {}, name));
+    }
   }
 
   get empty(): boolean {
@@ -115,8 +122,8 @@ export class NetworkPolicies {
     port: number,
     protocol: string,
   ): PolicyVerdict {
-    const selecting = this.#policies.filter(
-      (p) => p.namespace === pod.namespace && p[direction] !== undefined && p.selector(pod.labels),
+    const selecting = (this.#byNamespace.get(pod.namespace) ?? []).filter(
+      (p) => p[direction] !== undefined && p.selector(pod.labels),
     );
     if (selecting.length === 0) return { isolated: false };
     for (const policy of selecting)
@@ -136,18 +143,18 @@ export class NetworkPolicies {
         return inCidr(ip, p.cidr) && !p.except.some((e) => inCidr(ip, e));
       }
       const w = peer.workload;
-      if (!w) return false;
-      const namespaceOk =
-        p.namespaces === undefined
-          ? w.namespace === policyNamespace
-          : p.namespaces(this.#labelsOfNamespace(w.namespace));
-      return namespaceOk && p.pods(w.labels);
+      return w !== undefined && podPeerMatches(p, policyNamespace, w, this.#labelsOfNamespace(w.namespace));
     });
   }
 
   /** A namespace's labels, with the name label the API server sets on every namespace. */
   #labelsOfNamespace(namespace: string): Readonly<Record<string, string>> {
-    return { ...this.#namespaceLabels.get(namespace), [Label.MetadataName]: namespace };
+    let labels = this.#namespaceLabels.get(namespace);
+    if (!labels) {
+      labels = withNameLabel({}, namespace);
+      this.#namespaceLabels.set(namespace, labels);
+    }
+    return labels;
   }
 }
 
@@ -272,17 +279,37 @@ export function peerMatchesPod(
     throw new Error('malformed');
   };
   try {
-    const pods = compileSelector(peer.podSelector ?? {}, [], lenient);
-    const namespaces = peer.namespaceSelector
-      ? compileSelector(peer.namespaceSelector, [], lenient)
-      : undefined;
-    const nsOk = namespaces
-      ? namespaces({ ...namespaceLabels, [Label.MetadataName]: pod.namespace })
-      : pod.namespace === policyNamespace;
-    return nsOk && pods(pod.labels);
+    const compiled = {
+      pods: compileSelector(peer.podSelector ?? {}, [], lenient),
+      namespaces: peer.namespaceSelector ? compileSelector(peer.namespaceSelector, [], lenient) : undefined,
+    };
+    return podPeerMatches(compiled, policyNamespace, pod, withNameLabel(namespaceLabels, pod.namespace));
   } catch {
     return false;
   }
+}
+
+/**
+ * A pod peer against a pod: a namespaceSelector picks the pod's namespace by its labels (`labels`, with
+ * the name label), none means the policy's own namespace; then the podSelector picks the pod.
+ */
+function podPeerMatches(
+  peer: { pods: Selector; namespaces: Selector | undefined },
+  policyNamespace: string,
+  pod: Workload,
+  labels: Readonly<Record<string, string>>,
+): boolean {
+  const namespaceOk =
+    peer.namespaces === undefined ? pod.namespace === policyNamespace : peer.namespaces(labels);
+  return namespaceOk && peer.pods(pod.labels);
+}
+
+/** A namespace's labels with `kubernetes.io/metadata.name`, which the API server sets on every namespace. */
+function withNameLabel(
+  labels: Readonly<Record<string, string>>,
+  namespace: string,
+): Readonly<Record<string, string>> {
+  return { ...labels, [Label.MetadataName]: namespace };
 }
 
 /** A label selector (matchLabels and matchExpressions, all of them); empty selects everything. */

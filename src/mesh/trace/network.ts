@@ -44,11 +44,11 @@ export function networkPolicyStep(t: Tracer, conn: Connection): Outcome | undefi
       );
       continue;
     }
-    const policies = verdict.by.map((p) => `NetworkPolicy ${p}`).join(', ');
-    const reason = `${policies} refuses the connection to ${target}:${port} (${direction}): it is dropped`;
+    const refusing = verdict.by.map((p) => `NetworkPolicy ${p}`).join(', ');
+    const reason = `${refusing} refuses the connection to ${target}:${port} (${direction}): it is dropped`;
     if (hop) {
       hop.decision = 'deny';
-      hop.policy = policies;
+      hop.policy = refusing;
     }
     if (sentByHttpProxy(t, conn)) return t.localReply(conn.senderHop, 503, 'UF', reason);
     return t.localReply(conn.senderHop, 0, '-', `connection timed out: ${reason}`);
