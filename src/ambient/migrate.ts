@@ -12,6 +12,8 @@
  *   that need one, mesh-wide policies copied onto the waypoint class.
  * - Namespaces: `istio-injection` → `istio.io/dataplane-mode: ambient`; pods that opted out stay out.
  * - Sidecars and EnvoyFilters are left out, listed with what to do; DestinationRules lose ISTIO_MUTUAL.
+ * - NetworkPolicies admit the converted gateway and HBONE; behind a waypoint, the sources they admitted
+ *   are enforced at the waypoint (a DENY per Service) and the waypoint's pods are admitted.
  */
 import { compareRefs, refOf, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
@@ -35,6 +37,7 @@ import {
 import { controllerOwned, serverlessModels } from './controllers.ts';
 import { profileControllerPrincipal } from './controller-config.ts';
 import { networkPolicies } from './network-policies.ts';
+import { waypointSources } from './waypoint-sources.ts';
 
 export type { MigrateOptions, MigrationResult } from './context.ts';
 
@@ -68,6 +71,7 @@ export function migrateToAmbient(snapshot: Snapshot, options: MigrateOptions = {
   destinationRules(m);
   istioIngresses(m);
   networkPolicies(m);
+  waypointSources(m);
   serverlessModels(m);
   controllerOwned(m);
   const objects: KubeObject[] = [...m.out.values()].sort((a, b) => compareRefs(refOf(a), refOf(b)));

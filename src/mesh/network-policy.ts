@@ -45,8 +45,21 @@ interface Rule {
 type Selector = (labels: Readonly<Record<string, string>>) => boolean;
 
 type CompiledPeer =
-  | { kind: 'pods'; pods: Selector; namespaces: Selector | undefined }
-  | { kind: 'ip'; cidr: Cidr; except: Cidr[] };
+  | { kind: 'pods'; pods: Selector; namespaces: Selector | undefined; source: NetworkPolicyPeer }
+  | { kind: 'ip'; cidr: Cidr; except: Cidr[]; source: NetworkPolicyPeer };
+
+/**
+ * What admits connections to an isolated pod on one port: the peers of the rules that admit the port, each
+ * with the NetworkPolicy it is in. `open`: the pod is not isolated, or a rule admits every peer there.
+ */
+export type AdmittedPeers =
+  | { open: true }
+  | {
+      open: false;
+      /** The policies that isolate the pod (`ns/name`). */
+      by: string[];
+      peers: { policy: string; policyNamespace: string; peer: NetworkPolicyPeer }[];
+    };
 
 interface CompiledPort {
   protocol: string;
@@ -114,6 +127,42 @@ export class NetworkPolicies {
     return out;
   }
 
+  /**
+   * The peers admitted to a pod on a port, as its policies state them (docs/semantics.md, NetworkPolicy):
+   * for rules written elsewhere in these terms (the migration's sources at a waypoint).
+   */
+  admittedPeers(pod: Workload, port: number, protocol = 'TCP'): AdmittedPeers {
+    const selecting = this.#selecting('ingress', pod);
+    if (selecting.length === 0) return { open: true };
+    const peers: Extract<AdmittedPeers, { open: false }>['peers'] = [];
+    for (const policy of selecting)
+      for (const rule of policy.ingress ?? []) {
+        if (!portMatches(rule, pod, port, protocol)) continue;
+        if (rule.peers === undefined) return { open: true };
+        const name = `${policy.namespace}/${policy.name}`;
+        for (const p of rule.peers)
+          peers.push({ policy: name, policyNamespace: policy.namespace, peer: p.source });
+      }
+    return { open: false, by: selecting.map((p) => `${p.namespace}/${p.name}`), peers };
+  }
+
+  /** The namespaces (of the snapshot) a peer's namespaceSelector selects. */
+  namespacesSelected(selector: LabelSelector): string[] {
+    const matches = compileSelector(selector, [], malformed);
+    return [...this.#namespaceLabels].filter(([, labels]) => matches(labels)).map(([name]) => name);
+  }
+
+  /** Whether a selector of these (checked) policies selects these labels. */
+  selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
+    return compileSelector(selector, [], malformed)(labels);
+  }
+
+  #selecting(direction: 'ingress' | 'egress', pod: Workload): CompiledPolicy[] {
+    return (this.#byNamespace.get(pod.namespace) ?? []).filter(
+      (p) => p[direction] !== undefined && p.selector(pod.labels),
+    );
+  }
+
   #decide(
     direction: 'ingress' | 'egress',
     pod: Workload,
@@ -122,9 +171,7 @@ export class NetworkPolicies {
     port: number,
     protocol: string,
   ): PolicyVerdict {
-    const selecting = (this.#byNamespace.get(pod.namespace) ?? []).filter(
-      (p) => p[direction] !== undefined && p.selector(pod.labels),
-    );
+    const selecting = this.#selecting(direction, pod);
     if (selecting.length === 0) return { isolated: false };
     for (const policy of selecting)
       for (const rule of policy[direction] ?? [])
@@ -220,6 +267,11 @@ function compilePolicy(snapshot: Snapshot, policy: KubeObject): CompiledPolicy {
 
 type Fail = (path: (string | number)[], message: string) => never;
 
+/** For selectors of policies already checked at load: a malformed one cannot reach here. */
+const malformed: Fail = () => {
+  throw new Error('malformed selector of a checked NetworkPolicy');
+};
+
 function compilePeer(peer: NetworkPolicyPeer, path: (string | number)[], fail: Fail): CompiledPeer {
   if (peer.ipBlock) {
     if (peer.podSelector || peer.namespaceSelector)
@@ -234,7 +286,7 @@ function compilePeer(peer: NetworkPolicyPeer, path: (string | number)[], fail: F
         fail([...path, 'ipBlock', 'except', i], `${e} is not inside ${peer.ipBlock?.cidr ?? ''}`);
       return block;
     });
-    return { kind: 'ip', cidr, except };
+    return { kind: 'ip', cidr, except, source: peer };
   }
   if (!peer.podSelector && !peer.namespaceSelector)
     fail(path, 'a peer needs podSelector, namespaceSelector or ipBlock');
@@ -244,6 +296,7 @@ function compilePeer(peer: NetworkPolicyPeer, path: (string | number)[], fail: F
     namespaces: peer.namespaceSelector
       ? compileSelector(peer.namespaceSelector, [...path, 'namespaceSelector'], fail)
       : undefined,
+    source: peer,
   };
 }
 
@@ -275,13 +328,10 @@ export function peerMatchesPod(
   namespaceLabels: Readonly<Record<string, string>>,
 ): boolean {
   if (peer.ipBlock || (!peer.podSelector && !peer.namespaceSelector)) return false;
-  const lenient: Fail = () => {
-    throw new Error('malformed');
-  };
   try {
     const compiled = {
-      pods: compileSelector(peer.podSelector ?? {}, [], lenient),
-      namespaces: peer.namespaceSelector ? compileSelector(peer.namespaceSelector, [], lenient) : undefined,
+      pods: compileSelector(peer.podSelector ?? {}, [], malformed),
+      namespaces: peer.namespaceSelector ? compileSelector(peer.namespaceSelector, [], malformed) : undefined,
     };
     return podPeerMatches(compiled, policyNamespace, pod, withNameLabel(namespaceLabels, pod.namespace));
   } catch {

@@ -72,11 +72,29 @@ describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
     );
   });
 
-  test('verify reads the migration back and sees the NetworkPolicies: a waypoint in kubeflow passes default-allow-same-namespace', () => {
-    // The migration does not convert NetworkPolicies yet (issue 17): through the pipelines waypoint the
-    // waypoint pod, in kubeflow, is the source ml-pipeline's policies see, and kubeflow's
-    // default-allow-same-namespace admits it. Every error verify reports is that bypass.
+  test('verify finds nothing opened: the sources of the pipelines NetworkPolicies are enforced at the waypoint', () => {
     const run = runKfmesh(['verify', '--equivalence', platform, migratedFile, '-o', 'json']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal((JSON.parse(run.stdout) as { errors: number }).errors, 0);
+    const deny = find('AuthorizationPolicy', 'kubeflow', 'ml-pipeline-network-policy') as
+      | (Obj & { spec: { action?: string; rules: { from?: { source: { notNamespaces?: string[] } }[] }[] } })
+      | undefined;
+    assert.equal(deny?.spec.action, 'DENY');
+    assert.deepEqual(deny?.spec.rules[0]?.from?.[0]?.source.notNamespaces, ['istio-system', 'kubeflow']);
+    // The profile namespaces ml-pipeline admits by label cannot be listed ahead: the report says so.
+    assert.match(
+      readFileSync(reportFile, 'utf8'),
+      /selects namespaces by label; AuthorizationPolicy kubeflow\/ml-pipeline-network-policy admits/,
+    );
+  });
+
+  test('without those DENY policies verify exits 1: behind the waypoint, default-allow-same-namespace admits every source', () => {
+    const open = migrated.filter(
+      (o) => !(o.kind === 'AuthorizationPolicy' && o.metadata.name.endsWith('-network-policy')),
+    );
+    const openFile = join(dir, 'open.json');
+    writeFileSync(openFile, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: open }));
+    const run = runKfmesh(['verify', '--equivalence', platform, openFile, '-o', 'json']);
     assert.equal(run.code, 1, run.stderr);
     const result = JSON.parse(run.stdout) as {
       errors: number;
@@ -88,6 +106,25 @@ describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
         group.cause,
         /^denied at the client's sidecar \(NetworkPolicy kubeflow\/default-allow-same-namespace, NetworkPolicy kubeflow\/ml-pipeline(-ui)?\) → answered by kubeflow\/ml-pipeline(-ui)?$/,
       );
+    // One of them traced: refused by the NetworkPolicy before, at the waypoint after, answered without the DENY.
+    const trace = (file: string) =>
+      runKfmesh([
+        'trace',
+        file,
+        '--from',
+        'kubeflow-system/jobset-controller-manager',
+        '--url',
+        'http://ml-pipeline.kubeflow.svc.cluster.local:8887/',
+      ]).stdout;
+    assert.match(
+      trace(platform),
+      /response: 503 \(UF\)[^]*NetworkPolicy kubeflow\/default-allow-same-namespace, NetworkPolicy kubeflow\/ml-pipeline refuses/,
+    );
+    assert.match(
+      trace(migratedFile),
+      /response: 403[^]*DENY policy kubeflow\/ml-pipeline-network-policy matches/,
+    );
+    assert.match(trace(openFile), /response: 200/);
   });
 
   test('the ingress gateway reaches dex under its NetworkPolicy (login), and the policy says so', () => {

@@ -1,0 +1,371 @@
+/**
+ * Migration phase: the sources a NetworkPolicy admits, enforced at the waypoint (docs/semantics.md,
+ * NetworkPolicy and The migration). Behind a waypoint a pod's NetworkPolicies see the waypoint pod as the
+ * source of every request, so a rule that admitted only some namespaces or pods no longer tells callers
+ * apart. For each Service a waypoint serves, the waypoint gets a DENY AuthorizationPolicy (targetRefs to
+ * the Service) that refuses, port by port, every source the pods' NetworkPolicies would have refused.
+ *
+ * A DENY and not an ALLOW: an ALLOW would add to the Service's other ALLOW policies and admit what they
+ * refuse. The sources are written as identities: a namespace for a peer that takes a whole namespace, the
+ * principals of the service accounts whose every pod a pod selector takes, and IP blocks. What identities
+ * cannot say is refused at the waypoint and reported (a narrower result, never a wider one).
+ */
+import type { KubeObject } from '../model/object.ts';
+import { specOf, type NetworkPolicyPeer } from '../model/specs.ts';
+import { HboneTargetPort } from '../mesh/trace/network.ts';
+import { Label } from '../model/vocabulary.ts';
+import { principalOf } from '../model/identity.ts';
+import { Snapshot } from '../load/snapshot.ts';
+import { NetworkPolicies } from '../mesh/network-policy.ts';
+import type { MeshService } from '../mesh/services.ts';
+import type { Workload } from '../mesh/workloads.ts';
+import { security, type Migration } from './context.ts';
+import { action, changed, dropped, type Note } from './migration-report.ts';
+
+/** Who a port admits, as identities a waypoint checks: any of these namespaces, principals or IP blocks. */
+interface Admitted {
+  /** Every pod of the cluster (a peer selecting all namespaces and all pods). */
+  everyone: boolean;
+  namespaces: Set<string>;
+  principals: Set<string>;
+  ipBlocks: Set<string>;
+}
+
+/** A source a pod selector can pick: a pod of the mesh, or a converted gateway's pods. */
+interface Source {
+  namespace: string;
+  labels: Readonly<Record<string, string>>;
+  principal: string;
+}
+
+/** Adds, for every Service a waypoint serves, the DENY that keeps its pods' NetworkPolicy sources. */
+export function waypointSources(m: Migration): void {
+  const inputs = m.snapshot.list('networking.k8s.io', 'NetworkPolicy');
+  if (inputs.length === 0) return;
+  const byName = new Map(
+    inputs.map((p) => [`${p.metadata.namespace ?? 'default'}/${p.metadata.name ?? ''}`, p]),
+  );
+  // The policies as the migration leaves them (the converted gateway admitted where the old one was).
+  const policies = new NetworkPolicies(
+    Snapshot.of([...inputs.map((p) => m.current(p)), ...m.snapshot.list('', 'Namespace')]),
+  );
+  const sources = sourcesOf(m);
+  admitWaypoints(m, policies, byName);
+  for (const service of servicesAtWaypoints(m)) {
+    const name = m.freeName(
+      security,
+      'AuthorizationPolicy',
+      service.namespace,
+      `${service.name}-network-policy`,
+    );
+    const { byPorts, involved, notes } = admittedByPort(
+      m,
+      policies,
+      sources,
+      service,
+      `${service.namespace}/${name}`,
+    );
+    if (byPorts.size === 0) continue;
+    m.add(
+      {
+        apiVersion: `${security}/v1`,
+        kind: 'AuthorizationPolicy',
+        metadata: { name, namespace: service.namespace },
+        spec: {
+          targetRefs: [{ group: '', kind: 'Service', name: service.name }],
+          action: 'DENY',
+          rules: [...byPorts.values()].map(({ ports, admitted }) => denyRule(ports, admitted)),
+        },
+      },
+      `the sources NetworkPolicy ${involved.join(', ')} admits to the pods of Service ${service.namespace}/${service.name}, enforced at its waypoint: behind a waypoint the pods see the waypoint as the source`,
+    );
+    for (const policy of involved) {
+      const object = byName.get(policy);
+      if (!object) continue;
+      m.note(
+        object,
+        changed(
+          'spec.ingress',
+          `its sources for Service ${service.namespace}/${service.name} are enforced at the waypoint too, by AuthorizationPolicy ${service.namespace}/${name}`,
+        ),
+      );
+      for (const n of notes.get(policy) ?? [])
+        if (!m.entry(object).notes.some((known) => known.message === n.message)) m.note(object, n);
+    }
+  }
+}
+
+/**
+ * Who the NetworkPolicies admit to the pods behind one Service, port by port (ports admitting the same
+ * sources together; a port that admits everyone is left out), the policies that isolate those pods, and
+ * the notes for each policy on what the identities at the waypoint (`deny`) cannot say.
+ */
+function admittedByPort(
+  m: Migration,
+  policies: NetworkPolicies,
+  sources: readonly Source[],
+  service: MeshService,
+  deny: string,
+) {
+  const notes = new Map<string, Note[]>();
+  const involved = new Set<string>();
+  const byPorts = new Map<string, { ports: number[]; admitted: Admitted }>();
+  for (const port of service.ports) {
+    let admitted: Admitted | undefined;
+    for (const [pod, targetPort] of podsReached(m, service, port.port)) {
+      const peers = policies.admittedPeers(pod, targetPort);
+      if (peers.open) continue;
+      peers.by.forEach((p) => involved.add(p));
+      const here = identitiesOf(policies, peers.peers, sources, (policy, note) => {
+        const list = notes.get(policy) ?? [];
+        const n = note(deny);
+        if (!list.some((known) => known.message === n.message)) list.push(n);
+        notes.set(policy, list);
+      });
+      admitted = admitted ? intersect(admitted, here) : here;
+    }
+    if (!admitted || admitted.everyone) continue;
+    const sorted = (set: Set<string>) => [...set].sort();
+    const key = JSON.stringify([
+      sorted(admitted.namespaces),
+      sorted(admitted.principals),
+      sorted(admitted.ipBlocks),
+    ]);
+    const group = byPorts.get(key) ?? { ports: [], admitted };
+    group.ports.push(port.port);
+    byPorts.set(key, group);
+  }
+  return { byPorts, involved: [...involved].sort(), notes };
+}
+
+/**
+ * The waypoint must reach the pods behind it: where their NetworkPolicies do not admit its pods on
+ * 15008, one rule admitting them there is added to the first policy (by name) that isolates each pod.
+ * What the waypoint lets through is its policies' to decide, the DENY above among them.
+ */
+function admitWaypoints(
+  m: Migration,
+  policies: NetworkPolicies,
+  byName: ReadonlyMap<string, KubeObject>,
+): void {
+  const amend = new Set<string>();
+  for (const service of servicesAtWaypoints(m))
+    for (const port of service.ports)
+      for (const [pod] of podsReached(m, service, port.port)) {
+        const peers = policies.admittedPeers(pod, HboneTargetPort);
+        if (
+          peers.open ||
+          peers.peers.some((p) => takesWaypoint(policies, p, service.namespace, m.waypointName))
+        )
+          continue;
+        const first = [...peers.by].sort()[0];
+        if (first) amend.add(`${first}\n${service.namespace}`);
+      }
+  for (const key of [...amend].sort()) {
+    const [name = '', namespace = ''] = key.split('\n');
+    const object = byName.get(name);
+    if (!object) continue;
+    const current = m.current(object);
+    const spec = specOf(current, 'networking.k8s.io/NetworkPolicy');
+    const ingress = spec.ingress ?? [];
+    m.change(object, {
+      ...current,
+      spec: {
+        ...spec,
+        ingress: [
+          ...ingress,
+          {
+            from: [
+              {
+                namespaceSelector: { matchLabels: { [Label.MetadataName]: namespace } },
+                podSelector: { matchLabels: { [Label.GatewayName]: m.waypointName } },
+              },
+            ],
+            ports: [{ protocol: 'TCP', port: HboneTargetPort }],
+          },
+        ],
+      },
+    });
+    m.note(
+      object,
+      changed(
+        `spec.ingress[${ingress.length}]`,
+        `admits the pods of waypoint ${namespace}/${m.waypointName} on ${HboneTargetPort}/TCP: they bring the requests to the pods behind it, and its policies refuse the sources these rules refused`,
+      ),
+    );
+  }
+}
+
+/** Whether a peer of a policy takes the pods of a waypoint (labelled with their Gateway's name). */
+function takesWaypoint(
+  policies: NetworkPolicies,
+  { policyNamespace, peer }: { policyNamespace: string; peer: NetworkPolicyPeer },
+  namespace: string,
+  waypoint: string,
+): boolean {
+  if (peer.ipBlock) return false; // the waypoint's address is not known ahead
+  const namespaces = peer.namespaceSelector
+    ? policies.namespacesSelected(peer.namespaceSelector)
+    : [policyNamespace];
+  return (
+    namespaces.includes(namespace) &&
+    policies.selectorMatches(peer.podSelector ?? {}, { [Label.GatewayName]: waypoint })
+  );
+}
+
+/** The Services a waypoint serves after the migration. */
+function servicesAtWaypoints(m: Migration): MeshService[] {
+  const out = new Map<string, MeshService>();
+  for (const { service } of m.waypointServices.values())
+    out.set(`${service.namespace}/${service.name}`, service);
+  for (const ns of m.waypointNamespaces.keys())
+    for (const service of m.selectingServices(ns)) out.set(`${service.namespace}/${service.name}`, service);
+  return [...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, s]) => s);
+}
+
+/**
+ * The pods a request to the Service's port can end at, each with the port it arrives on as the pod's own:
+ * the Service's pods at the target port, and the pods of the Services its mesh routes send to, at each
+ * of their ports (a route may change the port; every one is taken, which can only narrow).
+ */
+function podsReached(m: Migration, service: MeshService, port: number): [Workload, number][] {
+  const out: [Workload, number][] = [];
+  const servicePort = service.ports.find((p) => p.port === port);
+  for (const endpoint of service.endpoints)
+    if (endpoint.workload && servicePort && goesAmbient(m, endpoint.workload))
+      out.push([endpoint.workload, endpoint.portFor(servicePort)]);
+  for (const key of m.routesTo.get(`${service.namespace}/${service.name}`) ?? []) {
+    const [ns = '', name = ''] = key.split('/');
+    const routed = m.mesh.services.find((s) => s.namespace === ns && s.name === name);
+    for (const endpoint of routed?.endpoints ?? [])
+      if (endpoint.workload && goesAmbient(m, endpoint.workload))
+        for (const p of routed?.ports ?? []) out.push([endpoint.workload, endpoint.portFor(p)]);
+  }
+  return out;
+}
+
+function goesAmbient(m: Migration, pod: Workload): boolean {
+  return pod.proxy === 'sidecar' && !m.isKept(pod.namespace);
+}
+
+/** The pods of the mesh and the converted gateways' pods, as sources a pod selector may pick. */
+function sourcesOf(m: Migration): Source[] {
+  const out: Source[] = m.mesh.workloads.map((w) => ({
+    namespace: w.namespace,
+    labels: w.labels,
+    principal: principalOf(w, m.trustDomain),
+  }));
+  for (const g of m.newGateways.values())
+    out.push({ namespace: g.namespace, labels: { [Label.GatewayName]: g.name }, principal: g.principal });
+  return out;
+}
+
+/** The identities a port's peers admit; what identities cannot say is left out, with a note. */
+function identitiesOf(
+  policies: NetworkPolicies,
+  peers: { policy: string; policyNamespace: string; peer: NetworkPolicyPeer }[],
+  sources: readonly Source[],
+  note: (policy: string, note: (deny: string) => Note) => void,
+): Admitted {
+  const admitted: Admitted = {
+    everyone: false,
+    namespaces: new Set(),
+    principals: new Set(),
+    ipBlocks: new Set(),
+  };
+  for (const { policy, policyNamespace, peer } of peers) {
+    if (peer.ipBlock) {
+      if ((peer.ipBlock.except ?? []).length === 0) admitted.ipBlocks.add(peer.ipBlock.cidr ?? '');
+      else
+        note(policy, (deny) =>
+          dropped(
+            'spec.ingress',
+            `the ipBlock ${peer.ipBlock?.cidr ?? ''} has exceptions, which AuthorizationPolicy ${deny} cannot state with the other peers: its addresses are refused at the waypoint`,
+          ),
+        );
+      continue;
+    }
+    const pods = peer.podSelector ?? {};
+    if (peer.namespaceSelector && isEmpty(peer.namespaceSelector) && isEmpty(pods)) {
+      admitted.everyone = true;
+      continue;
+    }
+    const namespaces = peer.namespaceSelector
+      ? policies.namespacesSelected(peer.namespaceSelector)
+      : [policyNamespace];
+    if (peer.namespaceSelector && !byNameOnly(peer.namespaceSelector))
+      note(policy, (deny) =>
+        action(
+          'spec.ingress',
+          `selects namespaces by label; AuthorizationPolicy ${deny} admits the ones labelled so now (${namespaces.join(', ') || 'none yet'}) at the waypoint: add a namespace labelled so later (a new Profile) to its notNamespaces, or the waypoint refuses it`,
+        ),
+      );
+    if (isEmpty(pods)) {
+      namespaces.forEach((ns) => admitted.namespaces.add(ns));
+      continue;
+    }
+    // A pod selector: the principals of the service accounts whose every pod it takes.
+    const inScope = sources.filter((s) => namespaces.includes(s.namespace));
+    for (const principal of new Set(inScope.map((s) => s.principal))) {
+      const withIt = inScope.filter((s) => s.principal === principal);
+      const taken = withIt.filter((s) => policies.selectorMatches(pods, s.labels));
+      if (taken.length === withIt.length) admitted.principals.add(principal);
+      else if (taken.length > 0)
+        note(policy, (deny) =>
+          dropped(
+            'spec.ingress',
+            `admits only some pods of ${principal}; a waypoint tells sources apart by identity, so AuthorizationPolicy ${deny} refuses that identity (give those pods a service account of their own)`,
+          ),
+        );
+    }
+  }
+  return admitted;
+}
+
+/** Whether a namespace selector names namespaces only (by the name label), so later namespaces cannot join. */
+function byNameOnly(selector: NonNullable<NetworkPolicyPeer['namespaceSelector']>): boolean {
+  const labels = Object.keys(selector.matchLabels ?? {});
+  const expressions = selector.matchExpressions ?? [];
+  return (
+    labels.every((l) => l === Label.MetadataName) &&
+    expressions.every((e) => e.key === Label.MetadataName && e.operator === 'In') &&
+    labels.length + expressions.length > 0
+  );
+}
+
+function isEmpty(selector: NonNullable<NetworkPolicyPeer['podSelector']>): boolean {
+  return (
+    Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0
+  );
+}
+
+/** The sources both admit (a principal admitted by one and whose namespace the other admits stays). */
+function intersect(a: Admitted, b: Admitted): Admitted {
+  if (a.everyone) return b;
+  if (b.everyone) return a;
+  const namespaceOf = (principal: string) => /\/ns\/([^/]+)\/sa\//.exec(principal)?.[1] ?? '';
+  const principals = new Set<string>();
+  for (const p of a.principals)
+    if (b.principals.has(p) || b.namespaces.has(namespaceOf(p))) principals.add(p);
+  for (const p of b.principals) if (a.namespaces.has(namespaceOf(p))) principals.add(p);
+  return {
+    everyone: false,
+    namespaces: new Set([...a.namespaces].filter((n) => b.namespaces.has(n))),
+    principals,
+    ipBlocks: new Set([...a.ipBlocks].filter((i) => b.ipBlocks.has(i))),
+  };
+}
+
+/** A DENY rule for these ports: every source outside the admitted ones (all sources when none is). */
+function denyRule(ports: number[], admitted: Admitted) {
+  const sorted = (set: Set<string>) => [...set].sort();
+  const source = {
+    ...(admitted.namespaces.size > 0 ? { notNamespaces: sorted(admitted.namespaces) } : {}),
+    ...(admitted.principals.size > 0 ? { notPrincipals: sorted(admitted.principals) } : {}),
+    ...(admitted.ipBlocks.size > 0 ? { notIpBlocks: sorted(admitted.ipBlocks) } : {}),
+  };
+  return {
+    ...(Object.keys(source).length > 0 ? { from: [{ source }] } : {}),
+    to: [{ operation: { ports: ports.map(String) } }],
+  };
+}
