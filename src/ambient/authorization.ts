@@ -22,14 +22,21 @@ import {
   type PolicySpec,
 } from './context.ts';
 import { type Note, Outcome, action, changed } from './migration-report.ts';
-import { renamePrincipals, usesL7, withServicePorts, withTargetRefs, ztunnelPart } from './policies.ts';
+import {
+  renamePrincipals,
+  needsWaypoint,
+  withServicePorts,
+  withTargetRefs,
+  ztunnelPart,
+} from './policies.ts';
+import { waypointReasonsOf } from '../mesh/ambient.ts';
 
 /** First pass: which Services and namespaces need a waypoint because a policy needs L7. */
 export function classifyPolicies(m: Migration): void {
   const policies = [
     ...m.snapshot
       .list(security, 'AuthorizationPolicy')
-      .map((p) => ({ p, l7: usesL7(specOf(p, 'security.istio.io/AuthorizationPolicy')) })),
+      .map((p) => ({ p, l7: needsWaypoint(specOf(p, 'security.istio.io/AuthorizationPolicy')) })),
     ...m.snapshot.list(security, 'RequestAuthentication').map((p) => ({ p, l7: true })),
   ];
   for (const { p, l7 } of policies) {
@@ -250,11 +257,12 @@ function meshWidePolicy(
       ),
     );
   }
-  if (usesL7(spec))
+  const reasons = waypointReasonsOf(spec);
+  if (reasons.length > 0)
     notes.push(
       action(
         'spec.rules',
-        "a mesh-wide policy with HTTP conditions: ztunnel can't evaluate them (ALLOW rules with them match nothing there); move those rules to waypoints",
+        `a mesh-wide policy ztunnel cannot enforce whole (${reasons.join(', ')}): ALLOW rules with HTTP conditions match nothing there, and it does not run CUSTOM or AUDIT policies; move those to waypoints`,
       ),
     );
   return { outputs, notes };
@@ -277,7 +285,7 @@ function selectorPolicy(
   notes.push(...moved.notes);
   const pods = m.selected(policy);
   const behind = pods.filter((p) => m.behindWaypoint(p));
-  if (pods.length > 0 && (usesL7(spec) || behind.length > 0)) {
+  if (pods.length > 0 && (needsWaypoint(spec) || behind.length > 0)) {
     const onWaypoints = ontoWaypoints(m, policy, spec, pods, behind, make);
     outputs.push(...onWaypoints.outputs);
     notes.push(...onWaypoints.notes);

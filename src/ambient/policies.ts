@@ -5,7 +5,7 @@
  * waypoint. These helpers classify rules, rename principals, and split a policy into the part ztunnel
  * keeps and the part a waypoint enforces, so that nothing is allowed that was denied before.
  */
-import { L4Attributes, l7AttributesOf } from '../mesh/ambient.ts';
+import { L4Attributes, l7AttributesOf, waypointReasonsOf } from '../mesh/ambient.ts';
 import type {
   AuthorizationPolicySpec,
   AuthorizationRule,
@@ -25,9 +25,9 @@ export function rulesOf(spec: Spec): Rule[] {
   return spec.rules ?? [];
 }
 
-/** True when some rule uses an L7 attribute. */
-export function usesL7(spec: Spec): boolean {
-  return rulesOf(spec).some((r) => l7AttributesOf(r).length > 0);
+/** True when ztunnel cannot enforce the policy whole: some rule uses an L7 attribute, or its action is CUSTOM or AUDIT. */
+export function needsWaypoint(spec: Spec): boolean {
+  return waypointReasonsOf(spec).length > 0;
 }
 
 /**

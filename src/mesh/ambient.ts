@@ -129,6 +129,21 @@ export function l7AttributesOf(rule: AuthzRule): string[] {
   return [...found].sort();
 }
 
+/** Actions ztunnel does not enforce: their policies do nothing at ztunnel and need a waypoint (docs/semantics.md, ztunnel). */
+export const WaypointOnlyActions: ReadonlySet<string> = new Set(['CUSTOM', 'AUDIT']);
+
+/**
+ * Why a policy needs a waypoint in ambient mode, sorted: the L7 attributes its rules use, and an action
+ * ztunnel does not enforce (`action CUSTOM`, `action AUDIT`). Empty: ztunnel enforces it whole. The one
+ * rule the simulator, the migration and the analyzer share.
+ */
+export function waypointReasonsOf(spec: { action?: string; rules?: AuthzRule[] }): string[] {
+  const reasons = new Set((spec.rules ?? []).flatMap((r) => l7AttributesOf(r)));
+  const action = spec.action ?? 'ALLOW';
+  if (WaypointOnlyActions.has(action)) reasons.add(`action ${action}`);
+  return [...reasons].sort();
+}
+
 /** Keeps an entry's L4 fields; `l7` says whether it had others. An entry left with no field matches nothing (docs/semantics.md, ztunnel). */
 function l4Entry<T extends object>(
   entry: T | undefined,

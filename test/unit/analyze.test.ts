@@ -163,6 +163,31 @@ describe('KFM201 l7-policy-without-waypoint', () => {
     assert.match(found[0]?.message ?? '', /refuses every connection/);
   });
 
+  test('a DENY on the remote address, a CUSTOM and an AUDIT policy on ambient pods: ztunnel does not enforce them', () => {
+    const remote = policy('apps', 'no-remote', {
+      selector: { matchLabels: { app: 'api' } },
+      action: 'DENY',
+      rules: [{ from: [{ source: { remoteIpBlocks: ['203.0.113.0/24'] } }] }],
+    });
+    const custom = policy('apps', 'ext-authz', {
+      selector: { matchLabels: { app: 'api' } },
+      action: 'CUSTOM',
+      provider: { name: 'oauth2-proxy' },
+      rules: [{ to: [{ operation: { ports: ['8080'] } }] }],
+    });
+    const audit = policy('apps', 'audit', {
+      selector: { matchLabels: { app: 'api' } },
+      action: 'AUDIT',
+      rules: [{}],
+    });
+    const found = only([...base, remote, custom, audit], 'KFM201');
+    const byName = (name: string) => found.find((f) => f.object.name === name);
+    assert.match(byName('no-remote')?.message ?? '', /source\.remoteIpBlocks.*what they deny gets through/);
+    assert.equal(byName('ext-authz')?.field, 'spec.action');
+    assert.match(byName('ext-authz')?.message ?? '', /provider is never asked/);
+    assert.match(byName('audit')?.message ?? '', /nothing is audited/);
+  });
+
   test('the same policy with targetRefs to a waypoint, or on sidecar pods: nothing found', () => {
     const targeted = policy('apps', 'get-only', {
       targetRefs: [{ group: '', kind: 'Service', name: 'api' }],

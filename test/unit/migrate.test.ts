@@ -434,6 +434,20 @@ describe('migrate: authorization', () => {
     );
   });
 
+  test('CUSTOM and AUDIT policies, which ztunnel does not run, go to a waypoint like L7 ones', () => {
+    const custom = policy('apps', 'ext-authz', {
+      selector: { matchLabels: { app: 'ui' } },
+      action: 'CUSTOM',
+      provider: { name: 'oauth2-proxy' },
+      rules: [{ to: [{ operation: { ports: ['8080'] } }] }],
+    });
+    const r = migrate([...base, custom]);
+    assert.deepEqual(spec(find(r, 'AuthorizationPolicy', 'apps', 'ext-authz'))['targetRefs'], [
+      { group: '', kind: 'Service', name: 'ui' },
+    ]);
+    assert.ok(has(r, 'Gateway', 'apps', 'waypoint'));
+  });
+
   test('an L4 policy stays at ztunnel as it is; no waypoint', () => {
     const l4 = policy('apps', 'ui', {
       selector: { matchLabels: { app: 'ui' } },

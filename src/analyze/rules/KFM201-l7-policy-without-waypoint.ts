@@ -1,12 +1,13 @@
 /**
- * KFM201: an AuthorizationPolicy with HTTP conditions that selects pods in ambient mode. ztunnel, which
- * enforces selector-based policies there, can't read HTTP: it drops an ALLOW rule with HTTP conditions
- * (an ALLOW with only such rules refuses every connection) and a DENY rule's HTTP conditions never match.
+ * KFM201: an AuthorizationPolicy that ztunnel cannot enforce whole selects pods in ambient mode. ztunnel,
+ * which enforces selector-based policies there, can't read HTTP: it drops an ALLOW rule with HTTP
+ * conditions (an ALLOW with only such rules refuses every connection) and a DENY rule's HTTP conditions
+ * never match; and it does not run CUSTOM or AUDIT policies at all (docs/semantics.md, ztunnel).
  */
 import { addTo } from '../../model/multimap.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
-import { l7AttributesOf } from '../../mesh/ambient.ts';
+import { l7AttributesOf, waypointReasonsOf, WaypointOnlyActions } from '../../mesh/ambient.ts';
 import { policySpec } from '../../mesh/authorization.ts';
 import type { Workload } from '../../mesh/workloads.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
@@ -16,7 +17,7 @@ export const l7PolicyWithoutWaypoint: Rule = {
   name: 'l7-policy-without-waypoint',
   severity: Severity.Error,
   description:
-    'an AuthorizationPolicy with HTTP conditions selects ambient pods: ztunnel cannot enforce them (an L7-only ALLOW denies everything, L7 DENY rules never match)',
+    'an AuthorizationPolicy that ztunnel cannot enforce whole selects ambient pods: HTTP conditions (an L7-only ALLOW denies everything, L7 DENY rules never match) or a CUSTOM or AUDIT action, which ztunnel does not run',
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
     const root = mesh.config.rootNamespace;
@@ -35,24 +36,29 @@ export const l7PolicyWithoutWaypoint: Rule = {
         Object.entries(selector ?? {}).every(([k, v]) => w.labels[k] === v),
       );
       if (pods.length === 0) continue;
+      const reasons = waypointReasonsOf(spec);
+      if (reasons.length === 0) continue;
       const rules = spec.rules ?? [];
       const l7 = rules.map((r, i) => [i, l7AttributesOf(r)] as const).filter(([, a]) => a.length > 0);
-      if (l7.length === 0) continue;
       const action = spec.action ?? 'ALLOW';
       const names = [...new Set(pods.map((p) => `${p.namespace}/${p.name}`))].slice(0, 5).join(', ');
-      const effect =
-        action === 'ALLOW'
+      const effect = WaypointOnlyActions.has(action)
+        ? action === 'CUSTOM'
+          ? 'ztunnel does not run CUSTOM policies: its provider is never asked, and what it would refuse gets through'
+          : 'ztunnel does not run AUDIT policies: nothing is audited'
+        : action === 'ALLOW'
           ? l7.length === rules.length
             ? 'every rule uses HTTP attributes, so ztunnel drops them all and the policy refuses every connection'
             : `ztunnel drops ${l7.length} of its ${rules.length} rules, so what only they allowed is refused`
           : 'ztunnel never matches the HTTP conditions of its rules, so what they deny gets through';
+      const field = WaypointOnlyActions.has(action) ? ['spec', 'action'] : ['spec', 'rules', l7[0]?.[0] ?? 0];
       findings.push(
         findingOf(
           l7PolicyWithoutWaypoint,
           context,
           policy,
-          ['spec', 'rules', l7[0]?.[0] ?? 0],
-          `${action} policy with HTTP conditions (${[...new Set(l7.flatMap(([, a]) => a))].join(', ')}) on ambient pods (${names}): ${effect}`,
+          field,
+          `${action} policy ztunnel cannot enforce whole (${reasons.join(', ')}) on ambient pods (${names}): ${effect}`,
           {
             fix: 'give the Services of these pods a waypoint (istio.io/use-waypoint) and attach the policy to it with targetRefs; keep an L4 policy at ztunnel that admits the waypoint (kfmesh migrate writes both)',
           },
