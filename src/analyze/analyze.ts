@@ -14,6 +14,7 @@ import { l7PolicyWithoutWaypoint } from './rules/KFM201-l7-policy-without-waypoi
 import { missingWaypoint } from './rules/KFM202-missing-waypoint.ts';
 import { unusedWaypoint } from './rules/KFM203-unused-waypoint.ts';
 import { sidecarClientSkipsWaypoint } from './rules/KFM204-sidecar-client-skips-waypoint.ts';
+import { podAddressSkipsWaypoint } from './rules/KFM205-pod-address-skips-waypoint.ts';
 import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
 import { conflictingVirtualServices } from './rules/KFM402-conflicting-virtual-services.ts';
 import { exportHidesRoute } from './rules/KFM403-export-hides-route.ts';
@@ -28,6 +29,7 @@ export const rules: readonly Rule[] = [
   missingWaypoint,
   unusedWaypoint,
   sidecarClientSkipsWaypoint,
+  podAddressSkipsWaypoint,
   routeToMissingTarget,
   conflictingVirtualServices,
   exportHidesRoute,

@@ -139,5 +139,5 @@ function requestText(r: MatrixRequest): string {
   const headers = Object.entries(r.headers)
     .map(([k, v]) => ` -H '${k}: ${k === 'authorization' ? 'Bearer …' : v}'`)
     .join('');
-  return `${r.method} ${r.url} from ${r.from}${headers}`;
+  return `${r.method} ${r.url}${r.pod ? ` (pod of ${r.pod})` : ''} from ${r.from}${headers}`;
 }

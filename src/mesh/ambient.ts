@@ -75,6 +75,29 @@ export function waypointForService(
   return waypoint.trafficType === 'service' || waypoint.trafficType === 'all' ? waypoint : undefined;
 }
 
+/**
+ * The waypoint that takes traffic addressed to a pod itself: the pod's own `istio.io/use-waypoint` label
+ * beats its namespace's (`none` opts out; `istio.io/use-waypoint-namespace` names another namespace,
+ * allowed when that waypoint's listener admits this one); the waypoint must take workload traffic
+ * (`workload` or `all`). A `service` waypoint never sees requests addressed to pods.
+ */
+export function waypointForWorkload(
+  snapshot: Snapshot,
+  waypoints: ReadonlyMap<string, Waypoint>,
+  pod: Workload,
+): Waypoint | undefined {
+  const nsLabels = snapshot.get('', 'Namespace', '', pod.namespace)?.metadata.labels ?? {};
+  const own = pod.labels[Label.UseWaypoint];
+  const name = own ?? nsLabels[Label.UseWaypoint];
+  if (!name || name === 'none') return undefined;
+  const namespace =
+    (own !== undefined ? pod.labels[Label.UseWaypointNamespace] : nsLabels[Label.UseWaypointNamespace]) ??
+    pod.namespace;
+  const waypoint = waypoints.get(`${namespace}/${name}`);
+  if (!waypoint || !waypoint.allows(pod.namespace)) return undefined;
+  return waypoint.trafficType === 'workload' || waypoint.trafficType === 'all' ? waypoint : undefined;
+}
+
 /** True when ingress gateways send this service's traffic to its waypoint (`istio.io/ingress-use-waypoint`). */
 export function ingressUsesWaypoint(snapshot: Snapshot, service: MeshService): boolean {
   const own = service.labels[Label.IngressUseWaypoint];

@@ -11,7 +11,10 @@
  * The matrix: every client workload (one per namespace, service account, proxy and labels) plus an
  * external client, × every Service port that speaks HTTP (ExternalName Services on port 80) and every
  * host the ingress routes, × the paths the routes and policies mention, × the methods, headers and
- * token the policies mention.
+ * token the policies mention; and every client × each workload's pod addressed directly (its address,
+ * on each port its Services send to), × those methods, headers and tokens. A request to a pod skips
+ * whatever serves only Services (a waypoint for `service` traffic); the pod counts as reached when its
+ * address or one of its Services answers from it.
  */
 import { specOf } from '../model/specs.ts';
 import { policySpec } from '../mesh/authorization.ts';
@@ -25,6 +28,8 @@ import type { Hop, TraceResult } from '../model/trace-result.ts';
 import { TraceInputError } from '../mesh/trace/request.ts';
 import { ingressGatewaysServing } from '../mesh/trace/gateway.ts';
 import type { Mesh } from '../mesh/compiled.ts';
+import { MeshMemo } from '../mesh/memo.ts';
+import { requestVariants } from '../mesh/request-variants.ts';
 
 /** One request of the matrix. */
 export interface MatrixRequest {
@@ -32,6 +37,11 @@ export interface MatrixRequest {
   url: string;
   method: string;
   headers: Record<string, string>;
+  /**
+   * A request addressed to a pod, not a Service: the workload (`ns/name`) whose pod address is the URL's
+   * host. Each configuration has its own address for the pod; the URL holds the first one's.
+   */
+  pod?: string;
 }
 
 /** What became of a request. */
@@ -84,7 +94,6 @@ export interface EquivalenceOptions {
 /** The host an external client uses where the ingress routes every host (`*`). */
 export const AnyIngressHost = 'ingress.example.com';
 const maxPathsPerNamespace = 8;
-const maxHeaderValues = 3;
 
 /** Traces the request matrix on both configurations and reports what changed. */
 export function checkEquivalence(
@@ -95,7 +104,8 @@ export function checkEquivalence(
   const compile = (s: Snapshot) =>
     compileMesh(s, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {});
   const meshes = [compile(before), compile(after)] as const;
-  const { clients, shapes, external } = requestShapes(meshes[0], meshes[1]);
+  const { clients, shapes: serviceShapes, pods, external } = requestShapes(meshes[0], meshes[1]);
+  const shapes = [...serviceShapes, ...pods];
   const classes = [
     new ClientClasses(meshes[0], clients, options.exhaustive),
     new ClientClasses(meshes[1], clients, options.exhaustive),
@@ -180,7 +190,7 @@ class Changes {
       this.#unchanged += count;
       return;
     }
-    const cause = `${describe(was)} → ${describe(now)}`;
+    const cause = `${describe(was)} → ${describe(now)}${request.pod ? ' (addressed to the pod)' : ''}`;
     const group = this.#groups.get(cause) ?? { severity, cause, count: 0, examples: [] };
     group.count += count;
     // An example is traced for its own client (a class's outcome came from another member's trace).
@@ -266,6 +276,53 @@ export function tracedOutcome(
   mesh: Mesh,
   request: MatrixRequest & { via?: string },
 ): TracedOutcome<RequestOutcome> {
+  return request.pod === undefined ? traced(mesh, request) : podOutcome(mesh, request, request.pod);
+}
+
+/**
+ * A request to a pod's address. What a client may get from a pod is what it gets by any address: when the
+ * pod's address is refused but a Service that sends to that pod and port answers the same request from
+ * the same pod, the pod is reached (as sidecars, which send pod addresses out through PassthroughCluster
+ * without mTLS, and so without the identity their Service requests carry).
+ */
+function podOutcome(mesh: Mesh, request: MatrixRequest, name: string): TracedOutcome<RequestOutcome> {
+  const pod = mesh.workloadByName.get(name);
+  if (!pod) {
+    const where = `no pod of ${name} in this configuration`;
+    return { outcome: { verdict: 'failed', code: 0, where, summary: where }, namespaces: [] };
+  }
+  const url = new URL(request.url);
+  url.hostname = pod.ip;
+  const { pod: _pod, ...rest } = request;
+  const direct = traced(mesh, { ...rest, url: url.toString() });
+  const namespaces = new Set([...direct.namespaces, pod.namespace]);
+  if (direct.outcome.verdict !== 'allowed')
+    for (const authority of servicesOfPod(mesh, pod, Number(url.port || 80))) {
+      const via = traced(mesh, { ...rest, url: `http://${authority}${url.pathname}` });
+      via.namespaces.forEach((n) => namespaces.add(n));
+      if (via.outcome.verdict === 'allowed' && via.outcome.answeredBy === name)
+        return { outcome: via.outcome, namespaces: [...namespaces] };
+    }
+  return { outcome: direct.outcome, namespaces: [...namespaces] };
+}
+
+/** The Service addresses (`host:port`) whose requests a Service sends to this pod on this port. */
+const podServices = new MeshMemo<string, string[]>('services of a pod port');
+
+function servicesOfPod(mesh: Mesh, pod: Workload, port: number): string[] {
+  return podServices.get(mesh, `${pod.namespace}/${pod.name}|${port}`, () => {
+    const out: string[] = [];
+    for (const s of mesh.services) {
+      if (s.type !== 'ClusterIP') continue;
+      for (const p of s.ports)
+        if (s.endpoints.some((e) => e.workload === pod && e.portFor(p) === port))
+          out.push(p.port === 80 ? s.hostname : `${s.hostname}:${p.port}`);
+    }
+    return out.sort();
+  });
+}
+
+function traced(mesh: Mesh, request: MatrixRequest & { via?: string }): TracedOutcome<RequestOutcome> {
   let result: TraceResult;
   try {
     result = traceRequest(mesh, request);
@@ -344,11 +401,14 @@ export function requestMatrix(before: Mesh, after: Mesh): MatrixRequest[] {
   return [...clients.flatMap((from) => shapes.map((shape) => ({ from, ...shape }))), ...external];
 }
 
-/** The matrix as clients × request shapes, and the requests of the external client. */
+/**
+ * The matrix as clients × request shapes (addressed to Services, and `pods`: addressed to each workload's
+ * pod on the ports its Services send to), and the requests of the external client.
+ */
 export function requestShapes(
   before: Mesh,
   after: Mesh,
-): { clients: string[]; shapes: RequestShape[]; external: MatrixRequest[] } {
+): { clients: string[]; shapes: RequestShape[]; pods: RequestShape[]; external: MatrixRequest[] } {
   const clients = clientsOf(before, after);
   const pathsByNamespace = new Map<string, string[]>();
   const allPaths = new Set<string>(['/']);
@@ -382,14 +442,58 @@ export function requestShapes(
           method: v.method,
           headers: v.headers,
         });
-  return { clients, shapes, external };
+  const pods: RequestShape[] = [];
+  for (const target of podTargets(before, after))
+    for (const v of variants)
+      pods.push({
+        url: `http://${target.authority}/`,
+        method: v.method,
+        headers: v.headers,
+        pod: target.pod,
+      });
+  return { clients, shapes, pods, external };
+}
+
+/**
+ * Every workload's pod (one per workload present in both configurations) at each port a Service sends
+ * it HTTP on: `ip:port` of the first configuration. Requests to it skip the Service, and so whatever
+ * serves only Services (a waypoint for `service` traffic).
+ */
+function podTargets(before: Mesh, after: Mesh): { pod: string; authority: string }[] {
+  const out = new Map<string, { pod: string; authority: string }>();
+  for (const mesh of [before, after])
+    for (const s of mesh.services) {
+      if (s.type === 'ExternalName') continue;
+      for (const port of s.ports) {
+        if (!isHttpProtocol(port.protocol) && port.protocol !== Protocol.Unsupported) continue;
+        for (const endpoint of s.endpoints) {
+          const w = endpoint.workload;
+          if (!w || !isClient(w)) continue;
+          const name = `${w.namespace}/${w.name}`;
+          const first = before.workloadByName.get(name);
+          if (!first || !after.workloadByName.has(name)) continue;
+          const authority = `${first.ip}:${endpoint.portFor(port)}`;
+          out.set(`${name}|${authority}`, { pod: name, authority });
+        }
+      }
+    }
+  return [...out.values()].sort((a, b) =>
+    a.pod < b.pod
+      ? -1
+      : a.pod > b.pod
+        ? 1
+        : a.authority < b.authority
+          ? -1
+          : a.authority > b.authority
+            ? 1
+            : 0,
+  );
 }
 
 /** One client per namespace, service account, proxy and labels, present in both configurations. */
 function clientsOf(before: Mesh, after: Mesh): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
-  const isClient = (w: Workload) => w.proxy !== 'gateway' && w.proxy !== 'waypoint' && w.proxy !== 'ztunnel';
   for (const [name, w] of [...before.workloadByName].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (!isClient(w) || !after.workloadByName.has(name)) continue;
     const key = `${w.namespace}|${w.serviceAccount}|${w.proxy}|${JSON.stringify(
@@ -402,6 +506,11 @@ function clientsOf(before: Mesh, after: Mesh): string[] {
     out.push(name);
   }
   return out;
+}
+
+/** A workload that sends and answers requests as an application (no gateway, waypoint or ztunnel). */
+function isClient(w: Workload): boolean {
+  return w.proxy !== 'gateway' && w.proxy !== 'waypoint' && w.proxy !== 'ztunnel';
 }
 
 /** `host:port` of every HTTP Service port of either configuration (ExternalName Services: port 80). */
@@ -473,55 +582,4 @@ function mentionedPaths(snapshot: Snapshot): Map<string, Set<string>> {
         for (const p of [...(to.operation?.paths ?? []), ...(to.operation?.notPaths ?? [])])
           add(policy.metadata.namespace ?? 'default', p);
   return out;
-}
-
-/** Methods and header sets the policies mention, and a bearer token from each JWT issuer. */
-function requestVariants(
-  snapshots: readonly Snapshot[],
-): { method: string; headers: Record<string, string> }[] {
-  const methods = new Set<string>(['GET']);
-  const headers = new Map<string, Set<string>>();
-  const issuers = new Set<string>();
-  for (const snapshot of snapshots) {
-    for (const policy of snapshot.list('security.istio.io', 'AuthorizationPolicy'))
-      for (const rule of policySpec(policy).rules ?? []) {
-        for (const to of rule.to ?? [])
-          for (const m of to.operation?.methods ?? []) if (!m.includes('*')) methods.add(m.toUpperCase());
-        for (const w of rule.when ?? []) {
-          const m = /^request\.headers\[(.+)\]$/.exec(w.key ?? '');
-          if (!m || !m[1]) continue;
-          const name = m[1].toLowerCase();
-          if (name === 'authorization') continue;
-          const set = headers.get(name) ?? new Set<string>();
-          for (const v of [...(w.values ?? []), ...(w.notValues ?? [])]) set.add(v.includes('*') ? 'x' : v);
-          headers.set(name, set);
-        }
-      }
-    for (const ra of snapshot.list('security.istio.io', 'RequestAuthentication'))
-      for (const rule of specOf(ra, 'security.istio.io/RequestAuthentication').jwtRules ?? [])
-        if (rule.issuer !== undefined) issuers.add(rule.issuer);
-  }
-  const sets: Record<string, string>[] = [{}];
-  const names = [...headers.keys()].sort();
-  for (const name of names)
-    for (const value of [...(headers.get(name) ?? [])].sort().slice(0, maxHeaderValues))
-      sets.push({ [name]: value });
-  if (names.length > 1)
-    sets.push(Object.fromEntries(names.map((n) => [n, [...(headers.get(n) ?? ['x'])].sort()[0] ?? 'x'])));
-  for (const issuer of [...issuers].sort()) {
-    const token = bearer(issuer);
-    sets.push({ authorization: token });
-    for (const name of names) {
-      const value = [...(headers.get(name) ?? ['x'])].sort()[0] ?? 'x';
-      sets.push({ authorization: token, [name]: value });
-    }
-  }
-  return [...methods].sort().flatMap((method) => sets.map((h) => ({ method, headers: h })));
-}
-
-/** A bearer token the simulator reads as `iss/sub` (its signature is not checked offline). */
-function bearer(issuer: string): string {
-  const part = (o: object) =>
-    btoa(JSON.stringify(o)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-  return `Bearer ${part({ alg: 'none' })}.${part({ iss: issuer, sub: 'user' })}.c2ln`;
 }

@@ -68,7 +68,19 @@ describe('kfmesh analyze', () => {
     assert.equal(result.summary.warning, 4);
     assert.deepEqual(
       result.rules.map((r) => r.code),
-      ['KFM101', 'KFM102', 'KFM201', 'KFM202', 'KFM203', 'KFM204', 'KFM401', 'KFM402', 'KFM403', 'KFM501'],
+      [
+        'KFM101',
+        'KFM102',
+        'KFM201',
+        'KFM202',
+        'KFM203',
+        'KFM204',
+        'KFM205',
+        'KFM401',
+        'KFM402',
+        'KFM403',
+        'KFM501',
+      ],
     );
     const kfm101 = result.findings.find((f) => f.code === 'KFM101');
     assert.match(kfm101?.location ?? '', /before\.yaml:\d+:3$/);

@@ -104,7 +104,7 @@ describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
     for (const group of result.groups.filter((g) => g.severity === 'error'))
       assert.match(
         group.cause,
-        /^denied at the client's sidecar \(NetworkPolicy kubeflow\/default-allow-same-namespace, NetworkPolicy kubeflow\/ml-pipeline(-ui)?\) → answered by kubeflow\/ml-pipeline(-ui)?$/,
+        /^denied at the client's sidecar \(NetworkPolicy kubeflow\/default-allow-same-namespace, NetworkPolicy kubeflow\/ml-pipeline(-ui)?\) → answered by kubeflow\/ml-pipeline(-ui)?( \(addressed to the pod\))?$/,
       );
     // One of them traced: refused by the NetworkPolicy before, at the waypoint after, answered without the DENY.
     const trace = (file: string) =>
@@ -125,6 +125,30 @@ describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
       /response: 403[^]*DENY policy kubeflow\/ml-pipeline-network-policy matches/,
     );
     assert.match(trace(openFile), /response: 200/);
+  });
+
+  test('a ztunnel ALLOW for the pipelines API pods (behind the waypoint) added to the migration: verify exits 1 on requests to the pod, analyze reports KFM205', () => {
+    const widened = join(dir, 'widened');
+    mkdirSync(widened);
+    writeFileSync(join(widened, 'migrated.json'), readFileSync(migratedFile));
+    writeFileSync(
+      join(widened, 'allow-all.yaml'),
+      'apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: allow-all, namespace: kubeflow}\nspec:\n  selector: {matchLabels: {app: ml-pipeline}}\n  rules: [{}]\n',
+    );
+    const run = runKfmesh(['verify', '--equivalence', platform, widened, '-o', 'json']);
+    assert.equal(run.code, 1, run.stderr);
+    const groups = (JSON.parse(run.stdout) as { groups: { severity: string; cause: string }[] }).groups;
+    assert.ok(
+      groups.some(
+        (g) =>
+          g.severity === 'error' &&
+          / → answered by kubeflow\/ml-pipeline \(addressed to the pod\)$/.test(g.cause),
+      ),
+    );
+    const analyzed = runKfmesh(['analyze', widened]);
+    assert.match(analyzed.stdout, /error KFM205: AuthorizationPolicy kubeflow\/allow-all/);
+    // The migration as written has neither.
+    assert.doesNotMatch(runKfmesh(['analyze', migratedFile]).stdout, /KFM205/);
   });
 
   test('the ingress gateway reaches dex under its NetworkPolicy (login), and the policy says so', () => {

@@ -79,6 +79,26 @@ describe('verify --equivalence on the example platform', () => {
     );
   });
 
+  test('catches a ztunnel ALLOW that lets callers of the pipelines API pod skip its waypoint (finding 4)', () => {
+    // Only requests to the pod's own address open: Service requests still pass the waypoint.
+    const allowAll: KubeObject = {
+      apiVersion: 'security.istio.io/v1',
+      kind: 'AuthorizationPolicy',
+      metadata: { name: 'allow-all', namespace: 'kubeflow' },
+      spec: { selector: { matchLabels: { app: 'ml-pipeline' } }, rules: [{}] },
+    };
+    const result = check([...migrated, allowAll]);
+    assert.ok(result.errors > 0);
+    const errors = result.groups.filter((g) => g.severity === 'error');
+    assert.ok(
+      errors.some((g) => / → answered by kubeflow\/ml-pipeline \(addressed to the pod\)$/.test(g.cause)),
+      errors.map((g) => g.cause).join('\n'),
+    );
+    const example = errors.flatMap((g) => g.examples).find((e) => e.request.pod === 'kubeflow/ml-pipeline');
+    assert.ok(example, 'an example request addressed to the pod');
+    assert.match(example.request.url, /^http:\/\/\d+\.\d+\.\d+\.\d+:\d+\/$/);
+  });
+
   test('catches a dropped L7 rule: the require-JWT DENY left off the new ingress gateway', () => {
     const result = check(edited('AuthorizationPolicy', 'kubeflow', 'istio-ingressgateway-require-jwt'));
     assert.ok(result.errors > 0);

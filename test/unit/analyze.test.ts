@@ -201,6 +201,55 @@ describe('KFM201 l7-policy-without-waypoint', () => {
   });
 });
 
+describe('KFM205 pod-address-skips-waypoint', () => {
+  const ambient = { 'istio.io/dataplane-mode': 'ambient' };
+  const base = [
+    ns('apps', { ...ambient, 'istio.io/use-waypoint': 'waypoint' }),
+    ns('client', ambient),
+    ...app('apps', 'api'),
+    ...app('client', 'caller'),
+    waypoint('apps'),
+    policy('apps', 'alice-only', {
+      targetRefs: [{ group: '', kind: 'Service', name: 'api' }],
+      rules: [{ when: [{ key: 'request.headers[x-user]', values: ['alice'] }] }],
+    }),
+  ];
+  const allowAll = policy('apps', 'allow-all', { selector: { matchLabels: { app: 'api' } }, rules: [{}] });
+  const waypointOnly = policy('apps', 'api-l4', {
+    selector: { matchLabels: { app: 'api' } },
+    rules: [{ from: [{ source: { principals: ['cluster.local/ns/apps/sa/waypoint'] } }] }],
+  });
+
+  test('a ztunnel ALLOW that admits callers of the pod address, which the service waypoint never sees: the traces prove it', () => {
+    const found = only([...base, waypointOnly, allowAll], 'KFM205');
+    assert.equal(found.length, 1);
+    assert.equal(found[0]?.object.name, 'allow-all');
+    assert.equal(found[0]?.severity, 'error');
+    assert.match(
+      found[0]?.message ?? '',
+      /admits client\/caller's connections to the pods of apps\/api addressed directly/,
+    );
+    assert.match(
+      found[0]?.evidence?.[0] ?? '',
+      /^GET http:\/\/api\.apps\.svc\.cluster\.local:80\/ from client\/caller: .*waypoint apps\/waypoint → 403$/,
+    );
+    assert.match(
+      found[0]?.evidence?.[1] ?? '',
+      /from client\/caller: ztunnel istio-system\/ztunnel → ztunnel istio-system\/ztunnel → 200/,
+    );
+  });
+
+  test('ztunnel admitting only the waypoint, or a waypoint that serves workloads too: nothing found', () => {
+    assert.deepEqual(only([...base, waypointOnly], 'KFM205'), []);
+    const forAll = base.map((o) =>
+      o.kind === 'Gateway'
+        ? { ...o, metadata: { ...o.metadata, labels: { 'istio.io/waypoint-for': 'all' } } }
+        : o,
+    );
+    assert.deepEqual(only([...forAll, waypointOnly, allowAll], 'KFM205'), []);
+  });
+});
+
 describe('KFM202 missing-waypoint and KFM203 unused-waypoint', () => {
   test('use-waypoint naming no waypoint, and a targetRef to a missing Service', () => {
     const objects = [

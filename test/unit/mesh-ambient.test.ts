@@ -154,6 +154,52 @@ describe('waypoints', () => {
     assert.equal(trace(platform({ extra: [byClass] }), { from, url }).response.code, 403);
   });
 
+  test('a request to the pod’s own address skips a waypoint for services; one for workloads (or all) takes it, with its own policies only', () => {
+    const byService = policy('apps', 'svc', {
+      targetRefs: [{ kind: 'Service', group: '', name: 'app' }],
+      action: 'DENY',
+      rules: [{ to: [{ operation: { methods: ['DELETE'] } }] }],
+    });
+    const app = pod('apps', 'app', { ambient: true, ip: '10.1.0.9' });
+    const toPod = (objects: KubeObject[], method = 'GET') =>
+      trace(
+        objects.map((o) => (o.kind === 'Pod' && o.metadata.name === 'app-0' ? app : o)),
+        { from, url: 'http://10.1.0.9:8080/', method },
+      );
+    const direct = toPod(platform({ extra: [byService] }), 'DELETE');
+    assert.deepEqual(
+      direct.hops.map((h) => h.kind),
+      ['ztunnel', 'ztunnel'],
+    );
+    assert.equal(
+      direct.response.code,
+      200,
+      'the Service’s policy is on a waypoint that never sees the request',
+    );
+    const forAll = (extra: KubeObject[]) =>
+      platform({ extra }).map((o) =>
+        o.kind === 'Gateway' ? waypoint('apps', 'waypoint', { 'istio.io/waypoint-for': 'all' }) : o,
+      );
+    const via = toPod(forAll([byService]), 'DELETE');
+    assert.deepEqual(
+      via.hops.map((h) => h.kind),
+      ['ztunnel', 'waypoint', 'ztunnel'],
+    );
+    assert.equal(
+      via.response.code,
+      200,
+      'a Service-targeted policy does not apply to a request addressed to a pod',
+    );
+    const byGateway = policy('apps', 'gw', {
+      targetRefs: [{ kind: 'Gateway', group: 'gateway.networking.k8s.io', name: 'waypoint' }],
+      action: 'DENY',
+      rules: [{ to: [{ operation: { methods: ['DELETE'] } }] }],
+    });
+    const denied = toPod(forAll([byGateway]), 'DELETE');
+    assert.equal(denied.response.code, 403);
+    assert.equal(denied.hops[1]?.policy, 'apps/gw');
+  });
+
   test('routing with a mesh HTTPRoute of the service’s namespace; the destination ztunnel sees the waypoint', () => {
     const route: KubeObject = {
       apiVersion: 'gateway.networking.k8s.io/v1',

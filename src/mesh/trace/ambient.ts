@@ -9,6 +9,7 @@ import {
   type Waypoint,
   ingressUsesWaypoint,
   waypointForService,
+  waypointForWorkload,
   ztunnelAuthorize,
 } from '../ambient.ts';
 import { targetRefsOf } from '../authorization.ts';
@@ -148,6 +149,11 @@ export function ztunnelOutbound(t: Tracer, client: Workload, host: string, port:
     );
     return waypointHop(t, waypoint, service, port, client);
   }
+  if (!service) {
+    const pod = t.mesh.workloadByIp.get(resolution.ip);
+    const forPod = pod?.proxy === 'ambient' ? ambientOf(t.mesh).workloadWaypoint(pod) : undefined;
+    if (pod && forPod) return toWorkloadWaypoint(t, hop, client, forPod, pod, port);
+  }
   const servicePort = service?.ports.find((p) => p.port === port);
   const endpoint = service ? service.endpoints[0] : undefined;
   if (service && (!servicePort || !endpoint))
@@ -258,6 +264,62 @@ function waypointHop(
   return t.walks.deliver(t, connection(w, hop, true, endpoint.ip, endpointPort, endpoint.workload));
 }
 
+/**
+ * Steps: ztunnel sends a request addressed to a pod to the pod's workload waypoint, which applies the
+ * policies that target it (by Gateway, or the waypoint class from the root namespace; not those of a
+ * Service, which was not addressed) and sends it on to the pod over HBONE (docs/semantics.md, Waypoints).
+ */
+function toWorkloadWaypoint(
+  t: Tracer,
+  ztunnelHop: number,
+  client: Workload,
+  waypoint: Waypoint,
+  pod: Workload,
+  port: number,
+): Outcome {
+  const h = t.at(ztunnelHop);
+  h.route = 'waypoint';
+  h.cluster = `connect_originate (${waypoint.namespace}/${waypoint.name})`;
+  h.upstream = `${waypoint.workload.ip}:15008 (${waypoint.namespace}/${waypoint.name})`;
+  h.mtls = true;
+  h.tls = 'HBONE';
+  h.notes.push(
+    `the pod ${pod.namespace}/${pod.name} uses waypoint ${waypoint.namespace}/${waypoint.name} for workload traffic`,
+  );
+  t.waypointClient = client;
+  const hop = t.hop('waypoint', waypoint.workload, 'inbound', `inbound-pod ${pod.ip}:${port}`, true);
+  t.at(hop).tls = 'HBONE (mTLS)';
+  const policies = ambientOf(t.mesh).workloadPolicies(waypoint);
+  const decision =
+    policies.length === 0
+      ? NoPolicy
+      : t.mesh.authorization.evaluate(policies, {
+          principal: principalOf(client, t.mesh.config.trustDomain),
+          sourceIp: client.ip,
+          requestPrincipal: requestPrincipalOf(t.request.headers),
+          host: t.request.authority,
+          method: t.request.method,
+          path: t.request.path,
+          port,
+          headers: t.request.headers,
+          destinationIp: pod.ip,
+        });
+  t.at(hop).decision = decision.decision;
+  if (decision.policy) t.at(hop).policy = decision.policy;
+  if (policies.length > 0) t.at(hop).notes.push(`authorization: ${decision.reason}`);
+  if (!decision.allowed)
+    return t.localReply(
+      hop,
+      403,
+      '-',
+      `RBAC: access denied at waypoint ${waypoint.namespace}/${waypoint.name}: ${decision.reason}`,
+    );
+  t.at(hop).route = 'default';
+  t.at(hop).cluster = `inbound-pod|${port}|${pod.ip}`;
+  t.at(hop).upstream = `${pod.ip}:${port} (${pod.namespace}/${pod.name})`;
+  return t.walks.deliver(t, connection(waypoint.workload, hop, true, pod.ip, port, pod));
+}
+
 /** What a compiled mesh knows about one service in ambient mode, worked out on first use. */
 interface ServiceAmbient {
   waypoint: Waypoint | undefined;
@@ -283,6 +345,8 @@ export class AmbientIndex {
   readonly ztunnel: Workload;
   readonly #mesh: Mesh;
   readonly #services = new Map<MeshService, ServiceAmbient>();
+  readonly #workloadWaypoints = new Map<Workload, Waypoint | undefined>();
+  readonly #workloadPolicies = new Map<Waypoint, readonly KubeObject[]>();
   readonly #inbound = new Map<Workload, Map<object, Map<number, InboundVerdict>>>();
   #routesByHost: ReturnType<typeof meshRoutesByHost> | undefined;
 
@@ -309,6 +373,23 @@ export class AmbientIndex {
   policies(service: MeshService, waypoint: Waypoint): readonly KubeObject[] {
     const entry = this.service(service);
     return (entry.policies ??= findWaypointPolicies(this.#mesh, waypoint, service));
+  }
+
+  /** The workload waypoint of an ambient pod, for requests addressed to the pod (none: ztunnel sends them straight). */
+  workloadWaypoint(pod: Workload): Waypoint | undefined {
+    if (!this.#workloadWaypoints.has(pod))
+      this.#workloadWaypoints.set(pod, waypointForWorkload(this.#mesh.snapshot, this.#mesh.waypoints, pod));
+    return this.#workloadWaypoints.get(pod);
+  }
+
+  /** Policies a waypoint enforces for requests addressed to pods: targetRefs to the waypoint, or (root namespace) the waypoint class. */
+  workloadPolicies(waypoint: Waypoint): readonly KubeObject[] {
+    let known = this.#workloadPolicies.get(waypoint);
+    if (!known) {
+      known = findWaypointPolicies(this.#mesh, waypoint, undefined);
+      this.#workloadPolicies.set(waypoint, known);
+    }
+    return known;
   }
 
   /** Mesh routes the service's waypoint applies: from the service's namespace or the waypoint's. */
@@ -345,10 +426,15 @@ export class AmbientIndex {
   }
 }
 
-function findWaypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshService): KubeObject[] {
+/** The policies a waypoint applies: those that target it, its class, and the Service addressed (if one was). */
+function findWaypointPolicies(
+  mesh: Mesh,
+  waypoint: Waypoint,
+  service: MeshService | undefined,
+): KubeObject[] {
   const candidates = mesh.authorization.inNamespaces(
     waypoint.namespace,
-    service.namespace,
+    service?.namespace ?? waypoint.namespace,
     mesh.config.rootNamespace,
   );
   return candidates.filter((p) => {
@@ -356,7 +442,10 @@ function findWaypointPolicies(mesh: Mesh, waypoint: Waypoint, service: MeshServi
     return targetRefsOf(p).some(
       (r) =>
         (r.kind === 'Gateway' && r.name === waypoint.name && ns === waypoint.namespace) ||
-        (r.kind === 'Service' && r.name === service.name && ns === service.namespace) ||
+        (service !== undefined &&
+          r.kind === 'Service' &&
+          r.name === service.name &&
+          ns === service.namespace) ||
         (r.kind === 'GatewayClass' && r.name === GatewayClass.Waypoint && ns === mesh.config.rootNamespace),
     );
   });

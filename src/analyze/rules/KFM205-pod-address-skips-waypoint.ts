@@ -1,0 +1,122 @@
+/**
+ * KFM205: the policies of a Service sit on a waypoint that serves only Service traffic
+ * (`istio.io/waypoint-for: service`, the default), and ztunnel lets a client reach the Service's pods by
+ * their own address, which the waypoint never sees (docs/semantics.md, Waypoints and ztunnel). Found by
+ * tracing: a client the waypoint refuses for the Service is answered by the pod when it addresses the pod.
+ * The finding names the ztunnel ALLOW policy that admitted the connection (or the Service, when no ALLOW
+ * applies at ztunnel) and carries both traces.
+ */
+import { Severity } from '../../model/finding.ts';
+import type { Finding } from '../../model/finding.ts';
+import type { KubeObject } from '../../model/object.ts';
+import { traceRequest } from '../../mesh/trace.ts';
+import { AmbientIndex } from '../../mesh/trace/ambient.ts';
+import { requestVariants } from '../../mesh/request-variants.ts';
+import type { MeshService } from '../../mesh/services.ts';
+import type { Workload } from '../../mesh/workloads.ts';
+import type { Mesh } from '../../mesh/compiled.ts';
+import type { TraceResult } from '../../model/trace-result.ts';
+import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+
+export const podAddressSkipsWaypoint: Rule = {
+  code: 'KFM205',
+  name: 'pod-address-skips-waypoint',
+  severity: Severity.Error,
+  description:
+    "ztunnel admits clients that address a Service's pods directly, skipping the waypoint that holds the Service's policies (it serves only Service traffic)",
+  check(context: AnalyzeContext): Finding[] {
+    const mesh = context.mesh();
+    if (mesh.waypoints.size === 0) return [];
+    const ambient = AmbientIndex.of(mesh);
+    const clients = [...mesh.workloadByName]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .filter(([, w]) => w.proxy === 'sidecar' || w.proxy === 'ambient')
+      .map(([name]) => name);
+    const variants = requestVariants([mesh.snapshot]);
+    const findings: Finding[] = [];
+    const reported = new Set<string>();
+    for (const service of mesh.services) {
+      const waypoint = ambient.service(service).waypoint;
+      if (!waypoint || waypoint.trafficType !== 'service') continue;
+      if (ambient.policies(service, waypoint).length === 0) continue;
+      const bypass = firstBypass(mesh, service, clients, variants);
+      if (!bypass) continue;
+      const object = bypass.policy ?? service.object;
+      const key = `${object.metadata.namespace}/${object.metadata.name}/${service.namespace}/${service.name}`;
+      if (reported.has(key)) continue;
+      reported.add(key);
+      const admitted = bypass.policy
+        ? `ALLOW policy ${bypass.policy.metadata.namespace}/${bypass.policy.metadata.name} admits`
+        : 'no ALLOW policy applies at ztunnel, so it admits';
+      findings.push(
+        findingOf(
+          podAddressSkipsWaypoint,
+          context,
+          object,
+          bypass.policy ? ['spec', 'rules'] : undefined,
+          `${admitted} ${bypass.client}'s connections to the pods of ${service.namespace}/${service.name} addressed directly (${bypass.pod}): waypoint ${waypoint.namespace}/${waypoint.name} serves only Service traffic, so the Service's policies, which refuse ${bypass.client}, do not apply`,
+          {
+            fix: `let ztunnel admit only the waypoint's identity for these pods (its ALLOW rules from principals of ${waypoint.namespace}/${waypoint.name}), or make the waypoint serve workload traffic too (label it istio.io/waypoint-for: all) and label the pods istio.io/use-waypoint`,
+            evidence: [describe(bypass.viaService), describe(bypass.direct)],
+          },
+        ),
+      );
+    }
+    return findings;
+  },
+};
+
+interface Bypass {
+  client: string;
+  pod: string;
+  policy: KubeObject | undefined;
+  viaService: TraceResult;
+  direct: TraceResult;
+}
+
+/**
+ * The first client (by name) and request (of those that tell the policies apart) that the waypoint refuses
+ * for the Service and the pod answers when addressed directly.
+ */
+function firstBypass(
+  mesh: Mesh,
+  service: MeshService,
+  clients: readonly string[],
+  variants: readonly { method: string; headers: Record<string, string> }[],
+): Bypass | undefined {
+  const port = service.ports[0];
+  const endpoint = service.endpoints.find((e) => e.workload?.proxy === 'ambient');
+  const pod: Workload | undefined = endpoint?.workload;
+  if (!port || !endpoint || !pod) return undefined;
+  const podName = `${pod.namespace}/${pod.name}`;
+  const serviceUrl = `http://${service.hostname}:${port.port}/`;
+  const podUrl = `http://${endpoint.ip}:${endpoint.portFor(port)}/`;
+  for (const client of clients)
+    for (const variant of variants) {
+      if (client === podName) continue;
+      const viaService = traceRequest(mesh, { from: client, url: serviceUrl, ...variant });
+      if (!viaService.hops.some((h) => h.kind === 'waypoint' && h.decision === 'deny')) continue;
+      const direct = traceRequest(mesh, { from: client, url: podUrl, ...variant });
+      if (direct.answeredBy !== podName || direct.hops.some((h) => h.kind === 'waypoint')) continue;
+      const admitting = direct.hops.find((h) => h.kind === 'ztunnel' && h.direction === 'inbound')?.policy;
+      const [ns, name] = (admitting ?? '').split('/');
+      const policy =
+        ns && name ? mesh.snapshot.get('security.istio.io', 'AuthorizationPolicy', ns, name) : undefined;
+      return {
+        client,
+        pod: `${podName} at ${endpoint.ip}:${endpoint.portFor(port)}`,
+        policy,
+        viaService,
+        direct,
+      };
+    }
+  return undefined;
+}
+
+function describe(trace: TraceResult): string {
+  const hops = trace.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`).join(' → ');
+  const headers = Object.entries(trace.request.headers).map(
+    ([k, v]) => ` -H '${k}: ${k === 'authorization' ? 'Bearer …' : v}'`,
+  );
+  return `${trace.request.method} ${trace.request.url}${headers.join('')} from ${trace.request.from}: ${hops} → ${trace.response.code || trace.summary}`;
+}
