@@ -13,7 +13,8 @@
  * - Namespaces: `istio-injection` → `istio.io/dataplane-mode: ambient`; pods that opted out stay out.
  * - Sidecars and EnvoyFilters are left out, listed with what to do; DestinationRules lose ISTIO_MUTUAL.
  * - NetworkPolicies admit the converted gateway and HBONE; behind a waypoint, the sources they admitted
- *   are enforced at the waypoint (a DENY per Service) and the waypoint's pods are admitted.
+ *   are enforced at the waypoint (a DENY per Service) and the waypoint's pods are admitted; the ports
+ *   they admitted per source, which HBONE blurs, at ztunnel (a DENY per workload).
  */
 import { compareRefs, refOf, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
@@ -38,6 +39,7 @@ import { controllerOwned, serverlessModels } from './controllers.ts';
 import { profileControllerPrincipal } from './controller-config.ts';
 import { networkPolicies } from './network-policies.ts';
 import { waypointSources } from './waypoint-sources.ts';
+import { hbonePorts } from './hbone-ports.ts';
 
 export type { MigrateOptions, MigrationResult } from './context.ts';
 
@@ -72,6 +74,7 @@ export function migrateToAmbient(snapshot: Snapshot, options: MigrateOptions = {
   istioIngresses(m);
   networkPolicies(m);
   waypointSources(m);
+  hbonePorts(m);
   serverlessModels(m);
   controllerOwned(m);
   const objects: KubeObject[] = [...m.out.values()].sort((a, b) => compareRefs(refOf(a), refOf(b)));

@@ -14,29 +14,21 @@ import type { KubeObject } from '../model/object.ts';
 import { specOf, type NetworkPolicyPeer } from '../model/specs.ts';
 import { HboneTargetPort } from '../mesh/trace/network.ts';
 import { Label } from '../model/vocabulary.ts';
-import { principalOf } from '../model/identity.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { NetworkPolicies } from '../mesh/network-policy.ts';
 import type { MeshService } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { security, type Migration } from './context.ts';
-import { action, changed, dropped, type Note } from './migration-report.ts';
-
-/** Who a port admits, as identities a waypoint checks: any of these namespaces, principals or IP blocks. */
-interface Admitted {
-  /** Every pod of the cluster (a peer selecting all namespaces and all pods). */
-  everyone: boolean;
-  namespaces: Set<string>;
-  principals: Set<string>;
-  ipBlocks: Set<string>;
-}
-
-/** A source a pod selector can pick: a pod of the mesh, or a converted gateway's pods. */
-interface Source {
-  namespace: string;
-  labels: Readonly<Record<string, string>>;
-  principal: string;
-}
+import { changed, type Note } from './migration-report.ts';
+import {
+  admittedKey,
+  denyRule,
+  identitiesOf,
+  intersect,
+  sourcesOf,
+  type Admitted,
+  type Source,
+} from './admitted.ts';
 
 /** Adds, for every Service a waypoint serves, the DENY that keeps its pods' NetworkPolicy sources. */
 export function waypointSources(m: Migration): void {
@@ -125,12 +117,7 @@ function admittedByPort(
       admitted = admitted ? intersect(admitted, here) : here;
     }
     if (!admitted || admitted.everyone) continue;
-    const sorted = (set: Set<string>) => [...set].sort();
-    const key = JSON.stringify([
-      sorted(admitted.namespaces),
-      sorted(admitted.principals),
-      sorted(admitted.ipBlocks),
-    ]);
+    const key = admittedKey(admitted);
     const group = byPorts.get(key) ?? { ports: [], admitted };
     group.ports.push(port.port);
     byPorts.set(key, group);
@@ -246,126 +233,4 @@ function podsReached(m: Migration, service: MeshService, port: number): [Workloa
 
 function goesAmbient(m: Migration, pod: Workload): boolean {
   return pod.proxy === 'sidecar' && !m.isKept(pod.namespace);
-}
-
-/** The pods of the mesh and the converted gateways' pods, as sources a pod selector may pick. */
-function sourcesOf(m: Migration): Source[] {
-  const out: Source[] = m.mesh.workloads.map((w) => ({
-    namespace: w.namespace,
-    labels: w.labels,
-    principal: principalOf(w, m.trustDomain),
-  }));
-  for (const g of m.newGateways.values())
-    out.push({ namespace: g.namespace, labels: { [Label.GatewayName]: g.name }, principal: g.principal });
-  return out;
-}
-
-/** The identities a port's peers admit; what identities cannot say is left out, with a note. */
-function identitiesOf(
-  policies: NetworkPolicies,
-  peers: { policy: string; policyNamespace: string; peer: NetworkPolicyPeer }[],
-  sources: readonly Source[],
-  note: (policy: string, note: (deny: string) => Note) => void,
-): Admitted {
-  const admitted: Admitted = {
-    everyone: false,
-    namespaces: new Set(),
-    principals: new Set(),
-    ipBlocks: new Set(),
-  };
-  for (const { policy, policyNamespace, peer } of peers) {
-    if (peer.ipBlock) {
-      if ((peer.ipBlock.except ?? []).length === 0) admitted.ipBlocks.add(peer.ipBlock.cidr ?? '');
-      else
-        note(policy, (deny) =>
-          dropped(
-            'spec.ingress',
-            `the ipBlock ${peer.ipBlock?.cidr ?? ''} has exceptions, which AuthorizationPolicy ${deny} cannot state with the other peers: its addresses are refused at the waypoint`,
-          ),
-        );
-      continue;
-    }
-    const pods = peer.podSelector ?? {};
-    if (peer.namespaceSelector && isEmpty(peer.namespaceSelector) && isEmpty(pods)) {
-      admitted.everyone = true;
-      continue;
-    }
-    const namespaces = peer.namespaceSelector
-      ? policies.namespacesSelected(peer.namespaceSelector)
-      : [policyNamespace];
-    if (peer.namespaceSelector && !byNameOnly(peer.namespaceSelector))
-      note(policy, (deny) =>
-        action(
-          'spec.ingress',
-          `selects namespaces by label; AuthorizationPolicy ${deny} admits the ones labelled so now (${namespaces.join(', ') || 'none yet'}) at the waypoint: add a namespace labelled so later (a new Profile) to its notNamespaces, or the waypoint refuses it`,
-        ),
-      );
-    if (isEmpty(pods)) {
-      namespaces.forEach((ns) => admitted.namespaces.add(ns));
-      continue;
-    }
-    // A pod selector: the principals of the service accounts whose every pod it takes.
-    const inScope = sources.filter((s) => namespaces.includes(s.namespace));
-    for (const principal of new Set(inScope.map((s) => s.principal))) {
-      const withIt = inScope.filter((s) => s.principal === principal);
-      const taken = withIt.filter((s) => policies.selectorMatches(pods, s.labels));
-      if (taken.length === withIt.length) admitted.principals.add(principal);
-      else if (taken.length > 0)
-        note(policy, (deny) =>
-          dropped(
-            'spec.ingress',
-            `admits only some pods of ${principal}; a waypoint tells sources apart by identity, so AuthorizationPolicy ${deny} refuses that identity (give those pods a service account of their own)`,
-          ),
-        );
-    }
-  }
-  return admitted;
-}
-
-/** Whether a namespace selector names namespaces only (by the name label), so later namespaces cannot join. */
-function byNameOnly(selector: NonNullable<NetworkPolicyPeer['namespaceSelector']>): boolean {
-  const labels = Object.keys(selector.matchLabels ?? {});
-  const expressions = selector.matchExpressions ?? [];
-  return (
-    labels.every((l) => l === Label.MetadataName) &&
-    expressions.every((e) => e.key === Label.MetadataName && e.operator === 'In') &&
-    labels.length + expressions.length > 0
-  );
-}
-
-function isEmpty(selector: NonNullable<NetworkPolicyPeer['podSelector']>): boolean {
-  return (
-    Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0
-  );
-}
-
-/** The sources both admit (a principal admitted by one and whose namespace the other admits stays). */
-function intersect(a: Admitted, b: Admitted): Admitted {
-  if (a.everyone) return b;
-  if (b.everyone) return a;
-  const namespaceOf = (principal: string) => /\/ns\/([^/]+)\/sa\//.exec(principal)?.[1] ?? '';
-  const principals = new Set<string>();
-  for (const p of a.principals)
-    if (b.principals.has(p) || b.namespaces.has(namespaceOf(p))) principals.add(p);
-  for (const p of b.principals) if (a.namespaces.has(namespaceOf(p))) principals.add(p);
-  return {
-    everyone: false,
-    namespaces: new Set([...a.namespaces].filter((n) => b.namespaces.has(n))),
-    principals,
-    ipBlocks: new Set([...a.ipBlocks].filter((i) => b.ipBlocks.has(i))),
-  };
-}
-
-/** A DENY rule for these ports: every source outside the admitted ones (all sources when none is). */
-function denyRule(ports: number[], admitted: Admitted) {
-  const sorted = (set: Set<string>) => [...set].sort();
-  const source = {
-    ...(admitted.namespaces.size > 0 ? { notNamespaces: sorted(admitted.namespaces) } : {}),
-    ...(admitted.principals.size > 0 ? { notPrincipals: sorted(admitted.principals) } : {}),
-    ...(admitted.ipBlocks.size > 0 ? { notIpBlocks: sorted(admitted.ipBlocks) } : {}),
-  };
-  return {
-    ...(Object.keys(source).length > 0 ? { from: [{ source }] } : {}),
-    to: [{ operation: { ports: ports.map(String) } }],
-  };
 }

@@ -53,7 +53,11 @@ type CompiledPeer =
  * with the NetworkPolicy it is in. `open`: the pod is not isolated, or a rule admits every peer there.
  */
 export type AdmittedPeers =
-  | { open: true }
+  | {
+      open: true;
+      /** The policies that isolate the pod (`ns/name`); none when it is not isolated. */
+      by: string[];
+    }
   | {
       open: false;
       /** The policies that isolate the pod (`ns/name`). */
@@ -133,17 +137,37 @@ export class NetworkPolicies {
    */
   admittedPeers(pod: Workload, port: number, protocol = 'TCP'): AdmittedPeers {
     const selecting = this.#selecting('ingress', pod);
-    if (selecting.length === 0) return { open: true };
+    const by = selecting.map((p) => `${p.namespace}/${p.name}`);
+    if (selecting.length === 0) return { open: true, by };
     const peers: Extract<AdmittedPeers, { open: false }>['peers'] = [];
     for (const policy of selecting)
       for (const rule of policy.ingress ?? []) {
         if (!portMatches(rule, pod, port, protocol)) continue;
-        if (rule.peers === undefined) return { open: true };
+        if (rule.peers === undefined) return { open: true, by };
         const name = `${policy.namespace}/${policy.name}`;
         for (const p of rule.peers)
           peers.push({ policy: name, policyNamespace: policy.namespace, peer: p.source });
       }
-    return { open: false, by: selecting.map((p) => `${p.namespace}/${p.name}`), peers };
+    return { open: false, by, peers };
+  }
+
+  /**
+   * The ports the ingress rules of a pod's policies name (named ports resolved on the pod), single and as
+   * ranges (`endPort`); empty when no rule limits ports.
+   */
+  ingressPorts(pod: Workload): { ports: number[]; ranges: [number, number][] } {
+    const ports = new Set<number>();
+    const ranges: [number, number][] = [];
+    for (const policy of this.#selecting('ingress', pod))
+      for (const rule of policy.ingress ?? [])
+        for (const p of rule.ports ?? []) {
+          const number =
+            typeof p.port === 'number' ? p.port : p.port ? pod.containerPorts.get(p.port) : undefined;
+          if (number === undefined) continue;
+          if (p.endPort === undefined) ports.add(number);
+          else ranges.push([number, p.endPort]);
+        }
+    return { ports: [...ports].sort((a, b) => a - b), ranges };
   }
 
   /** The namespaces (of the snapshot) a peer's namespaceSelector selects. */

@@ -296,14 +296,18 @@ function podOutcome(mesh: Mesh, request: MatrixRequest, name: string): TracedOut
   const { pod: _pod, ...rest } = request;
   const direct = traced(mesh, { ...rest, url: url.toString() });
   const namespaces = new Set([...direct.namespaces, pod.namespace]);
-  if (direct.outcome.verdict !== 'allowed')
-    for (const authority of servicesOfPod(mesh, pod, Number(url.port || 80))) {
-      const via = traced(mesh, { ...rest, url: `http://${authority}${url.pathname}` });
-      via.namespaces.forEach((n) => namespaces.add(n));
-      if (via.outcome.verdict === 'allowed' && via.outcome.answeredBy === name)
-        return { outcome: via.outcome, namespaces: [...namespaces] };
-    }
-  return { outcome: direct.outcome, namespaces: [...namespaces] };
+  if (direct.outcome.verdict === 'allowed') return { outcome: direct.outcome, namespaces: [...namespaces] };
+  // Refused by its address: reached through a Service, or at least not refused by a policy there (a
+  // request no route of the Service takes fails, which says nothing of who may reach the pod).
+  let unrefused: RequestOutcome | undefined;
+  for (const authority of servicesOfPod(mesh, pod, Number(url.port || 80))) {
+    const via = traced(mesh, { ...rest, url: `http://${authority}${url.pathname}` });
+    via.namespaces.forEach((n) => namespaces.add(n));
+    if (via.outcome.verdict === 'allowed' && via.outcome.answeredBy === name)
+      return { outcome: via.outcome, namespaces: [...namespaces] };
+    if (direct.outcome.verdict === 'denied' && via.outcome.verdict === 'failed') unrefused ??= via.outcome;
+  }
+  return { outcome: unrefused ?? direct.outcome, namespaces: [...namespaces] };
 }
 
 /** The Service addresses (`host:port`) whose requests a Service sends to this pod on this port. */

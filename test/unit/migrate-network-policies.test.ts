@@ -1,6 +1,7 @@
 /**
- * The migration keeps the sources a NetworkPolicy admits when a waypoint comes between them and the pod:
- * a DENY at the waypoint, port by port, checked by tracing both configurations.
+ * The migration keeps what a NetworkPolicy admits when ambient mode blurs it: the sources when a waypoint
+ * comes between them and the pod (a DENY at the waypoint), and the ports when HBONE brings every
+ * connection on 15008 (a DENY at ztunnel); each checked by tracing both configurations.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -193,5 +194,35 @@ describe('migrate: NetworkPolicy sources at the waypoint', () => {
       denyOf(migrated([...platform().filter((o) => o.kind !== 'NetworkPolicy'), elsewhere]).objects),
       undefined,
     );
+  });
+});
+
+describe('migrate: NetworkPolicy ports at ztunnel', () => {
+  // `apps/api` without an L7 policy (no waypoint): its policy admits only the metrics port, from anyone.
+  const input = [
+    ...platform().filter((o) => o.kind !== 'NetworkPolicy' && o.kind !== 'AuthorizationPolicy'),
+    object('networking.k8s.io/v1', 'NetworkPolicy', 'apps', 'api', {
+      podSelector: { matchLabels: { app: 'api' } },
+      ingress: [{ ports: [{ port: 9090 }] }],
+    }),
+  ];
+  const result = migrated(input);
+  const ports = result.objects.find((o) => o.metadata.name === 'api-network-policy-ports');
+
+  test('over HBONE every connection arrives on 15008: a DENY for identified connections on the ports the policy did not admit', () => {
+    assert.deepEqual(spec(ports), {
+      selector: { matchLabels: { app: 'api' } },
+      action: 'DENY',
+      rules: [
+        { from: [{ source: { principals: ['*'] } }], to: [{ operation: { ports: ['8080'] } }] },
+        { from: [{ source: { principals: ['*'] } }], to: [{ operation: { notPorts: ['8080', '9090'] } }] },
+      ],
+    });
+  });
+
+  test('verify: nothing opens with it; without it, the HTTP port the policy closed answers', () => {
+    assert.equal(checkEquivalence(Snapshot.of(input), Snapshot.of(result.objects)).errors, 0);
+    const open = result.objects.filter((o) => o !== ports);
+    assert.ok(checkEquivalence(Snapshot.of(input), Snapshot.of(open)).errors > 0);
   });
 });
