@@ -297,15 +297,19 @@ function podOutcome(mesh: Mesh, request: MatrixRequest, name: string): TracedOut
   const direct = traced(mesh, { ...rest, url: url.toString() });
   const namespaces = new Set([...direct.namespaces, pod.namespace]);
   if (direct.outcome.verdict === 'allowed') return { outcome: direct.outcome, namespaces: [...namespaces] };
-  // Refused by its address: reached through a Service, or at least not refused by a policy there (a
-  // request no route of the Service takes fails, which says nothing of who may reach the pod).
+  // Refused by its address: reached through a Service, or at least not refused by a policy there. When a
+  // Service's routes take the request elsewhere or nowhere, they say nothing of who may reach the pod, and
+  // the refusal of the address may be only its missing identity: the outcome is then "not reached".
   let unrefused: RequestOutcome | undefined;
   for (const authority of servicesOfPod(mesh, pod, Number(url.port || 80))) {
     const via = traced(mesh, { ...rest, url: `http://${authority}${url.pathname}` });
     via.namespaces.forEach((n) => namespaces.add(n));
     if (via.outcome.verdict === 'allowed' && via.outcome.answeredBy === name)
       return { outcome: via.outcome, namespaces: [...namespaces] };
-    if (direct.outcome.verdict === 'denied' && via.outcome.verdict === 'failed') unrefused ??= via.outcome;
+    if (direct.outcome.verdict === 'denied' && via.outcome.verdict !== 'denied') {
+      const where = `${name} not reached: its address is refused, its Service ${authority} ${via.outcome.verdict === 'allowed' ? `routes to ${via.outcome.answeredBy ?? 'another workload'}` : 'takes no such request'}`;
+      unrefused ??= { verdict: 'failed', code: direct.outcome.code, where, summary: where };
+    }
   }
   return { outcome: unrefused ?? direct.outcome, namespaces: [...namespaces] };
 }

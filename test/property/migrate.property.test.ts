@@ -12,7 +12,15 @@ import fc from 'fast-check';
 import type { KubeObject } from '../../src/model/object.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { migrateToAmbient } from '../../src/ambient/migrate.ts';
-import { checkEquivalence, type EquivalenceResult } from '../../src/verify/equivalence.ts';
+import {
+  checkEquivalence,
+  outcomeOf,
+  requestShapes,
+  type EquivalenceResult,
+  type MatrixRequest,
+  type RequestOutcome,
+} from '../../src/verify/equivalence.ts';
+import { compileMesh } from '../../src/mesh/mesh.ts';
 
 const namespaces = ['a', 'b'];
 const workloads = ['w0', 'w1', 'w2'];
@@ -273,6 +281,36 @@ describe('migrate properties', () => {
     );
   });
 
+  test('every widening of the migration that opens a request, traced request by request, is reported', () => {
+    let opening = 0;
+    fc.assert(
+      fc.property(platformArb, wideningArb, (p, widening) => {
+        const objects = platform(p);
+        const migrated = migrateToAmbient(Snapshot.of(objects)).objects;
+        const widened = widen(migrated, widening);
+        const [before, after] = [Snapshot.of(objects), Snapshot.of(widened)];
+        // The oracle: every request of the matrix traced on its own, for every client.
+        const meshes = [compileMesh(before), compileMesh(after)] as const;
+        const { clients, shapes, pods, external } = requestShapes(meshes[0], meshes[1]);
+        const requests: MatrixRequest[] = [
+          ...clients.flatMap((from) => [...shapes, ...pods].map((shape) => ({ from, ...shape }))),
+          ...external,
+        ];
+        const opens = requests.filter((r) => opened(outcomeOf(meshes[0], r), outcomeOf(meshes[1], r)));
+        const result = checkEquivalence(before, after);
+        if (opens.length > 0) opening++;
+        assert.equal(
+          result.errors > 0,
+          opens.length > 0,
+          `${JSON.stringify(widening)}: verify reports ${result.errors} errors, tracing finds ${opens.length} opened (${JSON.stringify(opens[0])})`,
+        );
+      }),
+      { numRuns: 30 },
+    );
+    // Not vacuous: some of the generated widenings do open requests.
+    assert.ok(opening > 0, 'no generated widening opened a request');
+  });
+
   test('client classes are sound: the check traces one client per class and reports what tracing every client does', () => {
     fc.assert(
       fc.property(platformArb, (p) => {
@@ -293,3 +331,44 @@ describe('migrate properties', () => {
     );
   });
 });
+
+/** A change that can only widen: an ALLOW of everything, at ztunnel or at a waypoint, or a DENY removed. */
+const wideningArb = fc.oneof(
+  fc.record({
+    kind: fc.constant('allow-all' as const),
+    namespace: fc.constantFrom(...namespaces),
+    target: fc.constantFrom<string | undefined>(...workloads, undefined),
+    atWaypoint: fc.boolean(),
+  }),
+  fc.record({ kind: fc.constant('drop-deny' as const), index: fc.nat() }),
+);
+type Widening = typeof wideningArb extends fc.Arbitrary<infer T> ? T : never;
+
+function widen(objects: readonly KubeObject[], w: Widening): KubeObject[] {
+  if (w.kind === 'drop-deny') {
+    const denies = objects.filter(
+      (o) => o.kind === 'AuthorizationPolicy' && (o['spec'] as { action?: string })?.action === 'DENY',
+    );
+    const dropped = denies[w.index % Math.max(denies.length, 1)];
+    return objects.filter((o) => o !== dropped);
+  }
+  const spec: Record<string, unknown> = { rules: [{}] };
+  if (w.target !== undefined && w.atWaypoint)
+    spec['targetRefs'] = [{ group: '', kind: 'Service', name: w.target }];
+  else if (w.target !== undefined) spec['selector'] = { matchLabels: { app: w.target } };
+  return [
+    ...objects,
+    {
+      apiVersion: 'security.istio.io/v1',
+      kind: 'AuthorizationPolicy',
+      metadata: { name: 'widened', namespace: w.namespace },
+      spec,
+    },
+  ];
+}
+
+/** Denied before and answered after: what the check calls an error (not a move to another workload). */
+function opened(was: RequestOutcome, now: RequestOutcome): boolean {
+  if (was.verdict !== 'denied' || now.verdict !== 'allowed') return false;
+  return was.refusedBy === undefined || was.refusedBy === now.answeredBy;
+}
