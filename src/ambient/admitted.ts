@@ -8,9 +8,11 @@
 import type { NetworkPolicyPeer } from '../model/specs.ts';
 import { Label } from '../model/vocabulary.ts';
 import { principalOf } from '../model/identity.ts';
-import type { NetworkPolicies } from '../mesh/network-policy.ts';
+import type { KubeObject } from '../model/object.ts';
+import { Snapshot } from '../load/snapshot.ts';
+import { NetworkPolicies } from '../mesh/network-policy.ts';
 import type { Migration } from './context.ts';
-import { action, dropped, type Note } from './migration-report.ts';
+import { action, changed, dropped, type Note } from './migration-report.ts';
 
 /** Who a port admits, as identities a waypoint or ztunnel checks: any of these namespaces, principals or IP blocks. */
 export interface Admitted {
@@ -159,4 +161,38 @@ export function admittedKey(admitted: Admitted): string {
     sorted(admitted.principals),
     sorted(admitted.ipBlocks),
   ]);
+}
+
+/**
+ * The NetworkPolicies as the migration leaves them (the converted gateway admitted where the old one
+ * was), ready to decide, with the input policies by `ns/name`; undefined when the input has none.
+ */
+export function convertedNetworkPolicies(
+  m: Migration,
+): { policies: NetworkPolicies; byName: ReadonlyMap<string, KubeObject> } | undefined {
+  const inputs = m.snapshot.list('networking.k8s.io', 'NetworkPolicy');
+  if (inputs.length === 0) return undefined;
+  return {
+    policies: new NetworkPolicies(
+      Snapshot.of([...inputs.map((p) => m.current(p)), ...m.snapshot.list('', 'Namespace')]),
+    ),
+    byName: new Map(inputs.map((p) => [`${p.metadata.namespace ?? 'default'}/${p.metadata.name ?? ''}`, p])),
+  };
+}
+
+/** Notes on each NetworkPolicy (`ns/name`) of what a phase did for it, and what identities could not say. */
+export function noteOnPolicies(
+  m: Migration,
+  byName: ReadonlyMap<string, KubeObject>,
+  involved: readonly string[],
+  message: string,
+  notes: ReadonlyMap<string, Note[]>,
+): void {
+  for (const policy of involved) {
+    const object = byName.get(policy);
+    if (!object) continue;
+    m.note(object, changed('spec.ingress', message));
+    for (const n of notes.get(policy) ?? [])
+      if (!m.entry(object).notes.some((known) => known.message === n.message)) m.note(object, n);
+  }
 }

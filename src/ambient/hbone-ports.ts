@@ -6,26 +6,29 @@
  * connection's own port, gets a DENY AuthorizationPolicy for the pod's workload that refuses, port by port,
  * the sources those ports did not admit (and, on ports no rule names, those no port-less rule admitted).
  */
-import { Snapshot } from '../load/snapshot.ts';
-import { NetworkPolicies } from '../mesh/network-policy.ts';
+import type { NetworkPolicies } from '../mesh/network-policy.ts';
 import { HboneTargetPort } from '../mesh/trace/network.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { Label } from '../model/vocabulary.ts';
 import type { AuthorizationRule } from '../model/specs.ts';
 import { security, type Migration } from './context.ts';
-import { changed, type Note } from './migration-report.ts';
-import { admittedKey, denyRule, identitiesOf, sourcesOf, type Admitted, type Source } from './admitted.ts';
+import type { Note } from './migration-report.ts';
+import {
+  admittedKey,
+  convertedNetworkPolicies,
+  noteOnPolicies,
+  denyRule,
+  identitiesOf,
+  sourcesOf,
+  type Admitted,
+  type Source,
+} from './admitted.ts';
 
 /** Adds, for each workload going ambient whose NetworkPolicies admit different sources per port, the DENY at ztunnel. */
 export function hbonePorts(m: Migration): void {
-  const inputs = m.snapshot.list('networking.k8s.io', 'NetworkPolicy');
-  if (inputs.length === 0) return;
-  const byName = new Map(
-    inputs.map((p) => [`${p.metadata.namespace ?? 'default'}/${p.metadata.name ?? ''}`, p]),
-  );
-  const policies = new NetworkPolicies(
-    Snapshot.of([...inputs.map((p) => m.current(p)), ...m.snapshot.list('', 'Namespace')]),
-  );
+  const converted = convertedNetworkPolicies(m);
+  if (!converted) return;
+  const { policies, byName } = converted;
   const sources = sourcesOf(m);
   const done = new Set<string>();
   for (const pod of [...m.sidecarPods().values()].flat()) {
@@ -53,19 +56,13 @@ export function hbonePorts(m: Migration): void {
       },
       `the ports NetworkPolicy ${limits.by.join(', ')} admits to the pods of ${workload}, per source, enforced at ztunnel: over HBONE every connection arrives on ${HboneTargetPort}`,
     );
-    for (const policy of limits.by) {
-      const object = byName.get(policy);
-      if (!object) continue;
-      m.note(
-        object,
-        changed(
-          'spec.ingress',
-          `its port limits for ${workload} are enforced at ztunnel too, by AuthorizationPolicy ${pod.namespace}/${name}`,
-        ),
-      );
-      for (const n of limits.notes.get(policy) ?? [])
-        if (!m.entry(object).notes.some((known) => known.message === n.message)) m.note(object, n);
-    }
+    noteOnPolicies(
+      m,
+      byName,
+      limits.by,
+      `its port limits for ${workload} are enforced at ztunnel too, by AuthorizationPolicy ${pod.namespace}/${name}`,
+      limits.notes,
+    );
   }
 }
 

@@ -14,14 +14,15 @@ import type { KubeObject } from '../model/object.ts';
 import { specOf, type NetworkPolicyPeer } from '../model/specs.ts';
 import { HboneTargetPort } from '../mesh/trace/network.ts';
 import { Label } from '../model/vocabulary.ts';
-import { Snapshot } from '../load/snapshot.ts';
-import { NetworkPolicies } from '../mesh/network-policy.ts';
+import type { NetworkPolicies } from '../mesh/network-policy.ts';
 import type { MeshService } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { security, type Migration } from './context.ts';
 import { changed, type Note } from './migration-report.ts';
 import {
   admittedKey,
+  convertedNetworkPolicies,
+  noteOnPolicies,
   denyRule,
   identitiesOf,
   intersect,
@@ -32,15 +33,9 @@ import {
 
 /** Adds, for every Service a waypoint serves, the DENY that keeps its pods' NetworkPolicy sources. */
 export function waypointSources(m: Migration): void {
-  const inputs = m.snapshot.list('networking.k8s.io', 'NetworkPolicy');
-  if (inputs.length === 0) return;
-  const byName = new Map(
-    inputs.map((p) => [`${p.metadata.namespace ?? 'default'}/${p.metadata.name ?? ''}`, p]),
-  );
-  // The policies as the migration leaves them (the converted gateway admitted where the old one was).
-  const policies = new NetworkPolicies(
-    Snapshot.of([...inputs.map((p) => m.current(p)), ...m.snapshot.list('', 'Namespace')]),
-  );
+  const converted = convertedNetworkPolicies(m);
+  if (!converted) return;
+  const { policies, byName } = converted;
   const sources = sourcesOf(m);
   admitWaypoints(m, policies, byName);
   for (const service of servicesAtWaypoints(m)) {
@@ -71,19 +66,13 @@ export function waypointSources(m: Migration): void {
       },
       `the sources NetworkPolicy ${involved.join(', ')} admits to the pods of Service ${service.namespace}/${service.name}, enforced at its waypoint: behind a waypoint the pods see the waypoint as the source`,
     );
-    for (const policy of involved) {
-      const object = byName.get(policy);
-      if (!object) continue;
-      m.note(
-        object,
-        changed(
-          'spec.ingress',
-          `its sources for Service ${service.namespace}/${service.name} are enforced at the waypoint too, by AuthorizationPolicy ${service.namespace}/${name}`,
-        ),
-      );
-      for (const n of notes.get(policy) ?? [])
-        if (!m.entry(object).notes.some((known) => known.message === n.message)) m.note(object, n);
-    }
+    noteOnPolicies(
+      m,
+      byName,
+      involved,
+      `its sources for Service ${service.namespace}/${service.name} are enforced at the waypoint too, by AuthorizationPolicy ${service.namespace}/${name}`,
+      notes,
+    );
   }
 }
 

@@ -63,39 +63,38 @@ export function waypointForService(
   waypoints: ReadonlyMap<string, Waypoint>,
   service: MeshService,
 ): Waypoint | undefined {
-  const nsLabels = snapshot.get('', 'Namespace', '', service.namespace)?.metadata.labels ?? {};
-  const own = service.labels[Label.UseWaypoint];
-  const name = own ?? nsLabels[Label.UseWaypoint];
-  if (!name || name === 'none') return undefined;
-  const namespace =
-    (own !== undefined ? service.labels[Label.UseWaypointNamespace] : nsLabels[Label.UseWaypointNamespace]) ??
-    service.namespace;
-  const waypoint = waypoints.get(`${namespace}/${name}`);
-  if (!waypoint || !waypoint.allows(service.namespace)) return undefined;
-  return waypoint.trafficType === 'service' || waypoint.trafficType === 'all' ? waypoint : undefined;
+  return waypointFor(snapshot, waypoints, service, 'service');
 }
 
 /**
- * The waypoint that takes traffic addressed to a pod itself: the pod's own `istio.io/use-waypoint` label
- * beats its namespace's (`none` opts out; `istio.io/use-waypoint-namespace` names another namespace,
- * allowed when that waypoint's listener admits this one); the waypoint must take workload traffic
- * (`workload` or `all`). A `service` waypoint never sees requests addressed to pods.
+ * The waypoint that takes traffic addressed to a pod itself, by the same labels on the pod and its
+ * namespace; the waypoint must take workload traffic (`workload` or `all`). A `service` waypoint never
+ * sees requests addressed to pods.
  */
 export function waypointForWorkload(
   snapshot: Snapshot,
   waypoints: ReadonlyMap<string, Waypoint>,
   pod: Workload,
 ): Waypoint | undefined {
-  const nsLabels = snapshot.get('', 'Namespace', '', pod.namespace)?.metadata.labels ?? {};
-  const own = pod.labels[Label.UseWaypoint];
+  return waypointFor(snapshot, waypoints, pod, 'workload');
+}
+
+function waypointFor(
+  snapshot: Snapshot,
+  waypoints: ReadonlyMap<string, Waypoint>,
+  target: { namespace: string; labels: Readonly<Record<string, string>> },
+  traffic: 'service' | 'workload',
+): Waypoint | undefined {
+  const nsLabels = snapshot.get('', 'Namespace', '', target.namespace)?.metadata.labels ?? {};
+  const own = target.labels[Label.UseWaypoint];
   const name = own ?? nsLabels[Label.UseWaypoint];
   if (!name || name === 'none') return undefined;
   const namespace =
-    (own !== undefined ? pod.labels[Label.UseWaypointNamespace] : nsLabels[Label.UseWaypointNamespace]) ??
-    pod.namespace;
+    (own !== undefined ? target.labels[Label.UseWaypointNamespace] : nsLabels[Label.UseWaypointNamespace]) ??
+    target.namespace;
   const waypoint = waypoints.get(`${namespace}/${name}`);
-  if (!waypoint || !waypoint.allows(pod.namespace)) return undefined;
-  return waypoint.trafficType === 'workload' || waypoint.trafficType === 'all' ? waypoint : undefined;
+  if (!waypoint || !waypoint.allows(target.namespace)) return undefined;
+  return waypoint.trafficType === traffic || waypoint.trafficType === 'all' ? waypoint : undefined;
 }
 
 /** True when ingress gateways send this service's traffic to its waypoint (`istio.io/ingress-use-waypoint`). */

@@ -4,6 +4,7 @@
  * per-mesh index of which service has which waypoint, policies and routes (built once per mesh).
  */
 import { MeshOnce } from '../memo.ts';
+import type { Hop } from '../../model/trace-result.ts';
 import {
   type L4Decision,
   type Waypoint,
@@ -130,12 +131,7 @@ export function ztunnelOutbound(t: Tracer, client: Workload, host: string, port:
       : t.mesh.serviceByVip.get(resolution.ip);
   const waypoint = service ? ambientOf(t.mesh).service(service).waypoint : undefined;
   if (service && waypoint) {
-    const h = t.at(hop);
-    h.route = 'waypoint';
-    h.cluster = `connect_originate (${waypoint.namespace}/${waypoint.name})`;
-    h.upstream = `${waypoint.workload.ip}:15008 (${waypoint.namespace}/${waypoint.name})`;
-    h.mtls = true;
-    h.tls = 'HBONE';
+    towardWaypoint(t.at(hop), waypoint);
     t.reports.push(
       ztunnelReport(t.mesh, {
         reporter: 'source',
@@ -264,6 +260,15 @@ function waypointHop(
   return t.walks.deliver(t, connection(w, hop, true, endpoint.ip, endpointPort, endpoint.workload));
 }
 
+/** A ztunnel hop that sends over HBONE to a waypoint. */
+function towardWaypoint(h: Hop, waypoint: Waypoint): void {
+  h.route = 'waypoint';
+  h.cluster = `connect_originate (${waypoint.namespace}/${waypoint.name})`;
+  h.upstream = `${waypoint.workload.ip}:15008 (${waypoint.namespace}/${waypoint.name})`;
+  h.mtls = true;
+  h.tls = 'HBONE';
+}
+
 /**
  * Steps: ztunnel sends a request addressed to a pod to the pod's workload waypoint, which applies the
  * policies that target it (by Gateway, or the waypoint class from the root namespace; not those of a
@@ -278,11 +283,7 @@ function toWorkloadWaypoint(
   port: number,
 ): Outcome {
   const h = t.at(ztunnelHop);
-  h.route = 'waypoint';
-  h.cluster = `connect_originate (${waypoint.namespace}/${waypoint.name})`;
-  h.upstream = `${waypoint.workload.ip}:15008 (${waypoint.namespace}/${waypoint.name})`;
-  h.mtls = true;
-  h.tls = 'HBONE';
+  towardWaypoint(h, waypoint);
   h.notes.push(
     `the pod ${pod.namespace}/${pod.name} uses waypoint ${waypoint.namespace}/${waypoint.name} for workload traffic`,
   );
