@@ -198,23 +198,7 @@ function waypointHop(
   const hop = t.hop('waypoint', w, 'inbound', `inbound-vip ${service.vip ?? service.hostname}:${port}`, true);
   t.at(hop).tls = 'HBONE (mTLS)';
   const policies = ambientOf(t.mesh).policies(service, waypoint);
-  const decision =
-    policies.length === 0
-      ? NoPolicy
-      : t.mesh.authorization.evaluate(policies, {
-          principal: client ? principalOf(client, t.mesh.config.trustDomain) : undefined,
-          sourceIp: client?.ip ?? '198.51.100.7',
-          requestPrincipal: requestPrincipalOf(t.request.headers),
-          host: t.request.authority,
-          method: t.request.method,
-          path: t.request.path,
-          port,
-          headers: t.request.headers,
-          destinationIp: service.vip ?? '',
-        });
-  t.at(hop).decision = decision.decision;
-  if (decision.policy) t.at(hop).policy = decision.policy;
-  if (policies.length > 0) t.at(hop).notes.push(`authorization: ${decision.reason}`);
+  const decision = authorizeAtWaypoint(t, hop, policies, client, port, service.vip ?? '');
   const servicePort = service.ports.find((p) => p.port === port);
   const endpoint = service.endpoints[0];
   const report = (peer: Workload | undefined) =>
@@ -260,6 +244,35 @@ function waypointHop(
   return t.walks.deliver(t, connection(w, hop, true, endpoint.ip, endpointPort, endpoint.workload));
 }
 
+/** A waypoint's L7 authorization of the request, written on its hop. */
+function authorizeAtWaypoint(
+  t: Tracer,
+  hop: number,
+  policies: readonly KubeObject[],
+  client: Workload | undefined,
+  port: number,
+  destinationIp: string,
+) {
+  const decision =
+    policies.length === 0
+      ? NoPolicy
+      : t.mesh.authorization.evaluate(policies, {
+          principal: client ? principalOf(client, t.mesh.config.trustDomain) : undefined,
+          sourceIp: client?.ip ?? '198.51.100.7',
+          requestPrincipal: requestPrincipalOf(t.request.headers),
+          host: t.request.authority,
+          method: t.request.method,
+          path: t.request.path,
+          port,
+          headers: t.request.headers,
+          destinationIp,
+        });
+  t.at(hop).decision = decision.decision;
+  if (decision.policy) t.at(hop).policy = decision.policy;
+  if (policies.length > 0) t.at(hop).notes.push(`authorization: ${decision.reason}`);
+  return decision;
+}
+
 /** A ztunnel hop that sends over HBONE to a waypoint. */
 function towardWaypoint(h: Hop, waypoint: Waypoint): void {
   h.route = 'waypoint';
@@ -291,23 +304,7 @@ function toWorkloadWaypoint(
   const hop = t.hop('waypoint', waypoint.workload, 'inbound', `inbound-pod ${pod.ip}:${port}`, true);
   t.at(hop).tls = 'HBONE (mTLS)';
   const policies = ambientOf(t.mesh).workloadPolicies(waypoint);
-  const decision =
-    policies.length === 0
-      ? NoPolicy
-      : t.mesh.authorization.evaluate(policies, {
-          principal: principalOf(client, t.mesh.config.trustDomain),
-          sourceIp: client.ip,
-          requestPrincipal: requestPrincipalOf(t.request.headers),
-          host: t.request.authority,
-          method: t.request.method,
-          path: t.request.path,
-          port,
-          headers: t.request.headers,
-          destinationIp: pod.ip,
-        });
-  t.at(hop).decision = decision.decision;
-  if (decision.policy) t.at(hop).policy = decision.policy;
-  if (policies.length > 0) t.at(hop).notes.push(`authorization: ${decision.reason}`);
+  const decision = authorizeAtWaypoint(t, hop, policies, client, port, pod.ip);
   if (!decision.allowed)
     return t.localReply(
       hop,
