@@ -6,6 +6,7 @@ import {
   type RequestAuthenticationSpec,
 } from '../model/specs.ts';
 import { kubeflowConfigFrom } from '../kubeflow/config.ts';
+import { kserveConfigFrom, type KServeConfig } from '../kserve/config.ts';
 import { type Snapshot, labelsMatch } from '../load/snapshot.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import type { MeshService } from '../mesh/services.ts';
@@ -66,6 +67,7 @@ export class Migration {
   readonly waypointNamespaces = new Map<string, Set<string>>();
   readonly waypointServicesByNamespace = new Map<string, MeshService[]>();
   #podsByNamespace: Map<string, Workload[]> | undefined;
+  #kserve: KServeConfig | undefined;
   #servicesByNamespace: Map<string, MeshService[]> | undefined;
   /** Service `ns/name` → the Services (`ns/name`) whose mesh routes send to it, and the reverse. */
   readonly routedFrom = new Map<string, Set<string>>();
@@ -87,6 +89,14 @@ export class Migration {
     this.trustDomain = this.mesh.config.trustDomain;
     this.root = this.mesh.config.rootNamespace;
     this.waypointName = kubeflowConfigFrom(snapshot).waypointName;
+  }
+
+  /**
+   * KServe's configuration (its defaults when the input has no `inferenceservice-config`), read once for
+   * every phase; a malformed one is an InputError at its key and field (bad input, as for render).
+   */
+  get kserve(): KServeConfig {
+    return (this.#kserve ??= kserveConfigFrom(this.snapshot, this.mesh.clusterDomain));
   }
 
   // ---- bookkeeping ----

@@ -10,7 +10,6 @@
  */
 import type { KubeObject } from '../model/object.ts';
 import { dataOf } from '../model/specs.ts';
-import { kserveConfigFrom } from '../kserve/config.ts';
 import { istio, Migration } from './context.ts';
 import { action, changed } from './migration-report.ts';
 
@@ -60,7 +59,7 @@ export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse
   }
   const kserve = m.snapshot.list('', 'ConfigMap').find((c) => c.metadata.name === 'inferenceservice-config');
   if (kserve) {
-    const { ingress } = kserveConfigFrom(m.snapshot, m.mesh.clusterDomain);
+    const { ingress } = m.kserve;
     if (!ingress.enableGatewayApi)
       use(ingress.ingressGateway, {
         configMap: kserve,

@@ -5,7 +5,7 @@
  * mode has no use for.
  */
 import { specOf, type DestinationRuleSpec, type PodSpec } from '../model/specs.ts';
-import { isKnativeMode, kserveConfigFrom, parseDeploymentMode } from '../kserve/config.ts';
+import { isKnativeMode, parseDeploymentMode } from '../kserve/config.ts';
 import type { KubeObject } from '../model/object.ts';
 import { gatewayClassOf } from '../model/specs.ts';
 import { Annotation, GatewayClass, Label } from '../model/vocabulary.ts';
@@ -25,12 +25,7 @@ export function keptNamespaces(m: Migration): void {
   for (const ns of m.snapshot.list('', 'Namespace'))
     if (ns.metadata.labels?.[Label.Mode] === 'sidecar')
       keep(ns.metadata.name ?? '', `labelled ${Label.Mode}: sidecar`);
-  let defaultMode: string = 'Serverless';
-  try {
-    defaultMode = kserveConfigFrom(m.snapshot, m.mesh.clusterDomain).defaultDeploymentMode;
-  } catch {
-    // A broken KServe configuration is render's to report; migration assumes KServe's default.
-  }
+  const defaultMode = m.kserve.defaultDeploymentMode;
   for (const isvc of m.snapshot.list('serving.kserve.io', 'InferenceService')) {
     const annotated = parseDeploymentMode(isvc.metadata.annotations?.[Annotation.DeploymentMode]);
     const mode = annotated ?? parseDeploymentMode(defaultMode);

@@ -101,6 +101,12 @@ describe('kfmesh migrate --to ambient', () => {
     ['--to sidecar', ['migrate', '--to', 'sidecar'], undefined, /--to must be one of ambient/],
     ['-o xml', ['migrate', '--to', 'ambient', '-o', 'xml'], undefined, /-o must be one of yaml, json/],
     ['broken YAML', ['migrate', '-', '--to', 'ambient'], 'kind: [', /<stdin>:1:\d+/],
+    [
+      'a malformed inferenceservice-config',
+      ['migrate', '-', '--to', 'ambient'],
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: inferenceservice-config, namespace: kubeflow}\ndata:\n  deploy: "{not json"\n',
+      /<stdin>:1:1: ConfigMap kubeflow\/inferenceservice-config: data\.ingress: missing/,
+    ],
   ];
   for (const [name, args, stdin, message] of badInput) {
     test(`bad input (${name}): exit 2, a message, nothing written`, () => {
