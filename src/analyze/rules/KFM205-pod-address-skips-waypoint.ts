@@ -11,6 +11,9 @@ import type { Finding } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
 import { traceRequest } from '../../mesh/trace.ts';
 import { AmbientIndex } from '../../mesh/trace/ambient.ts';
+import { requestPrincipalOf } from '../../mesh/trace/inbound.ts';
+import { policySpec } from '../../mesh/authorization.ts';
+import { principalOf } from '../../model/identity.ts';
 import { requestVariants } from '../../mesh/request-variants.ts';
 import type { MeshService } from '../../mesh/services.ts';
 import type { Workload } from '../../mesh/workloads.ts';
@@ -28,9 +31,17 @@ export const podAddressSkipsWaypoint: Rule = {
     const mesh = context.mesh();
     if (mesh.waypoints.size === 0) return [];
     const ambient = AmbientIndex.of(mesh);
+    // One client per identity and proxy: ztunnel and the waypoint judge by identity (and address, which
+    // only ipBlocks read; those are rare enough to leave to verify --equivalence, which traces them all).
+    const seen = new Set<string>();
     const clients = [...mesh.workloadByName]
       .sort(([a], [b]) => (a < b ? -1 : 1))
-      .filter(([, w]) => w.proxy === 'sidecar' || w.proxy === 'ambient')
+      .filter(([, w]) => {
+        const key = `${w.namespace}/${w.serviceAccount}/${w.proxy}`;
+        if ((w.proxy !== 'sidecar' && w.proxy !== 'ambient') || seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      })
       .map(([name]) => name);
     const variants = requestVariants([mesh.snapshot]);
     const findings: Finding[] = [];
@@ -38,7 +49,8 @@ export const podAddressSkipsWaypoint: Rule = {
     for (const service of mesh.services) {
       const waypoint = ambient.service(service).waypoint;
       if (!waypoint || waypoint.trafficType !== 'service') continue;
-      if (ambient.policies(service, waypoint).length === 0) continue;
+      const policies = ambient.policies(service, waypoint);
+      if (policies.length === 0 || admitsEveryone(policies)) continue;
       const bypass = firstBypass(mesh, service, clients, variants);
       if (!bypass) continue;
       const object = bypass.policy ?? service.object;
@@ -91,9 +103,18 @@ function firstBypass(
   const podName = `${pod.namespace}/${pod.name}`;
   const serviceUrl = `http://${service.hostname}:${port.port}/`;
   const podUrl = `http://${endpoint.ip}:${endpoint.portFor(port)}/`;
-  for (const client of clients)
+  const ambient = AmbientIndex.of(mesh);
+  const waypoint = ambient.service(service).waypoint;
+  const waypointPolicies = waypoint ? ambient.policies(service, waypoint) : [];
+  for (const client of clients) {
+    const sender = mesh.workloadByName.get(client);
+    if (client === podName || !sender) continue;
+    // Cheap first: a client whose direct connection ztunnel refuses cannot skip the waypoint.
+    const mtls = sender.proxy === 'ambient';
+    if (!ambient.inbound(pod, sender, endpoint.portFor(port), mtls).decision.allowed) continue;
     for (const variant of variants) {
-      if (client === podName) continue;
+      // Cheap again: the waypoint's own verdict, before the traces that prove it.
+      if (waypointAdmits(mesh, waypointPolicies, sender, service, port.port, variant)) continue;
       const viaService = traceRequest(mesh, { from: client, url: serviceUrl, ...variant });
       if (!viaService.hops.some((h) => h.kind === 'waypoint' && h.decision === 'deny')) continue;
       const direct = traceRequest(mesh, { from: client, url: podUrl, ...variant });
@@ -110,7 +131,42 @@ function firstBypass(
         direct,
       };
     }
+  }
   return undefined;
+}
+
+/** Whether policies admit every request: no DENY or CUSTOM among them, and an ALLOW rule that matches all. */
+function admitsEveryone(policies: readonly KubeObject[]): boolean {
+  const specs = policies.map((p) => policySpec(p));
+  return (
+    specs.every((s) => (s.action ?? 'ALLOW') === 'ALLOW' || s.action === 'AUDIT') &&
+    specs.some(
+      (s) => (s.action ?? 'ALLOW') === 'ALLOW' && (s.rules ?? []).some((r) => Object.keys(r).length === 0),
+    )
+  );
+}
+
+/** Whether the Service's waypoint policies admit this client's request (as the waypoint would judge it). */
+function waypointAdmits(
+  mesh: Mesh,
+  policies: readonly KubeObject[],
+  client: Workload,
+  service: MeshService,
+  port: number,
+  variant: { method: string; headers: Record<string, string> },
+): boolean {
+  if (policies.length === 0) return true;
+  return mesh.authorization.evaluate(policies, {
+    principal: principalOf(client, mesh.config.trustDomain),
+    sourceIp: client.ip,
+    requestPrincipal: requestPrincipalOf(variant.headers),
+    host: port === 80 ? service.hostname : `${service.hostname}:${port}`,
+    method: variant.method,
+    path: '/',
+    port,
+    headers: variant.headers,
+    destinationIp: service.vip ?? '',
+  }).allowed;
 }
 
 function describe(trace: TraceResult): string {
