@@ -2,8 +2,9 @@
  * Migration phase: NetworkPolicies (docs/semantics.md, NetworkPolicy). The CNI keeps enforcing them on
  * the wire after the migration, where the traffic now looks different: the ingress gateway's pods are
  * the converted gateway's, in its namespace, and ambient pods receive mesh traffic over HBONE on 15008.
- * A peer that admitted the old gateway's pods admits the converted gateway's pods too, and a rule that
- * limits the ports of pods going ambient admits 15008. Each change is in the report.
+ * A peer that took the old gateway's pods (as sources of ingress, or destinations of egress) takes the
+ * converted gateway's pods too, and a rule that limits the ports of pods going ambient admits 15008. Each
+ * change is in the report.
  */
 import type { KubeObject } from '../model/object.ts';
 import { specOf, type NetworkPolicyPeer, type NetworkPolicySpec } from '../model/specs.ts';
@@ -21,14 +22,26 @@ export function networkPolicies(m: Migration): void {
     const namespace = policy.metadata.namespace ?? 'default';
     const ingress = (spec.ingress ?? []).map((rule, r) => ({
       ...rule,
-      ...(rule.from ? { from: withNewGateways(m, policy, namespace, rule.from, r) } : {}),
+      ...(rule.from
+        ? { from: withNewGateways(m, policy, namespace, rule.from, `spec.ingress[${r}].from`) }
+        : {}),
       ...(rule.ports && goesAmbient(m, policy, spec) && !rule.ports.some((p) => p.port === HboneTargetPort)
         ? { ports: withHbone(m, policy, rule.ports, r) }
         : {}),
     }));
-    if (JSON.stringify(ingress) === JSON.stringify(spec.ingress ?? [])) continue;
+    // Egress: a rule that let the policy's pods reach the old gateway's pods lets them reach the new ones.
+    const egress = spec.egress?.map((rule, r) =>
+      rule.to
+        ? { ...rule, to: withNewGateways(m, policy, namespace, rule.to, `spec.egress[${r}].to`) }
+        : rule,
+    );
+    if (
+      JSON.stringify(ingress) === JSON.stringify(spec.ingress ?? []) &&
+      JSON.stringify(egress) === JSON.stringify(spec.egress)
+    )
+      continue;
     const current = m.current(policy);
-    m.change(policy, { ...current, spec: { ...spec, ingress } });
+    m.change(policy, { ...current, spec: { ...spec, ingress, ...(egress ? { egress } : {}) } });
   }
 }
 
@@ -38,7 +51,7 @@ function withNewGateways(
   policy: KubeObject,
   namespace: string,
   peers: NetworkPolicyPeer[],
-  rule: number,
+  field: string,
 ): NetworkPolicyPeer[] {
   return peers.flatMap((peer) => {
     const gateways = [...m.newGateways.values()].filter((g) =>
@@ -52,8 +65,8 @@ function withNewGateways(
       m.note(
         policy,
         changed(
-          `spec.ingress[${rule}].from`,
-          `admits the pods of the converted gateway ${g.namespace}/${g.name} (Deployment ${g.name}-istio) as it admitted the old gateway's`,
+          field,
+          `takes the pods of the converted gateway ${g.namespace}/${g.name} (Deployment ${g.name}-istio) as it took the old gateway's`,
         ),
       );
     return [peer, ...added];

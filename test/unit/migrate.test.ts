@@ -391,6 +391,32 @@ describe('migrate: NetworkPolicies', () => {
     );
   });
 
+  test("an egress rule that let pods reach the old gateway's pods lets them reach the converted gateway's", () => {
+    const toGateway = netpol('apps', 'to-gateway', {
+      podSelector: { matchLabels: { app: 'ui' } },
+      policyTypes: ['Egress'],
+      egress: [
+        {
+          to: [
+            {
+              namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'istio-system' } },
+              podSelector: { matchLabels: { app: 'istio-ingressgateway' } },
+            },
+          ],
+        },
+      ],
+    });
+    const r = migrate([...ingress, ns('apps'), ...app('ui'), routed, toGateway]);
+    const egress = spec(find(r, 'NetworkPolicy', 'apps', 'to-gateway'))['egress'] as { to: JsonRecord[] }[];
+    assert.deepEqual(egress[0]?.to[1], {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'apps' } },
+      podSelector: { matchLabels: { 'gateway.networking.k8s.io/gateway-name': 'web' } },
+    });
+    assert.ok(
+      notesOf(r, 'NetworkPolicy', 'to-gateway').some((n) => n.startsWith('changed spec.egress[0].to:')),
+    );
+  });
+
   test('a rule limiting the ports of pods going ambient admits HBONE (15008) too; in a namespace kept in sidecar mode it does not', () => {
     assert.deepEqual(ingressOf(result)[0]?.ports, [{ port: 8080 }, { protocol: 'TCP', port: 15008 }]);
     const kept = migrate([
