@@ -9,6 +9,7 @@
 import type { NetworkPolicies } from '../mesh/network-policy.ts';
 import { HboneTargetPort } from '../mesh/trace/network.ts';
 import type { Workload } from '../mesh/workloads.ts';
+import { servicePortsOf } from '../mesh/services.ts';
 import { Label } from '../model/vocabulary.ts';
 import type { AuthorizationRule } from '../model/specs.ts';
 import { security, type Migration } from './context.ts';
@@ -111,9 +112,7 @@ function portLimits(m: Migration, policies: NetworkPolicies, sources: readonly S
   };
   const wide = peersOn(HboneTargetPort);
   const inRange = (p: number) => ranges.some(([from, to]) => p >= from && p <= to);
-  const servicePorts = m.mesh.services.flatMap((s) =>
-    s.endpoints.filter((e) => e.workload === pod).flatMap((e) => s.ports.map((p) => e.portFor(p))),
-  );
+  const servicePorts = servicePortsOf(m.mesh, pod).map((p) => p.targetPort);
   const listed = [...new Set([...named, ...servicePorts, ...pod.containerPorts.values()])]
     .filter((p) => p !== HboneTargetPort)
     .sort((a, b) => a - b);

@@ -7,6 +7,7 @@ import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import type { Workload } from './workloads.ts';
+import { MeshOnce } from './memo.ts';
 import { Annotation, AppProtocol, Label } from '../model/vocabulary.ts';
 
 /** Istio's port protocols. `Unsupported` means auto-detected ("sniffed"). */
@@ -42,6 +43,42 @@ export interface ServiceEndpoint {
   workload?: Workload;
   /** The endpoint port for a service port (by service port name, or number when unnamed). */
   portFor(servicePort: ServicePort): number;
+}
+
+/** A port of a Service that sends to a workload, with the port it arrives on at the workload's pod. */
+export interface WorkloadServicePort {
+  service: MeshService;
+  port: ServicePort;
+  targetPort: number;
+}
+
+const byWorkload = new MeshOnce<Map<Workload, WorkloadServicePort[]>>('service ports by workload');
+
+/**
+ * The Service ports whose endpoints include a workload's pod, each with its target port there, in the
+ * mesh's Service order; indexed once per mesh (a walk over every endpoint), not searched per workload.
+ */
+export function servicePortsOf(
+  mesh: { services: readonly MeshService[] },
+  workload: Workload,
+): readonly WorkloadServicePort[] {
+  const index = byWorkload.get(mesh, () => {
+    const out = new Map<Workload, WorkloadServicePort[]>();
+    for (const service of mesh.services)
+      for (const port of service.ports) {
+        const seen = new Set<string>();
+        for (const e of service.endpoints) {
+          if (!e.workload) continue;
+          const targetPort = e.portFor(port);
+          const key = `${e.workload.namespace}/${e.workload.podName}/${targetPort}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          addTo(out, e.workload, { service, port, targetPort });
+        }
+      }
+    return out;
+  });
+  return index.get(workload) ?? [];
 }
 
 /** A Service in the registry. */

@@ -20,7 +20,7 @@ import { specOf } from '../model/specs.ts';
 import { policySpec } from '../mesh/authorization.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh } from '../mesh/mesh.ts';
-import { isHttpProtocol, Protocol } from '../mesh/services.ts';
+import { isHttpProtocol, Protocol, servicePortsOf } from '../mesh/services.ts';
 import { traceRequest } from '../mesh/trace.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { ClientClasses, type TracedOutcome } from './client-classes.ts';
@@ -28,7 +28,6 @@ import type { Hop, TraceResult } from '../model/trace-result.ts';
 import { TraceInputError } from '../mesh/trace/request.ts';
 import { ingressGatewaysServing } from '../mesh/trace/gateway.ts';
 import type { Mesh } from '../mesh/compiled.ts';
-import { MeshMemo } from '../mesh/memo.ts';
 import { requestVariants } from '../mesh/request-variants.ts';
 
 /** One request of the matrix. */
@@ -315,19 +314,12 @@ function podOutcome(mesh: Mesh, request: MatrixRequest, name: string): TracedOut
 }
 
 /** The Service addresses (`host:port`) whose requests a Service sends to this pod on this port. */
-const podServices = new MeshMemo<string, string[]>('services of a pod port');
-
 function servicesOfPod(mesh: Mesh, pod: Workload, port: number): string[] {
-  return podServices.get(mesh, `${pod.namespace}/${pod.name}|${port}`, () => {
-    const out: string[] = [];
-    for (const s of mesh.services) {
-      if (s.type !== 'ClusterIP') continue;
-      for (const p of s.ports)
-        if (s.endpoints.some((e) => e.workload === pod && e.portFor(p) === port))
-          out.push(p.port === 80 ? s.hostname : `${s.hostname}:${p.port}`);
-    }
-    return out.sort();
-  });
+  const out = new Set<string>();
+  for (const { service, port: p, targetPort } of servicePortsOf(mesh, pod))
+    if (service.type === 'ClusterIP' && targetPort === port)
+      out.add(p.port === 80 ? service.hostname : `${service.hostname}:${p.port}`);
+  return [...out].sort();
 }
 
 function traced(mesh: Mesh, request: MatrixRequest & { via?: string }): TracedOutcome<RequestOutcome> {
