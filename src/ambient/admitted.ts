@@ -180,6 +180,26 @@ export function convertedNetworkPolicies(
   };
 }
 
+/**
+ * The notes `identitiesOf` gives, kept per NetworkPolicy (`ns/name`) without repeats, each naming the
+ * AuthorizationPolicy `deny` that could not say what it notes.
+ */
+export function notesFor(deny: string): {
+  notes: Map<string, Note[]>;
+  note: (policy: string, note: (deny: string) => Note) => void;
+} {
+  const notes = new Map<string, Note[]>();
+  return {
+    notes,
+    note: (policy, make) => {
+      const n = make(deny);
+      const list = notes.get(policy) ?? [];
+      if (!list.some((known) => known.message === n.message)) list.push(n);
+      notes.set(policy, list);
+    },
+  };
+}
+
 /** Notes on each NetworkPolicy (`ns/name`) of what a phase did for it, and what identities could not say. */
 export function noteOnPolicies(
   m: Migration,

@@ -163,12 +163,16 @@ export class Migration {
     addTo(this.waypointServicesByNamespace, service.namespace, service);
   }
 
-  /** Pods in the mesh in sidecar mode (the ones policies applied to), by namespace. */
+  /** Whether a pod runs a sidecar now and goes ambient with the migration (its namespace is not kept). */
+  goesAmbient(w: Workload): boolean {
+    return w.proxy === 'sidecar' && !this.isKept(w.namespace);
+  }
+
+  /** Pods in the mesh in sidecar mode (the ones policies applied to) that go ambient, by namespace. */
   sidecarPods(): Map<string, Workload[]> {
     if (this.#podsByNamespace) return this.#podsByNamespace;
     const index = new Map<string, Workload[]>();
-    for (const w of this.mesh.workloads)
-      if (w.proxy === 'sidecar' && !this.isKept(w.namespace)) addTo(index, w.namespace, w);
+    for (const w of this.mesh.workloads) if (this.goesAmbient(w)) addTo(index, w.namespace, w);
     this.#podsByNamespace = index;
     return index;
   }

@@ -13,11 +13,11 @@ import { servicePortsOf } from '../mesh/services.ts';
 import { Label } from '../model/vocabulary.ts';
 import type { AuthorizationRule } from '../model/specs.ts';
 import { security, type Migration } from './context.ts';
-import type { Note } from './migration-report.ts';
 import {
   admittedKey,
   convertedNetworkPolicies,
   noteOnPolicies,
+  notesFor,
   denyRule,
   identitiesOf,
   sourcesOf,
@@ -36,14 +36,14 @@ export function hbonePorts(m: Migration): void {
     const workload = `${pod.namespace}/${pod.name}`;
     if (done.has(workload)) continue;
     done.add(workload);
-    const limits = portLimits(m, policies, sources, pod);
-    if (!limits) continue;
     const name = m.freeName(
       security,
       'AuthorizationPolicy',
       pod.namespace,
       `${pod.name}-network-policy-ports`,
     );
+    const limits = portLimits(m, policies, sources, pod, `${pod.namespace}/${name}`);
+    if (!limits) continue;
     m.add(
       {
         apiVersion: `${security}/v1`,
@@ -79,23 +79,23 @@ const everyone: Admitted = {
  * The DENY rules that keep a pod's per-port sources, or undefined when every port admits what 15008 now
  * does: for each port a rule or a Service names, and for every other port together.
  */
-function portLimits(m: Migration, policies: NetworkPolicies, sources: readonly Source[], pod: Workload) {
+function portLimits(
+  m: Migration,
+  policies: NetworkPolicies,
+  sources: readonly Source[],
+  pod: Workload,
+  deny: string,
+) {
   const onHbone = policies.admittedPeers(pod, HboneTargetPort);
   const { ports: named, ranges } = policies.ingressPorts(pod);
   if (named.length === 0 && ranges.length === 0) return undefined;
-  const deny = `${pod.namespace}/${pod.name}-network-policy-ports`;
-  const notes = new Map<string, Note[]>();
+  const { notes, note } = notesFor(deny);
   // Behind a waypoint ztunnel sees the waypoint as the source; the waypoint's own DENY judges the client.
   const waypoint = m.behindWaypoint(pod) ? m.waypointPrincipal(pod.namespace) : undefined;
   const admittedOn = (port: number): Admitted | undefined => {
     const peers = policies.admittedPeers(pod, port);
     if (peers.open) return undefined;
-    const admitted = identitiesOf(policies, peers.peers, sources, (policy, note) => {
-      const n = note(deny);
-      const list = notes.get(policy) ?? [];
-      if (!list.some((known) => known.message === n.message)) list.push(n);
-      notes.set(policy, list);
-    });
+    const admitted = identitiesOf(policies, peers.peers, sources, note);
     if (waypoint) admitted.principals.add(waypoint);
     return admitted;
   };

@@ -25,7 +25,9 @@ export function networkPolicies(m: Migration): void {
       ...(rule.from
         ? { from: withNewGateways(m, policy, namespace, rule.from, `spec.ingress[${r}].from`) }
         : {}),
-      ...(rule.ports && goesAmbient(m, policy, spec) && !rule.ports.some((p) => p.port === HboneTargetPort)
+      ...(rule.ports &&
+      selectsPodsGoingAmbient(m, policy, spec) &&
+      !rule.ports.some((p) => p.port === HboneTargetPort)
         ? { ports: withHbone(m, policy, rule.ports, r) }
         : {}),
     }));
@@ -90,14 +92,10 @@ function withHbone(
 }
 
 /** Whether the policy selects pods that run with sidecars now and in ambient mode after the migration. */
-function goesAmbient(m: Migration, policy: KubeObject, spec: NetworkPolicySpec): boolean {
+function selectsPodsGoingAmbient(m: Migration, policy: KubeObject, spec: NetworkPolicySpec): boolean {
   const namespace = policy.metadata.namespace ?? 'default';
-  if (m.isKept(namespace)) return false;
-  return m.mesh.workloads.some(
-    (w) =>
-      w.namespace === namespace &&
-      w.proxy === 'sidecar' &&
-      peerMatchesPod({ podSelector: spec.podSelector ?? {} }, namespace, w, namespaceLabels(m, w)),
+  return (m.sidecarPods().get(namespace) ?? []).some((w) =>
+    peerMatchesPod({ podSelector: spec.podSelector ?? {} }, namespace, w, namespaceLabels(m, w)),
   );
 }
 

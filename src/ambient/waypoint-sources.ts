@@ -18,11 +18,12 @@ import type { NetworkPolicies } from '../mesh/network-policy.ts';
 import type { MeshService } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { security, type Migration } from './context.ts';
-import { changed, type Note } from './migration-report.ts';
+import { changed } from './migration-report.ts';
 import {
   admittedKey,
   convertedNetworkPolicies,
   noteOnPolicies,
+  notesFor,
   denyRule,
   identitiesOf,
   intersect,
@@ -88,7 +89,7 @@ function admittedByPort(
   service: MeshService,
   deny: string,
 ) {
-  const notes = new Map<string, Note[]>();
+  const { notes, note } = notesFor(deny);
   const involved = new Set<string>();
   const byPorts = new Map<string, { ports: number[]; admitted: Admitted }>();
   for (const port of service.ports) {
@@ -97,12 +98,7 @@ function admittedByPort(
       const peers = policies.admittedPeers(pod, targetPort);
       if (peers.open) continue;
       peers.by.forEach((p) => involved.add(p));
-      const here = identitiesOf(policies, peers.peers, sources, (policy, note) => {
-        const list = notes.get(policy) ?? [];
-        const n = note(deny);
-        if (!list.some((known) => known.message === n.message)) list.push(n);
-        notes.set(policy, list);
-      });
+      const here = identitiesOf(policies, peers.peers, sources, note);
       admitted = admitted ? intersect(admitted, here) : here;
     }
     if (!admitted || admitted.everyone) continue;
@@ -208,18 +204,14 @@ function podsReached(m: Migration, service: MeshService, port: number): [Workloa
   const out: [Workload, number][] = [];
   const servicePort = service.ports.find((p) => p.port === port);
   for (const endpoint of service.endpoints)
-    if (endpoint.workload && servicePort && goesAmbient(m, endpoint.workload))
+    if (endpoint.workload && servicePort && m.goesAmbient(endpoint.workload))
       out.push([endpoint.workload, endpoint.portFor(servicePort)]);
   for (const key of m.routesTo.get(`${service.namespace}/${service.name}`) ?? []) {
     const [ns = '', name = ''] = key.split('/');
     const routed = m.mesh.services.find((s) => s.namespace === ns && s.name === name);
     for (const endpoint of routed?.endpoints ?? [])
-      if (endpoint.workload && goesAmbient(m, endpoint.workload))
+      if (endpoint.workload && m.goesAmbient(endpoint.workload))
         for (const p of routed?.ports ?? []) out.push([endpoint.workload, endpoint.portFor(p)]);
   }
   return out;
-}
-
-function goesAmbient(m: Migration, pod: Workload): boolean {
-  return pod.proxy === 'sidecar' && !m.isKept(pod.namespace);
 }
