@@ -6,7 +6,7 @@
  * controller binds notebooks to `ISTIO_GATEWAY` (with `USE_ISTIO: "true"`), and the profile controller
  * writes `ISTIO_INGRESS_GATEWAY_PRINCIPAL` into every new Profile's owner policy. A gateway any of them
  * names is kept beside its conversion, so what they create next is served; the profile controller's
- * principal follows the ingress identity that exists after the migration. Each is in the report.
+ * principal names the gateway that what they create next is routed through. Each is in the report.
  */
 import type { KubeObject } from '../model/object.ts';
 import { dataOf } from '../model/specs.ts';
@@ -72,10 +72,11 @@ export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse
 }
 
 /**
- * The profile controller's ingress principal: it names the old gateway's identity; after the migration
- * the users' ingress is the converted gateway, so it names that one. While the old gateway is kept (its
- * controllers build on it), owner policies the profile controller writes admit one of the two only,
- * which the report says with the patch that picks the other.
+ * The profile controller's ingress principal: it names the old gateway's identity. Where the old gateway
+ * goes, the users' ingress is the converted gateway, so it names that one. Where the old gateway is kept
+ * because controllers build on it, what they create next (notebooks, models) is routed through the old
+ * gateway only, so the owner policies the profile controller writes must admit that gateway's identity:
+ * it stays, and the report gives the patch that names the converted gateway once the old one can go.
  */
 export function profileControllerPrincipal(m: Migration): void {
   const key = 'ISTIO_INGRESS_GATEWAY_PRINCIPAL';
@@ -85,6 +86,17 @@ export function profileControllerPrincipal(m: Migration): void {
     const renamed = old === undefined ? undefined : m.principalRenames.get(old);
     const next = renamed?.find((p) => p !== old);
     if (old === undefined || next === undefined) continue;
+    if (renamed?.includes(old)) {
+      const patch = JSON.stringify({ data: { [key]: next } });
+      m.note(
+        configMap,
+        action(
+          `data.${key}`,
+          `kept (${old}): the old gateway stays because controllers build on it, and what they create next is routed through it, so the owner policies the profile controller writes admit its identity; once the old gateway can go, apply kubectl patch configmap -n ${configMap.metadata.namespace ?? 'default'} ${configMap.metadata.name ?? ''} --type=merge -p '${patch}' and restart the profile controller`,
+        ),
+      );
+      continue;
+    }
     const current = m.current(configMap);
     m.change(configMap, { ...current, data: { ...dataOf(current), [key]: next } });
     m.note(
@@ -94,16 +106,6 @@ export function profileControllerPrincipal(m: Migration): void {
         `the profile controller writes this principal into every new Profile's owner policy: it is the converted ingress gateway's (${next}) now, which replaces ${old}`,
       ),
     );
-    if (renamed?.includes(old)) {
-      const patch = JSON.stringify({ data: { [key]: old } });
-      m.note(
-        configMap,
-        action(
-          `data.${key}`,
-          `the old gateway (${old}) is kept because controllers build on it, but the profile controller writes one principal: owner policies it writes from now on refuse requests that come through the old gateway; while users still come that way apply kubectl patch configmap -n ${configMap.metadata.namespace ?? 'default'} ${configMap.metadata.name ?? ''} --type=merge -p '${patch}' and restart the profile controller`,
-        ),
-      );
-    }
   }
 }
 

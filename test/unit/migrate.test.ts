@@ -331,12 +331,15 @@ describe("migrate: the controllers' configuration", () => {
         ),
         namer.metadata.name,
       );
-      // The profile controller writes one principal: the new one, and the report says what that refuses.
-      assert.equal(principal(result), 'cluster.local/ns/apps/sa/web-istio');
+      // What the controllers create next is routed through the kept gateway: the profile controller keeps
+      // admitting its identity, and the report gives the patch for when it goes.
+      assert.equal(principal(result), oldGatewayPrincipal);
       assert.ok(
         notesOf(result, 'ConfigMap', 'profiles-config-abc').some(
           (n) =>
-            n.startsWith('action') && n.includes('kubectl patch configmap -n kubeflow profiles-config-abc'),
+            n.startsWith('action') &&
+            n.includes('kubectl patch configmap -n kubeflow profiles-config-abc') &&
+            n.includes('web-istio'),
         ),
       );
     }
