@@ -26,8 +26,16 @@ export const layers = [
     about: 'the migration from sidecar to ambient mode',
   },
   { folder: 'analyze', may: ['model', 'load', 'mesh', 'ambient'], about: 'the analyzer and its rules' },
-  { folder: 'verify', may: ['model', 'load', 'mesh'], about: 'request cases and the equivalence proof' },
-  { folder: 'example', may: ['model', 'load', 'render', 'ambient'], about: 'the built-in example platform' },
+  {
+    folder: 'verify',
+    may: ['model', 'load', 'mesh', 'kserve', 'kubeflow'],
+    about: 'request cases, the equivalence proof and its probes of what controllers create next',
+  },
+  {
+    folder: 'example',
+    may: ['model', 'load', 'kubeflow', 'render', 'ambient'],
+    about: 'the built-in example platform',
+  },
   { folder: 'controller', may: ['model', 'kube', 'load', 'render'], about: 'the controller and its manager' },
   {
     folder: 'console',

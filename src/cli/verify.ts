@@ -7,7 +7,13 @@ import { readStandardInput } from '../load/files.ts';
 import { OutputFormat } from '../model/serialize.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import { parseCases, runCases, type CaseResult } from '../verify/cases.ts';
-import { checkEquivalence, type EquivalenceResult, type MatrixRequest } from '../verify/equivalence.ts';
+import {
+  checkEquivalence,
+  describeOutcome,
+  type EquivalenceResult,
+  type MatrixRequest,
+} from '../verify/equivalence.ts';
+import { checkProbes, type ProbeReport } from '../verify/probes.ts';
 import {
   ExitCode,
   oneOf,
@@ -28,7 +34,11 @@ export interface VerifyFlags extends ClusterFlags {
   clusterDomain: string;
 }
 
-/** Runs `kfmesh verify`. Exit 1 when a case fails, or a request denied before is answered after. */
+/**
+ * Runs `kfmesh verify`. Exit 1 when a case fails, or a request denied before is answered after (of the
+ * matrix, or a probe of what the controllers create next). Probes that lose access are listed as failed,
+ * as lost access in the matrix is a warning.
+ */
 export function verifyCommand(paths: string[], flags: VerifyFlags, streams: Streams): Promise<ExitCode> {
   return runCommand(streams, async () => {
     const format = oneOf('-o', flags.output, ['text', 'json'] as const);
@@ -61,12 +71,13 @@ export function verifyCommand(paths: string[], flags: VerifyFlags, streams: Stre
         streams.stderr(`kfmesh: traced ${done} of ${total} requests\n`);
       },
     });
+    const probes = checkProbes(before, after, { clusterDomain: flags.clusterDomain });
     streams.stdout(
       format === OutputFormat.Json
-        ? `${JSON.stringify(result, null, 2)}\n`
-        : equivalenceText(result, flags.exhaustive === true),
+        ? `${JSON.stringify({ ...result, probes }, null, 2)}\n`
+        : `${equivalenceText(result, flags.exhaustive === true)}${probesText(probes)}`,
     );
-    return result.errors > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
+    return result.errors > 0 || probes.opened > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
   });
 }
 
@@ -140,4 +151,32 @@ function requestText(r: MatrixRequest): string {
     .map(([k, v]) => ` -H '${k}: ${k === 'authorization' ? 'Bearer …' : v}'`)
     .join('');
   return `${r.method} ${r.url}${r.pod ? ` (pod of ${r.pod})` : ''} from ${r.from}${headers}`;
+}
+
+/**
+ * The probes: what they stand for, each failed one with both outcomes, the ones not as meant on either
+ * side, then the verdict.
+ */
+export function probesText(report: ProbeReport): string {
+  if (report.probes === 0) return '';
+  const lines = [
+    '',
+    `${report.probes} probes of what the ${report.controllers.join(', ')} create next: ${report.failed} failed (${report.opened} opening access).`,
+  ];
+  const show = (r: ProbeReport['results'][number], label: string) => {
+    lines.push('', `${label}: ${r.name}`, `  - ${requestText(r.request)}`);
+    lines.push(`  before: ${describeOutcome(r.before)}`, `  after:  ${describeOutcome(r.after)}`);
+  };
+  for (const r of report.results) if (r.failed) show(r, 'probe failed');
+  for (const r of report.results)
+    if (!r.asIntended.before && !r.asIntended.after) show(r, 'probe not as meant on either side');
+  lines.push(
+    '',
+    report.opened > 0
+      ? 'PROBES FAILED: the change opens access to what the controllers create next.'
+      : report.failed > 0
+        ? 'PROBES FAILED: what the controllers create next works before the change and not after.'
+        : 'Every probe that works before the change works after it.',
+  );
+  return `${lines.join('\n')}\n`;
 }

@@ -20,6 +20,7 @@ import {
 } from './kubeflow.ts';
 import { Annotation, Label } from '../model/vocabulary.ts';
 import { runningPod } from './pods.ts';
+import { notebookServerObjects } from '../kubeflow/notebook.ts';
 
 const domain = 'example.com';
 const userNs = 'kubeflow-user-example-com';
@@ -467,43 +468,6 @@ function workload(
   ];
 }
 
-/** What the notebook controller runs for a notebook: a StatefulSet and a Service on port 80. */
-function notebookServer(ns: string, name: string): KubeObject[] {
-  const labels = { statefulset: name, 'notebook-name': name };
-  return [
-    {
-      apiVersion: 'apps/v1',
-      kind: 'StatefulSet',
-      metadata: { name, namespace: ns },
-      spec: {
-        selector: { matchLabels: { statefulset: name } },
-        template: {
-          metadata: { labels },
-          spec: {
-            serviceAccountName: 'default-editor',
-            containers: [
-              {
-                name,
-                image: 'ghcr.io/kubeflow/kubeflow/notebook-servers/jupyter-scipy:v1.10.0',
-                ports: [{ name: 'notebook-port', containerPort: 8888 }],
-              },
-            ],
-          },
-        },
-      },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name, namespace: ns },
-      spec: {
-        selector: { statefulset: name },
-        ports: [{ name: `http-${name}`, port: 80, targetPort: 8888, protocol: 'TCP' }],
-      },
-    },
-  ];
-}
-
 /**
  * Two Kubeflow Profiles with a notebook each, running (the notebook controller's StatefulSet and Service);
  * in `ml-research` also a pipeline step and a RawDeployment InferenceService with the predictor KServe
@@ -530,8 +494,8 @@ function profiles(): KubeObject[] {
   });
   return [
     namespace(researchNs, { [Label.IstioInjection]: 'enabled', [Label.AppPartOf]: 'kubeflow-profile' }),
-    ...notebookServer(userNs, 'my-notebook'),
-    ...notebookServer(researchNs, 'lab'),
+    ...notebookServerObjects(userNs, 'my-notebook'),
+    ...notebookServerObjects(researchNs, 'lab'),
     ...workload(researchNs, 'pipeline-step', { app: 'pipeline-step' }, 'default-editor'),
     ...workload(
       researchNs,

@@ -1,8 +1,8 @@
 /**
  * Kubeflow's mesh settings, read from the objects a cluster has: the profile controller's ConfigMap
  * (`USERID_HEADER`, `USERID_PREFIX`, `ISTIO_INGRESS_GATEWAY_PRINCIPAL`, `NOTEBOOK_CONTROLLER_PRINCIPAL`,
- * `KFP_UI_PRINCIPAL`; any ConfigMap whose name starts with `profiles-config`), its namespace-labels file
- * (ConfigMap `namespace-labels-data`, key `namespace-labels.yaml`), and kfmesh's own ConfigMap `kfmesh`
+ * `KFP_UI_PRINCIPAL`; any ConfigMap whose name starts with `profiles-config`), the notebook controller's
+ * (`USE_ISTIO`, `ISTIO_GATEWAY`; `notebook-controller-config*`), its namespace-labels file (ConfigMap `namespace-labels-data`, key `namespace-labels.yaml`), and kfmesh's own ConfigMap `kfmesh`
  * (`gatewayApiIngress: ns/name`, `waypointName`). Defaults are the ones Kubeflow's manifests ship.
  */
 import { dataOf } from '../model/specs.ts';
@@ -22,8 +22,10 @@ export interface KubeflowConfig {
   kfpUiPrincipal: string;
   /** Labels the profile controller adds to namespaces (`""` removes a key). */
   namespaceLabels: Record<string, string>;
-  /** The Istio Gateway notebooks are served through in sidecar mode. */
+  /** The Istio Gateway notebooks are served through in sidecar mode (`ISTIO_GATEWAY` of the notebook controller). */
   istioGateway: string;
+  /** The notebook controller writes a VirtualService per notebook (`USE_ISTIO: "true"`). */
+  notebookRoutes: boolean;
   /** The Gateway API ingress Gateway of ambient mode (`ns/name`, class istio). */
   gatewayApiIngress: { namespace: string; name: string };
   /**
@@ -45,6 +47,7 @@ export const defaultKubeflowConfig: KubeflowConfig = {
   kfpUiPrincipal: 'cluster.local/ns/kubeflow/sa/ml-pipeline-ui',
   namespaceLabels: {},
   istioGateway: 'kubeflow/kubeflow-gateway',
+  notebookRoutes: true,
   gatewayApiIngress: { namespace: 'kubeflow', name: 'kubeflow-gateway' },
   ambientIngressPrincipals: ['cluster.local/ns/kubeflow/sa/kubeflow-gateway-istio'],
   waypointName: 'waypoint',
@@ -91,6 +94,14 @@ export function kubeflowConfigFrom(snapshot: Snapshot): KubeflowConfig {
     config.notebookControllerPrincipal =
       text('NOTEBOOK_CONTROLLER_PRINCIPAL') ?? config.notebookControllerPrincipal;
     config.kfpUiPrincipal = text('KFP_UI_PRINCIPAL') ?? config.kfpUiPrincipal;
+  }
+  const notebooks = configMaps.find((cm) =>
+    (cm.metadata.name ?? '').startsWith('notebook-controller-config'),
+  );
+  if (notebooks) {
+    const data = dataOf(notebooks);
+    config.istioGateway = data['ISTIO_GATEWAY'] || config.istioGateway;
+    config.notebookRoutes = data['USE_ISTIO'] === 'true';
   }
   const labels = configMaps.find((cm) => (cm.metadata.name ?? '').startsWith('namespace-labels-data'));
   const labelsText = labels ? dataOf(labels)['namespace-labels.yaml'] : undefined;

@@ -2,7 +2,8 @@
  * A Kubeflow Notebook's route: in sidecar mode the VirtualService the notebook controller writes
  * (`notebook-<ns>-<name>`, prefix `/notebook/<ns>/<name>/` on `kubeflow/kubeflow-gateway`, rewrite and
  * request headers from the notebook's annotations, destination `<name>.<ns>.svc:80`); in ambient mode the
- * HTTPRoute on the Gateway API ingress that replaces it.
+ * HTTPRoute on the Gateway API ingress that replaces it. And the server the notebook controller runs for
+ * it: a StatefulSet and a Service on port 80.
  */
 import type { KubeObject } from '../model/object.ts';
 import { ownerReferenceTo } from '../model/ownership.ts';
@@ -93,4 +94,41 @@ export function notebookRouteFor(
       rules: [rule],
     },
   };
+}
+
+/** What the notebook controller runs for a notebook: a StatefulSet and a Service on port 80. */
+export function notebookServerObjects(ns: string, name: string): KubeObject[] {
+  const labels = { statefulset: name, 'notebook-name': name };
+  return [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name, namespace: ns },
+      spec: {
+        selector: { matchLabels: { statefulset: name } },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: 'default-editor',
+            containers: [
+              {
+                name,
+                image: 'ghcr.io/kubeflow/kubeflow/notebook-servers/jupyter-scipy:v1.10.0',
+                ports: [{ name: 'notebook-port', containerPort: 8888 }],
+              },
+            ],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace: ns },
+      spec: {
+        selector: { statefulset: name },
+        ports: [{ name: `http-${name}`, port: 80, targetPort: 8888, protocol: 'TCP' }],
+      },
+    },
+  ];
 }

@@ -43,7 +43,7 @@ export function requestVariants(
   if (names.length > 1)
     sets.push(Object.fromEntries(names.map((n) => [n, [...(headers.get(n) ?? ['x'])].sort()[0] ?? 'x'])));
   for (const issuer of [...issuers].sort()) {
-    const token = bearer(issuer);
+    const token = bearerToken(issuer);
     sets.push({ authorization: token });
     for (const name of names) {
       const value = [...(headers.get(name) ?? ['x'])].sort()[0] ?? 'x';
@@ -54,7 +54,7 @@ export function requestVariants(
 }
 
 /** A bearer token the simulator reads as `iss/sub` (its signature is not checked offline). */
-function bearer(issuer: string): string {
+export function bearerToken(issuer: string): string {
   const part = (o: object) =>
     btoa(JSON.stringify(o)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
   return `Bearer ${part({ alg: 'none' })}.${part({ iss: issuer, sub: 'user' })}.c2ln`;

@@ -184,12 +184,12 @@ class Changes {
 
   /** `count` requests like `request` went from `was` to `now`. */
   record(request: MatrixRequest, was: RequestOutcome, now: RequestOutcome, count = 1): void {
-    const severity = compare(was, now);
+    const severity = changeSeverity(was, now);
     if (severity === undefined) {
       this.#unchanged += count;
       return;
     }
-    const cause = `${describe(was)} → ${describe(now)}${request.pod ? ' (addressed to the pod)' : ''}`;
+    const cause = `${describeOutcome(was)} → ${describeOutcome(now)}${request.pod ? ' (addressed to the pod)' : ''}`;
     const group = this.#groups.get(cause) ?? { severity, cause, count: 0, examples: [] };
     group.count += count;
     // An example is traced for its own client (a class's outcome came from another member's trace).
@@ -225,7 +225,7 @@ class Changes {
 }
 
 /** How serious a change is; undefined when the outcome is the same. */
-function compare(was: RequestOutcome, now: RequestOutcome): Severity | undefined {
+export function changeSeverity(was: RequestOutcome, now: RequestOutcome): Severity | undefined {
   if (was.verdict === now.verdict && was.code === now.code && was.answeredBy === now.answeredBy)
     return undefined;
   // Denied before and answered after opens access, unless the request was refused by one workload's own
@@ -238,7 +238,8 @@ function compare(was: RequestOutcome, now: RequestOutcome): Severity | undefined
   return Severity.Note;
 }
 
-function describe(o: RequestOutcome): string {
+/** An outcome in words. */
+export function describeOutcome(o: RequestOutcome): string {
   if (o.verdict === 'allowed') return `answered by ${o.answeredBy}`;
   if (o.verdict === 'denied') return `denied at ${o.where}`;
   return `failed: ${o.where}`;
@@ -250,17 +251,22 @@ function describe(o: RequestOutcome): string {
  * it through (the first that does, in the mesh's gateway order), denied if none does and some refuses it.
  */
 export function outcomeOf(mesh: Mesh, request: MatrixRequest): RequestOutcome {
-  if (request.from !== 'external') return traceOutcome(mesh, request);
-  const url = new URL(request.url);
-  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-  const vias = ingressGatewaysServing(mesh, url.hostname, port);
-  if (vias.length === 0) return traceOutcome(mesh, request);
-  const outcomes = vias.map((via) => traceOutcome(mesh, { ...request, via }));
+  const outcomes = outcomesByEntry(mesh, request);
   return (
     outcomes.find((o) => o.verdict === 'allowed') ??
     outcomes.find((o) => o.verdict === 'denied') ??
     (outcomes[0] as RequestOutcome)
   );
+}
+
+/** A request's outcome through each ingress gateway that serves its host (from outside), else its one outcome. */
+export function outcomesByEntry(mesh: Mesh, request: MatrixRequest): RequestOutcome[] {
+  if (request.from !== 'external') return [traceOutcome(mesh, request)];
+  const url = new URL(request.url);
+  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  const vias = ingressGatewaysServing(mesh, url.hostname, port);
+  if (vias.length === 0) return [traceOutcome(mesh, request)];
+  return vias.map((via) => traceOutcome(mesh, { ...request, via }));
 }
 
 function traceOutcome(mesh: Mesh, request: MatrixRequest & { via?: string }): RequestOutcome {

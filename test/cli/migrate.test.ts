@@ -1,6 +1,7 @@
 /** `kfmesh migrate` and `kfmesh verify --equivalence` through the real program. */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
@@ -130,7 +131,34 @@ describe('kfmesh verify --equivalence', () => {
       run.stdout,
       /^\d+ requests compared on both configurations: \d+ unchanged; 0 errors \(denied before, answered after\)/,
     );
-    assert.match(run.stdout, /No request denied before is allowed after\.\n$/);
+    assert.match(
+      run.stdout,
+      /No request denied before is allowed after\.\n\n\d+ probes of what the profile controller, notebook controller, KServe create next: \d+ failed \(0 opening access\)\./,
+    );
+  });
+
+  test("a policy that admits everyone in a Profile's namespace: the probes say a new notebook there opens to another user, exit 1", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kfmesh-probe-'));
+    writeFileSync(join(dir, 'after.yaml'), readFileSync(migrated));
+    writeFileSync(
+      join(dir, 'allow-all.yaml'),
+      'apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: allow-all, namespace: kubeflow-user-example-com}\nspec: {rules: [{}]}\n',
+    );
+    const run = runKfmesh(['verify', '--equivalence', example, dir, '-o', 'json']);
+    assert.equal(run.code, 1, run.stderr);
+    const { probes } = JSON.parse(run.stdout) as {
+      probes: { opened: number; results: { name: string; failed: boolean; intent: string }[] };
+    };
+    assert.ok(probes.opened > 0);
+    assert.ok(
+      probes.results.some(
+        (r) =>
+          r.failed &&
+          r.intent === 'refused' &&
+          r.name ===
+            'another user is refused by a new notebook in the existing Profile kubeflow-user-example-com',
+      ),
+    );
   });
 
   test('a migration that allows everyone at the pipelines API: exit 1, the error group first', () => {

@@ -25,6 +25,18 @@ interface Obj {
   spec?: { rules?: { from?: { source: { principals?: string[] } }[] }[] };
 }
 
+interface ProbeReport {
+  controllers: string[];
+  opened: number;
+  results: {
+    name: string;
+    failed: boolean;
+    request: { from: string };
+    asIntended: { before: boolean; after: boolean };
+    after: { verdict: string; answeredBy?: string; where?: string };
+  }[];
+}
+
 const oldIngress = 'cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account';
 const newIngress = 'cluster.local/ns/kubeflow/sa/kubeflow-gateway-istio';
 
@@ -63,19 +75,86 @@ describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
       assert.ok(report.includes(`ConfigMap ${configMap}`), configMap);
   });
 
-  test("migrate points the profile controller at the converted gateway's identity, with the patch to go back", () => {
+  test("migrate keeps the profile controller on the kept gateway's identity, with the patch for when it goes", () => {
     const config = find('ConfigMap', 'kubeflow', 'profiles-config');
-    assert.equal(config?.data?.['ISTIO_INGRESS_GATEWAY_PRINCIPAL'], newIngress);
-    assert.match(
-      readFileSync(reportFile, 'utf8'),
-      /kubectl patch configmap -n kubeflow profiles-config-\w+ --type=merge/,
+    assert.equal(config?.data?.['ISTIO_INGRESS_GATEWAY_PRINCIPAL'], oldIngress);
+    assert.ok(
+      readFileSync(reportFile, 'utf8').includes(
+        `--type=merge -p '{"data":{"ISTIO_INGRESS_GATEWAY_PRINCIPAL":"${newIngress}"}}'`,
+      ),
     );
+  });
+
+  test('probes show what a naive migration breaks for what the controllers create next (findings 1 and 2)', () => {
+    const probesOf = (items: Obj[], name: string) => {
+      const file = join(dir, `${name}.json`);
+      writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+      const run = runKfmesh(['verify', '--equivalence', platform, file, '-o', 'json']);
+      const report = (JSON.parse(run.stdout) as { probes: ProbeReport }).probes;
+      return (probe: string) => report.results.find((r) => r.name === probe);
+    };
+    const owner = (profile: string) =>
+      `the owner reaches a new notebook in the ${profile} through the ingress`;
+    // Finding 1: the old gateway deleted, the controllers' ConfigMaps as they were: a new notebook's route is
+    // bound to a gateway that is gone, and its owner gets the dashboard instead.
+    const originals = parseAllDocuments(readFileSync(platform, 'utf8'))
+      .map((d) => d.toJS() as Obj | null)
+      .filter((o): o is Obj => o?.kind === 'ConfigMap');
+    const naive = probesOf(
+      [
+        ...migrated.filter(
+          (o) =>
+            o.kind !== 'ConfigMap' &&
+            !(o.kind === 'Gateway' && o.apiVersion.startsWith('networking.istio.io')),
+        ),
+        ...originals,
+      ],
+      'naive-gateway',
+    );
+    for (const profile of ['existing Profile kubeflow-user-example-com', 'new Profile kfmesh-probe']) {
+      const probe = naive(owner(profile));
+      assert.equal(probe?.failed, true, profile);
+      assert.equal(probe?.after.answeredBy, 'kubeflow/centraldashboard', profile);
+    }
+    // Finding 2: the gateway kept, but the profile controller naming only the converted gateway's identity:
+    // the new notebook's owner policy refuses its owner coming through the gateway its route is bound to.
+    const renamed = probesOf(
+      migrated.map((o) =>
+        o.kind === 'ConfigMap' && o.metadata.name.startsWith('profiles-config')
+          ? { ...o, data: { ...o.data, ISTIO_INGRESS_GATEWAY_PRINCIPAL: newIngress } }
+          : o,
+      ),
+      'naive-principal',
+    );
+    const probe = renamed(owner('new Profile kfmesh-probe'));
+    assert.equal(probe?.failed, true);
+    assert.match(probe?.after.where ?? '', /^sidecar kfmesh-probe\/kfmesh-probe-notebook/);
   });
 
   test('verify finds nothing opened: the sources of the pipelines NetworkPolicies are enforced at the waypoint', () => {
     const run = runKfmesh(['verify', '--equivalence', platform, migratedFile, '-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
-    assert.equal((JSON.parse(run.stdout) as { errors: number }).errors, 0);
+    const result = JSON.parse(run.stdout) as { errors: number; probes: ProbeReport };
+    assert.equal(result.errors, 0);
+    // The probes of what the controllers create next: the owner reaches a new notebook in the existing
+    // and in a new Profile through the ingress, another user is refused, as before the migration.
+    const { probes } = result;
+    assert.deepEqual(probes.controllers, ['profile controller', 'notebook controller', 'KServe']);
+    assert.equal(probes.opened, 0);
+    for (const name of [
+      'the owner reaches a new notebook in the existing Profile kubeflow-user-example-com through the ingress',
+      'the owner reaches a new notebook in the new Profile kfmesh-probe through the ingress',
+      'another user is refused by a new notebook in the new Profile kfmesh-probe',
+      'a pod of the new Profile kfmesh-probe reaches a new notebook there',
+      'a pod of kubeflow-user-example-com reaches a new model in RawDeployment (kfmesh-probe-raw)',
+    ]) {
+      const probe = probes.results.find((r) => r.name === name);
+      assert.ok(probe?.asIntended.before && probe.asIntended.after, name);
+    }
+    // Still failing (issue 17, build 9): the pipelines UI runs in ambient mode after the migration, and the
+    // profile controller creates new Profiles in sidecar mode, whose pods get its requests without its identity.
+    for (const failed of probes.results.filter((r) => r.failed))
+      assert.equal(failed.request.from, 'kubeflow/ml-pipeline-ui', failed.name);
     const deny = find('AuthorizationPolicy', 'kubeflow', 'ml-pipeline-network-policy') as
       | (Obj & { spec: { action?: string; rules: { from?: { source: { notNamespaces?: string[] } }[] }[] } })
       | undefined;
