@@ -33,7 +33,7 @@ export const layers = [
   },
   {
     folder: 'example',
-    may: ['model', 'load', 'kubeflow', 'render', 'ambient'],
+    may: ['model', 'load', 'kserve', 'kubeflow', 'render', 'ambient'],
     about: 'the built-in example platform',
   },
   { folder: 'controller', may: ['model', 'kube', 'load', 'render'], about: 'the controller and its manager' },

@@ -21,6 +21,7 @@ import {
 import { Annotation, Label } from '../model/vocabulary.ts';
 import { runningPod } from './pods.ts';
 import { notebookServerObjects } from '../kubeflow/notebook.ts';
+import { knativeVirtualServices } from '../kserve/knative.ts';
 
 const domain = 'example.com';
 const userNs = 'kubeflow-user-example-com';
@@ -153,26 +154,6 @@ function knativeComponent(model: ExampleModel, component: string, index: number)
     [Label.CanonicalName]: ksvc,
     [Label.CanonicalRevision]: revision,
   };
-  const destination = {
-    destination: { host: `${revision}.${ns}.svc.cluster.local`, port: { number: 80 } },
-    headers: { request: { set: { 'Knative-Serving-Namespace': ns, 'Knative-Serving-Revision': revision } } },
-    weight: 100,
-  };
-  const internal = [`${ksvc}.${ns}`, `${ksvc}.${ns}.svc`, `${ksvc}.${ns}.svc.cluster.local`];
-  const external = model.clusterLocal ? [] : [`${ksvc}.${ns}.${domain}`];
-  const ingressRoutes = [
-    {
-      match: [{ authority: { prefix: `${ksvc}.${ns}` }, gateways: [localGateway] }],
-      retries: {},
-      route: [destination],
-    },
-  ];
-  if (!model.clusterLocal)
-    ingressRoutes.push({
-      match: [{ authority: { prefix: `${ksvc}.${ns}.${domain}` }, gateways: [ingressGateway] }],
-      retries: {},
-      route: [destination],
-    });
   return [
     {
       apiVersion: 'v1',
@@ -232,40 +213,17 @@ function knativeComponent(model: ExampleModel, component: string, index: number)
         },
       ],
     }),
-    {
-      apiVersion: 'networking.istio.io/v1beta1',
-      kind: 'VirtualService',
-      metadata: {
-        name: `${ksvc}-ingress`,
+    ...knativeVirtualServices(
+      {
         namespace: ns,
-        labels: { [Label.KnativeIngress]: ksvc },
+        service: ksvc,
+        inferenceService: model.name,
+        component,
+        ...(model.clusterLocal ? {} : { domain }),
+        clusterDomain: 'cluster.local',
       },
-      spec: {
-        gateways: model.clusterLocal ? [localGateway] : [ingressGateway, localGateway],
-        hosts: [...internal.slice(0, 1), ...external, ...internal.slice(1)],
-        http: ingressRoutes,
-      },
-    },
-    {
-      apiVersion: 'networking.istio.io/v1beta1',
-      kind: 'VirtualService',
-      metadata: {
-        name: `${ksvc}-mesh`,
-        namespace: ns,
-        labels: { [Label.KnativeIngress]: ksvc },
-      },
-      spec: {
-        gateways: ['mesh'],
-        hosts: internal,
-        http: [
-          {
-            match: [{ authority: { prefix: `${ksvc}.${ns}` }, gateways: ['mesh'] }],
-            retries: {},
-            route: [destination],
-          },
-        ],
-      },
-    },
+      { external: [ingressGateway], local: [localGateway], localService: localGatewayHost },
+    ),
   ];
 }
 

@@ -60,7 +60,6 @@ export interface KnativeComponent {
 }
 
 /** The objects Knative Serving keeps for one ready component: first revision, all traffic to it. */
-// Why long: it is a list of object literals, written out as Knative writes them so they can be compared.
 export function knativeComponentObjects(c: KnativeComponent, gateways: KnativeGateways): KubeObject[] {
   const { namespace: ns, service: ksvc } = c;
   const revision = `${ksvc}-00001`;
@@ -72,27 +71,6 @@ export function knativeComponentObjects(c: KnativeComponent, gateways: KnativeGa
     [Label.KnativeService]: ksvc,
     [Label.InferenceService]: c.inferenceService,
   };
-  const destination = {
-    destination: { host: `${revision}.${ns}.svc.${c.clusterDomain}`, port: { number: 80 } },
-    headers: { request: { set: { 'Knative-Serving-Namespace': ns, 'Knative-Serving-Revision': revision } } },
-    weight: 100,
-  };
-  const internal = [`${ksvc}.${ns}`, `${ksvc}.${ns}.svc`, `${ksvc}.${ns}.svc.${c.clusterDomain}`];
-  const external = c.domain === undefined ? [] : [`${ksvc}.${ns}.${c.domain}`];
-  const routes: Record<string, unknown>[] = [
-    {
-      match: [{ authority: { prefix: `${ksvc}.${ns}` }, gateways: gateways.local }],
-      retries: {},
-      route: [destination],
-    },
-  ];
-  for (const host of external)
-    routes.push({
-      match: [{ authority: { prefix: host }, gateways: gateways.external }],
-      retries: {},
-      route: [destination],
-    });
-  const ingressLabel = { [Label.KnativeIngress]: ksvc };
   return [
     {
       apiVersion: 'v1',
@@ -140,10 +118,40 @@ export function knativeComponentObjects(c: KnativeComponent, gateways: KnativeGa
         },
       },
     },
+    ...knativeVirtualServices(c, gateways),
+  ];
+}
+
+/** net-istio's VirtualServices for a component's route: on the external and local gateways, and on `mesh`. */
+export function knativeVirtualServices(c: KnativeComponent, gateways: KnativeGateways): KubeObject[] {
+  const { namespace: ns, service: ksvc } = c;
+  const revision = `${ksvc}-00001`;
+  const destination = {
+    destination: { host: `${revision}.${ns}.svc.${c.clusterDomain}`, port: { number: 80 } },
+    headers: { request: { set: { 'Knative-Serving-Namespace': ns, 'Knative-Serving-Revision': revision } } },
+    weight: 100,
+  };
+  const internal = [`${ksvc}.${ns}`, `${ksvc}.${ns}.svc`, `${ksvc}.${ns}.svc.${c.clusterDomain}`];
+  const external = c.domain === undefined ? [] : [`${ksvc}.${ns}.${c.domain}`];
+  const routes: Record<string, unknown>[] = [
+    {
+      match: [{ authority: { prefix: `${ksvc}.${ns}` }, gateways: gateways.local }],
+      retries: {},
+      route: [destination],
+    },
+  ];
+  for (const host of external)
+    routes.push({
+      match: [{ authority: { prefix: host }, gateways: gateways.external }],
+      retries: {},
+      route: [destination],
+    });
+  const labels = { [Label.KnativeIngress]: ksvc };
+  return [
     {
       apiVersion: 'networking.istio.io/v1beta1',
       kind: 'VirtualService',
-      metadata: { name: `${ksvc}-ingress`, namespace: ns, labels: ingressLabel },
+      metadata: { name: `${ksvc}-ingress`, namespace: ns, labels },
       spec: {
         gateways: external.length > 0 ? [...gateways.external, ...gateways.local] : gateways.local,
         hosts: [...internal.slice(0, 1), ...external, ...internal.slice(1)],
@@ -153,7 +161,7 @@ export function knativeComponentObjects(c: KnativeComponent, gateways: KnativeGa
     {
       apiVersion: 'networking.istio.io/v1beta1',
       kind: 'VirtualService',
-      metadata: { name: `${ksvc}-mesh`, namespace: ns, labels: ingressLabel },
+      metadata: { name: `${ksvc}-mesh`, namespace: ns, labels },
       spec: {
         gateways: ['mesh'],
         hosts: internal,
