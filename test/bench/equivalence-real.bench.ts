@@ -1,7 +1,8 @@
 /**
  * Equivalence on the real Kubeflow platform (../shared/real/kubeflow-manifests/platform.yaml, 683 objects
  * with 40 NetworkPolicies) against its migration to ambient mode: one client per class against every
- * client traced (both results compared), and the example platform's check for comparison, from one run.
+ * client traced (both results compared), and the example platform's check for comparison, from one run;
+ * and the probes of what the controllers create next, timed against the check.
  * Skipped with the reason when ../shared is absent.
  */
 import { existsSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { Snapshot } from '../../src/load/snapshot.ts';
 import { migrateToAmbient } from '../../src/ambient/migrate.ts';
 import { examplePlatform } from '../../src/example/platform.ts';
 import { checkEquivalence, type EquivalenceResult } from '../../src/verify/equivalence.ts';
+import { checkProbes } from '../../src/verify/probes.ts';
 import { projectRoot } from '../conformance/cases.ts';
 import { peakRssMiB, printTable, timed } from './harness.ts';
 
@@ -46,12 +48,22 @@ if (!existsSync(platform)) {
   const example = Snapshot.of(examplePlatform());
   const exampleAfter = Snapshot.of(migrateToAmbient(example).objects);
   const rows: (string | number)[][] = [];
+  const probeRows: (string | number)[][] = [];
   for (const [name, before, after] of [
     ['real Kubeflow platform', real, realAfter],
     ['example platform', example, exampleAfter],
   ] as const) {
     const classes = check(before, after, false);
     const every = check(before, after, true);
+    const probes = timed(() => checkProbes(before, after));
+    probeRows.push([
+      name,
+      probes.result.probes,
+      probes.result.failed,
+      probes.ms,
+      classes.ms,
+      ((classes.ms + probes.ms) / classes.ms).toFixed(2),
+    ]);
     for (const [mode, run] of [
       ['one client per class', classes],
       ['every client', every],
@@ -72,6 +84,11 @@ if (!existsSync(platform)) {
     'verify --equivalence: a platform and its migration to ambient mode (one run each)',
     ['platform', 'objects', 'mode', 'requests', 'traces', 'check (ms)', 'errors', 'warnings', 'same result'],
     rows,
+  );
+  printTable(
+    'the probes of what the controllers create next, against the check of one client per class (same run)',
+    ['platform', 'probes', 'failed', 'probes (ms)', 'check (ms)', 'check with probes / without'],
+    probeRows,
   );
   console.log(`peak RSS: ${peakRssMiB().toFixed(0)} MiB`);
 }
