@@ -159,7 +159,9 @@ function planProbes(before: Snapshot, after: Snapshot): ProbePlan {
   const both = [before, after];
   const configMap = (prefix: string) =>
     both.some((s) => s.list('', 'ConfigMap').some((c) => (c.metadata.name ?? '').startsWith(prefix)));
-  const profileController = configMap('profiles-config');
+  // Profiles are the profile controller's: where there are some, it runs (on its defaults without a ConfigMap).
+  const profileController =
+    configMap('profiles-config') || both.some((s) => s.list('kubeflow.org', 'Profile').length > 0);
   const existing = before
     .list('kubeflow.org', 'Profile')
     .find((p) => after.get('kubeflow.org', 'Profile', '', p.metadata.name ?? '') !== undefined);
@@ -167,7 +169,7 @@ function planProbes(before: Snapshot, after: Snapshot): ProbePlan {
   let fresh = probeName;
   for (let i = 2; taken(fresh); i++) fresh = `${probeName}-${i}`;
   const profiles: ProbePlan['profiles'] = [];
-  if (profileController || existing) {
+  if (profileController) {
     const owner = (existing?.spec as { owner?: { name?: string } } | undefined)?.owner?.name;
     if (existing?.metadata.name && owner)
       profiles.push({ name: existing.metadata.name, owner, existing: true });
