@@ -30,6 +30,7 @@ import {
   ztunnelPart,
 } from './policies.ts';
 import { waypointReasonsOf } from '../mesh/ambient.ts';
+import { isProfileOwnerPolicy, WaypointOwnerPolicyName } from '../kubeflow/profile.ts';
 
 /** First pass: which Services and namespaces need a waypoint because a policy needs L7. */
 export function classifyPolicies(m: Migration): void {
@@ -146,13 +147,15 @@ function targetedCopies(
   spec: PolicySpec,
   targets: Map<string, PolicyTargetRef[]>,
   make: (name: string, namespace: string, spec: PolicySpec) => KubeObject,
-): { outputs: KubeObject[]; text: string } {
+  name: string,
+): { outputs: KubeObject[]; text: string; names: string[] } {
   const ns = policy.metadata.namespace ?? 'default';
-  const name = policy.metadata.name ?? '';
   const outputs: KubeObject[] = [];
   const parts: string[] = [];
+  const names: string[] = [];
   for (const [tns, refs] of [...targets].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const n = tns === ns ? name : m.freeName(security, policy.kind, tns, name);
+    names.push(`${tns}/${n}`);
     const ported = withServicePorts(spec, servicePortsOf(m, tns, refs));
     outputs.push(make(n, tns, withTargetRefs(ported.spec, refs)));
     const what = refs.map((t) => `${t['kind']} ${t['name']}`).join(', ');
@@ -162,7 +165,7 @@ function targetedCopies(
         : '';
     parts.push(`${tns === ns ? what : `${what} in ${tns} (copy ${tns}/${n})`}${ports}`);
   }
-  return { outputs, text: parts.join('; ') };
+  return { outputs, text: parts.join('; '), names };
 }
 
 /** Pod port → the ports of the targeted Services (a namespace's waypoint: all its Services) that send to it. */
@@ -330,8 +333,20 @@ function ontoWaypoints(
       ],
     };
   }
-  const targeted = targetedCopies(m, policy, spec, targets, make);
+  // The profile controller rewrites its owner policy to the sidecar form on every reconcile: the
+  // waypoint form goes beside it under kfmesh's name, and the original stays (at ztunnel only its rules
+  // without HTTP conditions count, which the ztunnel part below holds too).
+  const rewritten = isProfileOwnerPolicy(m.snapshot, policy);
+  const targeted = targetedCopies(
+    m,
+    policy,
+    spec,
+    targets,
+    make,
+    rewritten ? m.freeName(security, policy.kind, ns, WaypointOwnerPolicyName) : name,
+  );
   const outputs = [...targeted.outputs];
+  if (rewritten) outputs.push(policy);
   const waypoints = [...new Set(behind.map((p) => m.waypointPrincipal(p.namespace)))];
   const l4 = ztunnelPart(spec, waypoints);
   const l4Name = m.freeName(security, 'AuthorizationPolicy', ns, `${name}-l4`);
@@ -347,6 +362,14 @@ function ontoWaypoints(
         'spec.selector',
         `enforced at the waypoint (targets ${targeted.text})${l4 ? `; ztunnel keeps ${kept} (${l4Name})` : ''}`,
       ),
+      ...(rewritten
+        ? [
+            changed(
+              '',
+              `the profile controller rewrites this policy on every reconcile: also kept as it is, and its waypoint form is written as ${targeted.names.join(', ')}`,
+            ),
+          ]
+        : []),
     ],
   };
 }
@@ -423,7 +446,7 @@ export function requestAuthentications(m: Migration): void {
     if (pods.length > 0) {
       const targets = waypointTargets(m, ra, pods);
       if (targets.size > 0) {
-        const targeted = targetedCopies(m, ra, spec, targets, make);
+        const targeted = targetedCopies(m, ra, spec, targets, make, ra.metadata.name ?? '');
         outputs.push(...targeted.outputs);
         m.note(ra, changed('spec.selector', `read by the waypoint (targets ${targeted.text})`));
       } else {

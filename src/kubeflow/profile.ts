@@ -2,8 +2,9 @@
  * A Kubeflow Profile's mesh objects (docs/semantics.md, Kubeflow). Sidecar mode: the namespace
  * labels and the owner policy `ns-owner-access-istio` exactly as the profile controller writes them.
  * Ambient mode: the namespace enrolled with a waypoint of its own, the owner policy attached to that
- * waypoint with `targetRefs`, and the L4 policy that only lets the waypoint (and the namespace itself)
- * reach the pods, so nothing bypasses the L7 policy.
+ * waypoint with `targetRefs` (under a name the profile controller does not rewrite), and the L4
+ * policy that only lets the waypoint (and the namespace itself) reach the pods, so nothing bypasses
+ * the L7 policy.
  */
 import { specOf } from '../model/specs.ts';
 import type { KubeObject } from '../model/object.ts';
@@ -12,11 +13,33 @@ import { waypointFor } from './waypoint.ts';
 import type { KubeflowConfig } from './config.ts';
 import { Label } from '../model/vocabulary.ts';
 import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
+import type { Snapshot } from '../load/snapshot.ts';
 
 /** The profile controller's owner policy name. */
 export const OwnerPolicyName = 'ns-owner-access-istio';
+/**
+ * The owner policy on the waypoint, under a name of kfmesh's: the profile controller rewrites
+ * `ns-owner-access-istio` to its sidecar form on every reconcile (docs/semantics.md, Kubeflow), so the
+ * waypoint form written under that name would be reverted, leaving the waypoint without a policy.
+ */
+export const WaypointOwnerPolicyName = 'ns-owner-access-waypoint';
 /** The L4 policy that admits the waypoint (the name KEP-2676's proof of concept uses). */
 export const WaypointL4PolicyName = 'ns-l4-waypoint';
+
+/**
+ * Whether a policy is the profile controller's owner policy, which that controller rewrites to its own
+ * form on every reconcile: its name, in a Profile's namespace or with the `user` annotation the
+ * controller writes (an export of a cluster may hold the namespace and not the Profile).
+ */
+export function isProfileOwnerPolicy(snapshot: Snapshot, policy: KubeObject): boolean {
+  const namespace = policy.metadata.namespace ?? '';
+  return (
+    policy.kind === 'AuthorizationPolicy' &&
+    policy.metadata.name === OwnerPolicyName &&
+    (snapshot.get('kubeflow.org', 'Profile', '', namespace) !== undefined ||
+      policy.metadata.annotations?.['user'] !== undefined)
+  );
+}
 
 /** The Profile's owner (the user the namespace belongs to). */
 export function profileOwner(profile: KubeObject): string {
@@ -103,18 +126,15 @@ export function profileObjects(
       annotations: { owner },
     }),
   };
-  const policyMeta = withOwners({
-    name: OwnerPolicyName,
-    namespace,
-    annotations: { user: owner, role: 'admin' },
-  });
+  const policyMeta = (name: string) =>
+    withOwners({ name, namespace, annotations: { user: owner, role: 'admin' } });
   if (mode === 'sidecar') {
     return [
       namespaceObject,
       {
         apiVersion: 'security.istio.io/v1beta1',
         kind: 'AuthorizationPolicy',
-        metadata: policyMeta,
+        metadata: policyMeta(OwnerPolicyName),
         spec: { action: 'ALLOW', rules: ownerRules(profile, config, [config.ingressGatewayPrincipal]) },
       },
     ];
@@ -127,7 +147,7 @@ export function profileObjects(
     {
       apiVersion: 'security.istio.io/v1',
       kind: 'AuthorizationPolicy',
-      metadata: policyMeta,
+      metadata: policyMeta(WaypointOwnerPolicyName),
       spec: {
         targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: config.waypointName }],
         action: 'ALLOW',

@@ -273,7 +273,7 @@ describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
     const run = runKfmesh(['render', platform, '--mode', 'ambient', '-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
     const owner = listItems<Obj>(run.stdout).find(
-      (o) => o.kind === 'AuthorizationPolicy' && o.metadata.name === 'ns-owner-access-istio',
+      (o) => o.kind === 'AuthorizationPolicy' && o.metadata.name === 'ns-owner-access-waypoint',
     );
     assert.deepEqual(owner?.spec?.rules?.[0]?.from?.[0]?.source.principals, [
       oldIngress,

@@ -51,8 +51,10 @@ describe('the example platform in ambient mode, traced', () => {
       'waypoint ml-research/waypoint',
       'ztunnel istio-system/ztunnel',
     ]);
-    assert.equal(r.hops[1]?.policy, 'ml-research/ns-owner-access-istio');
-    assert.equal(r.hops[2]?.policy, 'ml-research/ns-owner-access-istio-l4');
+    assert.equal(r.hops[1]?.policy, 'ml-research/ns-owner-access-waypoint');
+    // ztunnel: the profile controller's policy, kept as it writes it, admits the namespace's own
+    // waypoint by its namespace rule (the only rule ztunnel can read).
+    assert.equal(r.hops[2]?.policy, 'ml-research/ns-owner-access-istio');
     const record = r.telemetry.find((t) => t.reporter === 'waypoint');
     assert.equal(record?.labels['response_code'], '200');
     assert.equal(record?.labels['destination_workload'], 'lab');

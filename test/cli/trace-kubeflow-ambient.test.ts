@@ -60,7 +60,7 @@ describe('the Profile ml-research alone in ambient mode, traced', () => {
       r.hops.map((h) => `${h.kind} ${h.workload}`),
       ['gateway kubeflow-gateway-istio', 'waypoint waypoint', 'ztunnel ztunnel'],
     );
-    assert.equal(r.hops[1]?.policy, 'ml-research/ns-owner-access-istio');
+    assert.equal(r.hops[1]?.policy, 'ml-research/ns-owner-access-waypoint');
     assert.equal(r.hops[2]?.policy, 'ml-research/ns-l4-waypoint');
     const record = r.telemetry.find((t) => t.reporter === 'waypoint');
     assert.equal(record?.labels['response_code'], '200');

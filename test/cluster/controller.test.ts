@@ -218,17 +218,21 @@ describe('kfmesh controller against a real API server', apiServerTestOptions(), 
         ? l
         : undefined;
     });
+    // Under kfmesh's name (the profile controller rewrites ns-owner-access-istio); kfmesh's sidecar form goes.
     await eventually('the owner policy on the waypoint', async () => {
-      const live = await get(policy('ns-owner-access-istio'));
+      const live = await get(policy('ns-owner-access-waypoint'));
       return (live['spec'] as { targetRefs?: { name: string }[] }).targetRefs?.[0]?.name === 'waypoint'
         ? live
         : undefined;
     });
+    await eventually('the sidecar owner policy pruned', () => missing(policy('ns-owner-access-istio')));
 
     // Back to sidecar: the waypoint and the L4 policy are pruned, the injection label is back.
     await setMode('sidecar');
     await eventually('the waypoint pruned', () => missing(waypoint));
     await eventually('the L4 policy pruned', () => missing(policy('ns-l4-waypoint')));
+    await eventually('the waypoint owner policy pruned', () => missing(policy('ns-owner-access-waypoint')));
+    await eventually('the sidecar owner policy back', () => get(policy('ns-owner-access-istio')));
     await eventually('the sidecar labels', async () => {
       const l = await labels();
       return l['istio-injection'] === 'enabled' && !('istio.io/dataplane-mode' in l) ? l : undefined;

@@ -83,7 +83,12 @@ describe("migrate on Kubeflow's manifests", () => {
     const rules = l4['rules'] as { from: { source: { principals: string[] } }[] }[];
     assert.equal(rules.length, 2);
     assert.deepEqual(rules[1]?.from[0]?.source.principals, ['cluster.local/ns/kubeflow/sa/waypoint']);
-    const owner = spec(get('AuthorizationPolicy', 'kubeflow-user-example-com', 'ns-owner-access-istio'));
+    // The profile controller's policy stays as it wrote it; the waypoint form goes beside it.
+    assert.equal(
+      spec(get('AuthorizationPolicy', 'kubeflow-user-example-com', 'ns-owner-access-istio'))['targetRefs'],
+      undefined,
+    );
+    const owner = spec(get('AuthorizationPolicy', 'kubeflow-user-example-com', 'ns-owner-access-waypoint'));
     assert.deepEqual(owner['targetRefs'], [
       { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'waypoint' },
     ]);

@@ -138,7 +138,9 @@ describe('Profiles in ambient mode (KEP-2676)', () => {
   });
 
   test('the owner policy targets the waypoint, with the Gateway API ingress principal in place of the Istio ingress', () => {
-    const policy = find(objects, 'AuthorizationPolicy', 'ns-owner-access-istio');
+    // Under kfmesh's name: the profile controller rewrites ns-owner-access-istio to its sidecar form.
+    assert.ok(!objects.some((o) => o.metadata.name === 'ns-owner-access-istio'));
+    const policy = find(objects, 'AuthorizationPolicy', 'ns-owner-access-waypoint');
     const spec = policy['spec'] as {
       targetRefs: unknown;
       selector?: unknown;
@@ -384,7 +386,7 @@ describe('the ingress identity an ambient owner policy admits: the gateways the 
     const policy = find(
       render([profile('one'), ...objects], 'ambient').objects,
       'AuthorizationPolicy',
-      'ns-owner-access-istio',
+      'ns-owner-access-waypoint',
     );
     return (policy['spec'] as { rules: { from?: { source: { principals: string[] } }[] }[] }).rules[0]
       ?.from?.[0]?.source.principals;

@@ -602,6 +602,29 @@ describe('migrate: authorization', () => {
     assert.equal(labels['istio-injection'], undefined);
   });
 
+  test("a Profile's owner policy: the profile controller's stays as it is, the waypoint form goes beside it under kfmesh's name", () => {
+    const owner = policy('apps', 'ns-owner-access-istio', {
+      rules: [
+        { when: [{ key: 'request.headers[kubeflow-userid]', values: ['user@example.com'] }] },
+        { when: [{ key: 'source.namespace', values: ['apps'] }] },
+      ],
+    });
+    const profile: KubeObject = {
+      apiVersion: 'kubeflow.org/v1',
+      kind: 'Profile',
+      metadata: { name: 'apps' },
+      spec: { owner: { kind: 'User', name: 'user@example.com' } },
+    };
+    const result = migrate([...base, profile, owner]);
+    // The profile controller would revert an edit of its policy on its next reconcile.
+    assert.deepEqual(find(result, 'AuthorizationPolicy', 'apps', 'ns-owner-access-istio'), owner);
+    const onWaypoint = spec(find(result, 'AuthorizationPolicy', 'apps', 'ns-owner-access-waypoint'));
+    assert.deepEqual(onWaypoint['targetRefs'], [
+      { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'waypoint' },
+    ]);
+    assert.ok(find(result, 'AuthorizationPolicy', 'apps', 'ns-owner-access-istio-l4'));
+  });
+
   test('a mesh-wide policy stays, and a copy applies it at every waypoint (the waypoint class)', () => {
     const result = migrate([
       ...base,
