@@ -5,35 +5,15 @@
  * policy refuses callers its owner policy names when they run with sidecars. These are installation and
  * mode choices, not objects kfmesh owns, so they come out as findings that say what to change.
  */
-import { dataOf } from '../model/specs.ts';
-import { parse } from 'yaml';
+import { meshConfigFrom } from '../load/mesh-config.ts';
 import type { Finding } from '../model/finding.ts';
-import { isPlainObject, refOf, type KubeObject } from '../model/object.ts';
+import { refOf, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import type { KubeflowConfig } from './config.ts';
 
 /** Finding codes. */
 export const AmbientToSidecarWithoutHbone = 'KFM302';
 export const SidecarCallerSkipsWaypoint = 'KFM303';
-
-/** True when the mesh config's default proxy metadata turns HBONE on for sidecars. */
-export function sidecarsAcceptHbone(snapshot: Snapshot): boolean {
-  const configMap = snapshot
-    .list('', 'ConfigMap')
-    .find((cm) => cm.metadata.name === 'istio' && cm.metadata.namespace === 'istio-system');
-  const text = dataOf(configMap)['mesh'];
-  if (text === undefined) return false;
-  try {
-    const mesh = parse(text) as unknown;
-    const metadata =
-      isPlainObject(mesh) && isPlainObject(mesh['defaultConfig'])
-        ? mesh['defaultConfig']['proxyMetadata']
-        : undefined;
-    return isPlainObject(metadata) && String(metadata['ISTIO_META_ENABLE_HBONE']) === 'true';
-  } catch {
-    return false;
-  }
-}
 
 /** Findings for a platform whose namespaces run in both modes. */
 export function mixedModeFindings(
@@ -44,7 +24,7 @@ export function mixedModeFindings(
   anySidecar: boolean,
 ): Finding[] {
   const findings: Finding[] = [];
-  if (ambientProfiles.length > 0 && anySidecar && !sidecarsAcceptHbone(snapshot)) {
+  if (ambientProfiles.length > 0 && anySidecar && !meshConfigFrom(snapshot).sidecarsAcceptHbone) {
     const first = ambientProfiles[0] as KubeObject;
     findings.push({
       code: AmbientToSidecarWithoutHbone,

@@ -7,7 +7,7 @@ import type { Snapshot } from '../load/snapshot.ts';
 import type { IstioVersion, VersionBehaviour } from './istio-version.ts';
 import type { Waypoint } from './ambient.ts';
 import type { AuthorizationPolicies } from './authorization.ts';
-import type { MeshConfig } from './mesh-config.ts';
+import type { MeshConfig } from '../load/mesh-config.ts';
 import type { NetworkPolicies } from './network-policy.ts';
 import type { SecurityPolicies } from './security.ts';
 import type { MeshService } from './services.ts';

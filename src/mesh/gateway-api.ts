@@ -90,6 +90,7 @@ export function syntheticGatewayWorkloads(
       ipAssigned: true,
       proxy: waypoint ? ProxyKind.Waypoint : ProxyKind.Gateway,
       tlsModeIstio: false,
+      acceptsHbone: false,
       canonicalService: deployment,
       canonicalRevision: 'latest',
       containerPorts: new Map(),

@@ -11,7 +11,7 @@ import { AuthorizationPolicies } from './authorization.ts';
 import { httpRouteVirtualServices, syntheticGatewayWorkloads } from './gateway-api.ts';
 import { gatewayRouteTable, gatewaysFrom } from './gateways.ts';
 import { behaviourOf, NewestModelledVersion } from './istio-version.ts';
-import { meshConfigFrom } from './mesh-config.ts';
+import { meshConfigFrom } from '../load/mesh-config.ts';
 import { NetworkPolicies } from './network-policy.ts';
 import { SecurityPolicies } from './security.ts';
 import { servicesFrom, type MeshService } from './services.ts';
@@ -28,7 +28,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
   const clusterDomain = options.clusterDomain ?? 'cluster.local';
   const gatewayObjects = snapshot.list('networking.istio.io', 'Gateway');
   const selectors = gatewayObjects.map((g) => specOf(g, 'networking.istio.io/Gateway').selector ?? {});
-  const podWorkloads = workloadsFrom(snapshot, selectors);
+  const podWorkloads = workloadsFrom(snapshot, selectors, config);
   const workloads = [...podWorkloads, ...syntheticGatewayWorkloads(snapshot, podWorkloads, 0)];
   const services = servicesFrom(snapshot, workloads, clusterDomain).map((s) =>
     s.exportTo.length > 0 ? s : { ...s, exportTo: [...config.defaultExportTo.service] },

@@ -10,7 +10,7 @@ import { labelsMatch } from '../load/snapshot.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, type KubeObject } from '../model/object.ts';
 import { pickDomain } from './gateways.ts';
-import { OutboundTrafficPolicy } from './mesh-config.ts';
+import { OutboundTrafficPolicy } from '../load/mesh-config.ts';
 import { hostMatches } from './security.ts';
 import { isExportedTo, isHttpProtocol, Protocol, type MeshService, type ServicePort } from './services.ts';
 import {

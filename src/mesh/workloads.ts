@@ -7,6 +7,7 @@ import { podTemplateOf, specOf, statusOf, type PodSpec } from '../model/specs.ts
 import { compareStrings, isPlainObject, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import { Annotation, Label, GatewayClass } from '../model/vocabulary.ts';
+import type { MeshConfig } from '../load/mesh-config.ts';
 
 /** The proxy a workload runs. */
 export const ProxyKind = {
@@ -35,6 +36,11 @@ export interface Workload {
   proxy: ProxyKind;
   /** Auto-mTLS sends mTLS to this pod (label `security.istio.io/tlsMode=istio`, set by injection). */
   tlsModeIstio: boolean;
+  /**
+   * A sidecar that terminates HBONE (label `networking.istio.io/tunnel: http`, which injection sets
+   * when the mesh config turns HBONE on for sidecars), so ztunnel tunnels to it with the client's identity.
+   */
+  acceptsHbone: boolean;
   canonicalService: string;
   canonicalRevision: string;
   /** Container ports by name, for named target ports. */
@@ -46,6 +52,7 @@ export interface Workload {
 export function workloadsFrom(
   snapshot: Snapshot,
   gatewaySelectors: readonly Readonly<Record<string, string>>[],
+  config: Pick<MeshConfig, 'sidecarsAcceptHbone'>,
 ): Workload[] {
   const pods = snapshot.list('', 'Pod');
   const real = new Set(pods);
@@ -78,6 +85,9 @@ export function workloadsFrom(
       ipAssigned: !status.podIP,
       proxy,
       tlsModeIstio: labels[Label.TlsMode] === 'istio' || (proxy === ProxyKind.Sidecar && !real.has(pod)),
+      acceptsHbone:
+        proxy === ProxyKind.Sidecar &&
+        (labels[Label.Tunnel] === 'http' || (!real.has(pod) && config.sidecarsAcceptHbone)),
       canonicalService: labels[Label.CanonicalName] ?? labels[Label.AppName] ?? labels[Label.App] ?? name,
       canonicalRevision:
         labels[Label.CanonicalRevision] ?? labels[Label.AppVersion] ?? labels[Label.Version] ?? 'latest',

@@ -35,7 +35,7 @@ import { type HttpRule, Mesh as MeshGateway, type ResolvedVirtualService } from 
 import { type Workload } from '../workloads.ts';
 import { addTo } from '../../model/multimap.ts';
 import type { KubeObject } from '../../model/object.ts';
-import { GatewayClass, Label } from '../../model/vocabulary.ts';
+import { GatewayClass } from '../../model/vocabulary.ts';
 import type { Mesh } from '../compiled.ts';
 import { principalOf } from '../../model/identity.ts';
 
@@ -106,6 +106,7 @@ function findZtunnel(mesh: Mesh): Workload {
     ipAssigned: true,
     proxy: 'ztunnel',
     tlsModeIstio: false,
+    acceptsHbone: false,
     canonicalService: 'ztunnel',
     canonicalRevision: 'latest',
     containerPorts: new Map(),
@@ -158,9 +159,7 @@ export function ztunnelOutbound(t: Tracer, client: Workload, host: string, port:
   const targetPort = endpoint && servicePort ? endpoint.portFor(servicePort) : port;
   const workload = endpoint ? endpoint.workload : t.mesh.workloadByIp.get(ip);
   const hbone =
-    workload?.proxy === 'ambient' ||
-    workload?.proxy === 'waypoint' ||
-    (workload?.proxy === 'sidecar' && workload.labels[Label.Tunnel] === 'http');
+    workload?.proxy === 'ambient' || workload?.proxy === 'waypoint' || workload?.acceptsHbone === true;
   const h = t.at(hop);
   h.route = hbone ? 'hbone' : 'passthrough';
   h.upstream = `${ip}:${targetPort}${workload ? ` (${workload.namespace}/${workload.name})` : ''}`;

@@ -2,8 +2,8 @@
 import { dataOf } from '../model/specs.ts';
 import { parse } from 'yaml';
 import { InputError } from '../model/errors.ts';
-import { isPlainObject, refOf } from '../model/object.ts';
-import type { Snapshot } from '../load/snapshot.ts';
+import { isPlainObject, refOf, type KubeObject } from '../model/object.ts';
+import type { Snapshot } from './snapshot.ts';
 
 /** How a sidecar treats destinations it has no service for. */
 export const OutboundTrafficPolicy = { AllowAny: 'ALLOW_ANY', RegistryOnly: 'REGISTRY_ONLY' } as const;
@@ -17,7 +17,15 @@ export interface MeshConfig {
   enableAutoMtls: boolean;
   /** `defaultVirtualServiceExportTo`, `defaultServiceExportTo`, `defaultDestinationRuleExportTo`. */
   defaultExportTo: { virtualService: string[]; service: string[]; destinationRule: string[] };
+  /**
+   * Sidecars injected under this config accept HBONE (`defaultConfig.proxyMetadata.ISTIO_META_ENABLE_HBONE:
+   * "true"`, as Istio's ambient profile sets): the injector labels their pods `networking.istio.io/tunnel: http`.
+   */
+  sidecarsAcceptHbone: boolean;
 }
+
+/** The proxy metadata that makes injected sidecars accept HBONE. */
+export const EnableHboneMetadata = 'ISTIO_META_ENABLE_HBONE';
 
 /** Istio's defaults when no mesh config is given. */
 export const defaultMeshConfig: MeshConfig = {
@@ -26,12 +34,18 @@ export const defaultMeshConfig: MeshConfig = {
   outboundTrafficPolicy: OutboundTrafficPolicy.AllowAny,
   enableAutoMtls: true,
   defaultExportTo: { virtualService: ['*'], service: ['*'], destinationRule: ['*'] },
+  sidecarsAcceptHbone: false,
 };
+
+/** The ConfigMap that holds the mesh config (`istio`, in `istio-system` when there are several). */
+export function meshConfigMap(snapshot: Snapshot): KubeObject | undefined {
+  const all = snapshot.list('', 'ConfigMap').filter((cm) => cm.metadata.name === 'istio');
+  return all.find((cm) => cm.metadata.namespace === 'istio-system') ?? all[0];
+}
 
 /** Reads the mesh config from ConfigMap `istio` (in `istio-system` when there are several). */
 export function meshConfigFrom(snapshot: Snapshot): MeshConfig {
-  const all = snapshot.list('', 'ConfigMap').filter((cm) => cm.metadata.name === 'istio');
-  const configMap = all.find((cm) => cm.metadata.namespace === 'istio-system') ?? all[0];
+  const configMap = meshConfigMap(snapshot);
   const text = dataOf(configMap)['mesh'];
   if (!configMap || text === undefined) return defaultMeshConfig;
   const fail = (field: string, message: string): never => {
@@ -80,5 +94,14 @@ export function meshConfigFrom(snapshot: Snapshot): MeshConfig {
       service: list('defaultServiceExportTo'),
       destinationRule: list('defaultDestinationRuleExportTo'),
     },
+    sidecarsAcceptHbone: proxyMetadataOf(mesh)[EnableHboneMetadata] === 'true',
   };
+}
+
+/** `defaultConfig.proxyMetadata` of a parsed mesh config, values as strings (Istio reads them so). */
+function proxyMetadataOf(mesh: Record<string, unknown>): Record<string, string> {
+  const defaults = mesh['defaultConfig'];
+  const metadata = isPlainObject(defaults) ? defaults['proxyMetadata'] : undefined;
+  if (!isPlainObject(metadata)) return {};
+  return Object.fromEntries(Object.entries(metadata).map(([key, value]) => [key, String(value)]));
 }
