@@ -12,6 +12,7 @@
  *   that need one, mesh-wide policies copied onto the waypoint class.
  * - Namespaces: `istio-injection` → `istio.io/dataplane-mode: ambient`; pods that opted out stay out.
  * - Sidecars and EnvoyFilters are left out, listed with what to do; DestinationRules lose ISTIO_MUTUAL.
+ * - The mesh config turns HBONE on for the sidecars that remain, so ambient clients reach them with an identity.
  * - NetworkPolicies admit the converted gateway and HBONE; behind a waypoint, the sources they admitted
  *   are enforced at the waypoint (a DENY per Service) and the waypoint's pods are admitted; the ports
  *   they admitted per source, which HBONE blurs, at ztunnel (a DENY per workload).
@@ -40,6 +41,7 @@ import { profileControllerPrincipal } from './controller-config.ts';
 import { networkPolicies } from './network-policies.ts';
 import { waypointSources } from './waypoint-sources.ts';
 import { hbonePorts } from './hbone-ports.ts';
+import { sidecarHbone } from './sidecar-hbone.ts';
 
 export type { MigrateOptions, MigrationResult } from './context.ts';
 
@@ -77,6 +79,7 @@ export function migrateToAmbient(snapshot: Snapshot, options: MigrateOptions = {
   hbonePorts(m);
   serverlessModels(m);
   controllerOwned(m);
+  sidecarHbone(m);
   const objects: KubeObject[] = [...m.out.values()].sort((a, b) => compareRefs(refOf(a), refOf(b)));
   return { objects, report: { entries: [...m.entries.values()], added: m.added } };
 }

@@ -151,10 +151,15 @@ describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
       const probe = probes.results.find((r) => r.name === name);
       assert.ok(probe?.asIntended.before && probe.asIntended.after, name);
     }
-    // Still failing (issue 17, build 9): the pipelines UI runs in ambient mode after the migration, and the
-    // profile controller creates new Profiles in sidecar mode, whose pods get its requests without its identity.
-    for (const failed of probes.results.filter((r) => r.failed))
-      assert.equal(failed.request.from, 'kubeflow/ml-pipeline-ui', failed.name);
+    // The pipelines UI runs in ambient mode after the migration and the profile controller creates new
+    // Profiles in sidecar mode: their sidecars accept HBONE (the migrated mesh config turns it on), so the UI
+    // reaches them with its identity.
+    assert.deepEqual(
+      probes.results.filter((r) => r.failed).map((r) => r.name),
+      [],
+    );
+    const mesh = find('ConfigMap', 'istio-system', 'istio') as (Obj & { data: { mesh: string } }) | undefined;
+    assert.match(mesh?.data.mesh ?? '', /ISTIO_META_ENABLE_HBONE: "true"/);
     const deny = find('AuthorizationPolicy', 'kubeflow', 'ml-pipeline-network-policy') as
       | (Obj & { spec: { action?: string; rules: { from?: { source: { notNamespaces?: string[] } }[] }[] } })
       | undefined;
