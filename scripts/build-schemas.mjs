@@ -28,6 +28,7 @@ const coreKinds = {
   'apps/v1/StatefulSet': 'V1StatefulSet',
   'apps/v1/DaemonSet': 'V1DaemonSet',
   'networking.k8s.io/v1/Ingress': 'V1Ingress',
+  'networking.k8s.io/v1/IngressClass': 'V1IngressClass',
   'networking.k8s.io/v1/NetworkPolicy': 'V1NetworkPolicy',
 };
 

@@ -18,6 +18,7 @@ import { podAddressSkipsWaypoint } from './rules/KFM205-pod-address-skips-waypoi
 import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
 import { conflictingVirtualServices } from './rules/KFM402-conflicting-virtual-services.ts';
 import { exportHidesRoute } from './rules/KFM403-export-hides-route.ts';
+import { ingressNotServed } from './rules/KFM404-ingress-not-served.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 
@@ -33,6 +34,7 @@ export const rules: readonly Rule[] = [
   routeToMissingTarget,
   conflictingVirtualServices,
   exportHidesRoute,
+  ingressNotServed,
   meshRouteCost,
 ];
 

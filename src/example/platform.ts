@@ -18,7 +18,7 @@ import {
   kubeflowSidecarObjects,
   placeholderImage,
 } from './kubeflow.ts';
-import { Annotation, Label } from '../model/vocabulary.ts';
+import { Annotation, IstioIngressController, Label } from '../model/vocabulary.ts';
 import { runningPod } from './pods.ts';
 import { notebookServerObjects } from '../kubeflow/notebook.ts';
 import { knativeVirtualServices } from '../kserve/knative.ts';
@@ -288,6 +288,14 @@ function installation(): KubeObject[] {
         inferenceService:
           '{"resource": {"cpuLimit": "1", "memoryLimit": "2Gi", "cpuRequest": "1", "memoryRequest": "2Gi"}}',
       },
+    },
+    // The IngressClass KServe's RawDeployment install creates: without it istiod ignores the Ingresses KServe
+    // writes (docs/semantics.md, Kubernetes Ingress).
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'IngressClass',
+      metadata: { name: 'istio' },
+      spec: { controller: IstioIngressController },
     },
     {
       apiVersion: 'v1',

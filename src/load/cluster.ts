@@ -12,7 +12,7 @@ export const clusterKinds: Readonly<Record<string, readonly string[]>> = {
   '': ['Namespace', 'Service', 'Endpoints', 'Pod', 'ConfigMap'],
   'discovery.k8s.io': ['EndpointSlice'],
   apps: ['Deployment', 'StatefulSet', 'DaemonSet'],
-  'networking.k8s.io': ['Ingress'],
+  'networking.k8s.io': ['Ingress', 'IngressClass', 'NetworkPolicy'],
   'networking.istio.io': [
     'Gateway',
     'VirtualService',

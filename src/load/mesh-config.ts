@@ -22,6 +22,17 @@ export interface MeshConfig {
    * "true"`, as Istio's ambient profile sets): the injector labels their pods `networking.istio.io/tunnel: http`.
    */
   sidecarsAcceptHbone: boolean;
+  /** Which Kubernetes Ingresses istiod serves, and on which gateway pods (`ingressControllerMode`, ...). */
+  ingress: IngressSettings;
+}
+
+/** How istiod treats Kubernetes Ingress: `ingressControllerMode`, `ingressClass`, `ingressSelector`, `ingressService`. */
+export interface IngressSettings {
+  /** `OFF`: none; `STRICT`: only those of istiod's class; `DEFAULT`: also those with no class. */
+  mode: 'OFF' | 'STRICT' | 'DEFAULT';
+  className: string;
+  selector: string;
+  service: string;
 }
 
 /** The proxy metadata that makes injected sidecars accept HBONE. */
@@ -35,6 +46,7 @@ export const defaultMeshConfig: MeshConfig = {
   enableAutoMtls: true,
   defaultExportTo: { virtualService: ['*'], service: ['*'], destinationRule: ['*'] },
   sidecarsAcceptHbone: false,
+  ingress: { mode: 'STRICT', className: 'istio', selector: '', service: 'istio-ingressgateway' },
 };
 
 /** The ConfigMap that holds the mesh config (`istio`, in `istio-system` when there are several). */
@@ -77,6 +89,9 @@ export function meshConfigFrom(snapshot: Snapshot): MeshConfig {
   if (policy !== undefined && policy !== 'ALLOW_ANY' && policy !== 'REGISTRY_ONLY') {
     fail('outboundTrafficPolicy.mode', `expected ALLOW_ANY or REGISTRY_ONLY, got ${JSON.stringify(policy)}`);
   }
+  const ingressMode = str('ingressControllerMode', defaultMeshConfig.ingress.mode);
+  if (ingressMode !== 'OFF' && ingressMode !== 'STRICT' && ingressMode !== 'DEFAULT')
+    fail('ingressControllerMode', `expected OFF, STRICT or DEFAULT, got ${JSON.stringify(ingressMode)}`);
   const list = (field: string): string[] => {
     const v = mesh[field];
     if (v === undefined || v === null) return ['*'];
@@ -95,6 +110,12 @@ export function meshConfigFrom(snapshot: Snapshot): MeshConfig {
       destinationRule: list('defaultDestinationRuleExportTo'),
     },
     sidecarsAcceptHbone: proxyMetadataOf(mesh)[EnableHboneMetadata] === 'true',
+    ingress: {
+      mode: ingressMode as IngressSettings['mode'],
+      className: str('ingressClass', defaultMeshConfig.ingress.className),
+      selector: str('ingressSelector', defaultMeshConfig.ingress.selector),
+      service: str('ingressService', defaultMeshConfig.ingress.service),
+    },
   };
 }
 

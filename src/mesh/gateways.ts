@@ -7,7 +7,7 @@
 import { specOf } from '../model/specs.ts';
 import { MeshMemo } from './memo.ts';
 import { labelsMatch } from '../load/snapshot.ts';
-import { compareStrings } from '../model/object.ts';
+import { compareStrings, type KubeObject } from '../model/object.ts';
 import { istioGateways, listenerGatewayName, listenersOf, sortByPrecedence } from './gateway-api.ts';
 import { isCatchAllRule } from './http-match.ts';
 import { hostMatches } from './security.ts';
@@ -32,9 +32,12 @@ export interface GatewayRouteTable {
 }
 
 /** The gateway pods of the mesh and their servers. */
-export function gatewaysFrom(mesh: Mesh): Map<Workload, GatewayProxy> {
+export function gatewaysFrom(
+  mesh: Mesh,
+  networkingGateways: readonly KubeObject[],
+): Map<Workload, GatewayProxy> {
   const out = new Map<Workload, GatewayProxy>();
-  for (const gateway of mesh.snapshot.list('networking.istio.io', 'Gateway')) {
+  for (const gateway of networkingGateways) {
     const spec = specOf(gateway, 'networking.istio.io/Gateway');
     const selector = spec.selector ?? {};
     const name = `${gateway.metadata.namespace ?? 'default'}/${gateway.metadata.name ?? ''}`;

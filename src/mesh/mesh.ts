@@ -10,6 +10,7 @@ import { waypointsFrom } from './ambient.ts';
 import { AuthorizationPolicies } from './authorization.ts';
 import { httpRouteVirtualServices, syntheticGatewayWorkloads } from './gateway-api.ts';
 import { gatewayRouteTable, gatewaysFrom } from './gateways.ts';
+import { derivedIngressConfig } from './kube-ingress.ts';
 import { behaviourOf, NewestModelledVersion } from './istio-version.ts';
 import { meshConfigFrom } from '../load/mesh-config.ts';
 import { NetworkPolicies } from './network-policy.ts';
@@ -26,7 +27,8 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
   const behaviour = behaviourOf(version);
   const config = meshConfigFrom(snapshot);
   const clusterDomain = options.clusterDomain ?? 'cluster.local';
-  const gatewayObjects = snapshot.list('networking.istio.io', 'Gateway');
+  const fromIngress = derivedIngressConfig(snapshot, config, clusterDomain);
+  const gatewayObjects = [...snapshot.list('networking.istio.io', 'Gateway'), ...fromIngress.gateways];
   const selectors = gatewayObjects.map((g) => specOf(g, 'networking.istio.io/Gateway').selector ?? {});
   const podWorkloads = workloadsFrom(snapshot, selectors, config);
   const workloads = [...podWorkloads, ...syntheticGatewayWorkloads(snapshot, podWorkloads, 0)];
@@ -48,6 +50,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
   const virtualServices = [
     ...virtualServicesFrom(snapshot, clusterDomain, config.defaultExportTo.virtualService),
     ...httpRouteVirtualServices(snapshot, clusterDomain),
+    ...fromIngress.virtualServices,
   ];
   const isPublic = (exportTo: readonly string[]) => exportTo.length === 1 && exportTo[0] === '*';
   const mesh: Mesh = {
@@ -72,7 +75,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
     authorization: new AuthorizationPolicies(snapshot, config.rootNamespace),
     networkPolicies: new NetworkPolicies(snapshot),
   };
-  mesh.gateways = gatewaysFrom(mesh);
+  mesh.gateways = gatewaysFrom(mesh, gatewayObjects);
   return mesh;
 }
 

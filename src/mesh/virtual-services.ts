@@ -85,6 +85,13 @@ export interface ResolvedVirtualService {
   order: string;
   /** Converted from a Gateway API route: Gateway API semantics apply (500 for a missing backend). */
   gatewaySemantics?: boolean;
+  /** Derived from Kubernetes Ingresses (src/mesh/kube-ingress.ts); `source` is the first Ingress. */
+  ingressSemantics?: boolean;
+}
+
+/** Whether a person wrote this VirtualService (not derived from a Gateway API route or an Ingress). */
+export function writtenAsVirtualService(vs: ResolvedVirtualService): boolean {
+  return vs.gatewaySemantics !== true && vs.ingressSemantics !== true;
 }
 
 /** Istio's `resolveGatewayName`: `name` and `./name` → `<vsNs>/name`; `name.ns.svc.*` → `ns/name`; `mesh` kept. */

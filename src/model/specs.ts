@@ -121,9 +121,27 @@ export interface ServiceSpec {
   [field: string]: unknown;
 }
 
+/** networking.k8s.io/v1 IngressBackend. */
+export interface IngressBackend {
+  service?: { name?: string; port?: { number?: number; name?: string } };
+  resource?: unknown;
+}
+
 /** networking.k8s.io/v1 IngressSpec. */
 export interface IngressSpec {
   ingressClassName?: string;
+  defaultBackend?: IngressBackend;
+  tls?: { hosts?: string[]; secretName?: string }[];
+  rules?: {
+    host?: string;
+    http?: { paths?: { path?: string; pathType?: string; backend?: IngressBackend }[] };
+  }[];
+  [field: string]: unknown;
+}
+
+/** networking.k8s.io/v1 IngressClassSpec. */
+export interface IngressClassSpec {
+  controller?: string;
   [field: string]: unknown;
 }
 
@@ -190,6 +208,7 @@ export interface Specs {
   'gateway.networking.k8s.io/Gateway': GatewaySpec;
   'gateway.networking.k8s.io/HTTPRoute': HTTPRouteSpec;
   'networking.k8s.io/Ingress': IngressSpec;
+  'networking.k8s.io/IngressClass': IngressClassSpec;
   'networking.k8s.io/NetworkPolicy': NetworkPolicySpec;
   '/Pod': PodSpec;
   '/Service': ServiceSpec;

@@ -100,5 +100,8 @@ export const GatewayClass = {
   Waypoint: 'istio-waypoint',
 } as const;
 
+/** The controller an IngressClass names for istiod to serve its Ingresses. */
+export const IstioIngressController = 'istio.io/ingress-controller';
+
 /** The value of `app.kubernetes.io/managed-by` on every object kfmesh applies. */
 export const ManagedByValue = 'kfmesh';

@@ -134,6 +134,8 @@ function probeOutcome(probe: Probe, outcomes: readonly RequestOutcome[]): Reques
   return (
     outcomes.find((o) => o.verdict === 'allowed' && o.answeredBy === probe.target) ??
     outcomes.find((o) => o.verdict === 'denied') ??
+    // Answered by another workload says more than a gateway that has no route for the host.
+    outcomes.find((o) => o.verdict === 'allowed') ??
     (outcomes[0] as RequestOutcome)
   );
 }

@@ -79,6 +79,7 @@ describe('kfmesh analyze', () => {
         'KFM401',
         'KFM402',
         'KFM403',
+        'KFM404',
         'KFM501',
       ],
     );

@@ -13,6 +13,7 @@ import { traceRequest } from '../../mesh/trace.ts';
 import { bindToMesh } from '../patches.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 import type { Hop } from '../../model/trace-result.ts';
+import { writtenAsVirtualService } from '../../mesh/virtual-services.ts';
 
 const legacy = { major: 1, minor: 20 };
 
@@ -36,7 +37,7 @@ export const passthroughForMeshClients: Rule = {
       mesh.virtualServices.filter((v) => v.gateways.includes('mesh')).flatMap((v) => v.hosts),
     );
     for (const vs of mesh.virtualServices) {
-      if (vs.gatewaySemantics || vs.gateways.includes('mesh') || vs.gateways.length === 0) continue;
+      if (!writtenAsVirtualService(vs) || vs.gateways.includes('mesh') || vs.gateways.length === 0) continue;
       const internal = vs.hosts.filter((h) => {
         const service = mesh.serviceByHostname.get(h);
         return service !== undefined && service.type === 'ExternalName' && !meshHosts.has(h);

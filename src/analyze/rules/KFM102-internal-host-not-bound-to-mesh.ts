@@ -7,6 +7,7 @@ import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { bindToMesh } from '../patches.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+import { writtenAsVirtualService } from '../../mesh/virtual-services.ts';
 
 export const internalHostNotBoundToMesh: Rule = {
   code: 'KFM102',
@@ -21,7 +22,7 @@ export const internalHostNotBoundToMesh: Rule = {
     );
     const findings: Finding[] = [];
     for (const vs of mesh.virtualServices) {
-      if (vs.gatewaySemantics || vs.gateways.includes('mesh')) continue;
+      if (!writtenAsVirtualService(vs) || vs.gateways.includes('mesh')) continue;
       vs.hosts.forEach((host) => {
         const service = mesh.serviceByHostname.get(host);
         // ExternalName hosts are KFM101's (found by tracing).

@@ -7,6 +7,7 @@ import type { Finding } from '../../model/finding.ts';
 import { isExportedTo } from '../../mesh/services.ts';
 import { appendTo } from '../patches.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+import { writtenAsVirtualService } from '../../mesh/virtual-services.ts';
 
 export const exportHidesRoute: Rule = {
   code: 'KFM403',
@@ -23,7 +24,7 @@ export const exportHidesRoute: Rule = {
       }
     const findings: Finding[] = [];
     for (const vs of mesh.virtualServices) {
-      if (vs.gatewaySemantics) continue;
+      if (!writtenAsVirtualService(vs)) continue;
       for (const gateway of vs.gateways) {
         if (gateway === 'mesh') continue;
         const hidden = [...(podNamespaces.get(gateway) ?? [])].filter(
