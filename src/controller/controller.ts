@@ -79,7 +79,10 @@ export class Controller {
       {
         changed: (kindKey, object, inputChanged) => {
           if (this.#synced)
-            this.#queueAll(ownersConcerned(kindKey, object, inputChanged, () => this.#owners()));
+            this.#queueAll([
+              ...ownersConcerned(kindKey, object, inputChanged, () => this.#owners()),
+              ...this.#renders.ownersWanting(object),
+            ]);
         },
         // After the first lists, a re-list may have brought anything: everything is reconciled again.
         relisted: () => {

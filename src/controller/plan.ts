@@ -214,17 +214,34 @@ export function meshReadyConditions(
   return out;
 }
 
+/** An object kfmesh needs that someone else holds: `Kind namespace/name`, and its controlling owner if it has one. */
+export interface NotOurs {
+  object: string;
+  /** `Kind namespace/name` of the owner whose controller writes the object (its controller ownerReference). */
+  controlledBy?: string;
+}
+
+/** The controller ownerReference of a live object, as `Kind namespace/name`. */
+export function controllerOf(live: KubeObject): string | undefined {
+  const ref = live.metadata.ownerReferences?.find((r) => r.controller === true);
+  return ref ? `${ref.kind} ${live.metadata.namespace ?? ''}/${ref.name}` : undefined;
+}
+
 /**
- * `MeshReady` False with reason NotManaged: objects the owner needs (`Kind namespace/name`) belong to
- * someone else and lack what kfmesh would apply.
+ * `MeshReady` False with reason NotManaged: objects the owner needs belong to someone else and lack what
+ * kfmesh would apply. One another controller writes is left to it (taking it over would start a tug of
+ * war), and the message says what to change there; any other can be handed over.
  */
-export function notManaged(objects: readonly string[]): Condition {
-  return {
-    type: MeshReady,
-    status: 'False',
-    reason: 'NotManaged',
-    message: `${objects.join(', ')}: exists without the label ${Label.ManagedBy}=${ManagedByValue} and differs from what kfmesh would apply; kfmesh does not change objects it did not create (delete it, or label it to hand it over)`,
-  };
+export function notManaged(objects: readonly NotOurs[]): Condition {
+  const parts = objects.map(({ object, controlledBy }) => {
+    if (!controlledBy)
+      return `${object}: exists without the label ${Label.ManagedBy}=${ManagedByValue} and differs from what kfmesh would apply; kfmesh does not change objects it did not create (delete it, or label it to hand it over)`;
+    const kserve = controlledBy.startsWith('InferenceService ')
+      ? ' (KServe 0.14 and later bind their VirtualServices to mesh themselves: upgrade KServe)'
+      : '';
+    return `${object}: written by the controller of ${controlledBy} and differs from what kfmesh would apply; kfmesh leaves it to that controller, which would write it back: change what that controller writes${kserve}`;
+  });
+  return { type: MeshReady, status: 'False', reason: 'NotManaged', message: parts.join('; ') };
 }
 
 /** The conditions with `condition` set (its transition time kept when its status did not change). */

@@ -9,7 +9,16 @@ import { groupOf } from '../model/object.ts';
 import { identity, kindKeyOf, type ObjectCache } from './cache.ts';
 import type { Log } from './informers.ts';
 import { appliedKinds, neverDeleted } from './permissions.ts';
-import { holds, isManaged, notManaged, ownerNamespace, unmarked, type OwnerKey } from './plan.ts';
+import {
+  controllerOf,
+  holds,
+  isManaged,
+  notManaged,
+  ownerNamespace,
+  unmarked,
+  type NotOurs,
+  type OwnerKey,
+} from './plan.ts';
 import type { Renders } from './renders.ts';
 import type { StatusWriter } from './status.ts';
 import type { Writer } from './writer.ts';
@@ -41,7 +50,7 @@ export class Reconciler {
     const { renders, cache, status } = this.#parts;
     const { byOwner, conditions } = await renders.desired(ownerNamespace(owner));
     const desired = byOwner.get(owner) ?? [];
-    const notOurs: string[] = [];
+    const notOurs: NotOurs[] = [];
     for (const object of desired) {
       const refused = await this.#apply(owner, object);
       if (refused) notOurs.push(refused);
@@ -58,10 +67,10 @@ export class Reconciler {
   }
 
   /**
-   * Applies a desired object unless the live one already holds it; returns the object's name when it is
-   * someone else's and lacks what kfmesh would apply (kfmesh never takes it over).
+   * Applies a desired object unless the live one already holds it; returns the object (and its controlling
+   * owner) when it is someone else's and lacks what kfmesh would apply (kfmesh never takes it over).
    */
-  async #apply(owner: OwnerKey, object: KubeObject): Promise<string | undefined> {
+  async #apply(owner: OwnerKey, object: KubeObject): Promise<NotOurs | undefined> {
     const { cache, writer, log } = this.#parts;
     if (!appliedKinds.includes(kindKeyOf(object))) {
       // Not a kind the deployment's role lets it write: rendered, but left to `kfmesh render`.
@@ -75,7 +84,9 @@ export class Reconciler {
       // Someone else's object (Namespaces excepted: kfmesh sets only labels).
       if (holds(live, unmarked({ ...object, apiVersion: live.apiVersion }))) return undefined;
       log('warn', 'not applying over an object kfmesh does not manage', { object: identity(object) });
-      return `${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+      const name = `${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+      const controlledBy = controllerOf(live);
+      return controlledBy ? { object: name, controlledBy } : { object: name };
     }
     const started = Date.now();
     await writer.apply(object);

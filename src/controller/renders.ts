@@ -27,6 +27,8 @@ import {
 export interface Rendered {
   generation: number;
   byOwner: Map<OwnerKey, KubeObject[]>;
+  /** The owners of each desired object, by its identity. */
+  ownersById: Map<string, OwnerKey[]>;
   conditions: Map<OwnerKey, Condition>;
   renderedAt: number;
   renderMs: number;
@@ -81,10 +83,16 @@ export class Renders {
 
   /** Whether the last render of `namespace` wants this object, for any owner. */
   wants(namespace: string, object: KubeObject): boolean {
+    return this.#rendered.get(namespace)?.ownersById.has(identity(object)) ?? false;
+  }
+
+  /**
+   * The owners whose last render wants this object, whoever holds it now: a change to it concerns them
+   * even when another controller took it (and kfmesh's labels with it), so their status says so.
+   */
+  ownersWanting(object: KubeObject): OwnerKey[] {
     const id = identity(object);
-    return [...(this.#rendered.get(namespace)?.byOwner.values() ?? [])]
-      .flat()
-      .some((o) => identity(o) === id);
+    return [...this.#rendered.values()].flatMap((r) => r.ownersById.get(id) ?? []);
   }
 
   #render(namespace: string, before: Rendered | undefined): Rendered {
@@ -100,9 +108,13 @@ export class Renders {
       .filter((o) => ownerKinds.has(kindKeyOf(o)))
       .map((o) => ownerKey(o.kind, o.metadata.namespace, o.metadata.name ?? ''));
     const now = Date.now();
+    const ownersById = new Map<string, OwnerKey[]>();
+    for (const [owner, objects] of byOwner)
+      for (const o of objects) ownersById.set(identity(o), [...(ownersById.get(identity(o)) ?? []), owner]);
     const rendered: Rendered = {
       generation,
       byOwner,
+      ownersById,
       conditions: meshReadyConditions(result, owners),
       renderedAt: now,
       renderMs: now - started,

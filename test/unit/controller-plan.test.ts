@@ -156,12 +156,19 @@ describe('conditions', () => {
     assert.equal(failed?.status, 'False');
     assert.equal(failed?.reason, 'InvalidSpec');
     assert.match(failed?.message ?? '', /predictor/);
-    const taken = notManaged(['VirtualService team/good']);
+    const taken = notManaged([{ object: 'VirtualService team/good' }]);
     assert.equal(taken.reason, 'NotManaged');
     assert.match(
       taken.message,
       /^VirtualService team\/good: exists without the label app\.kubernetes\.io\/managed-by=kfmesh/,
     );
+    // Written by another controller (KServe's, for an InferenceService): left to it, with what to change.
+    const kserve = notManaged([
+      { object: 'VirtualService team/good', controlledBy: 'InferenceService team/good' },
+    ]);
+    assert.match(kserve.message, /written by the controller of InferenceService team\/good/);
+    assert.match(kserve.message, /KServe 0\.14 and later bind their VirtualServices to mesh/);
+    assert.doesNotMatch(kserve.message, /label it to hand it over/);
   });
 });
 
