@@ -47,6 +47,28 @@ export function apiServerTestOptions(): { skip: string | false } {
   return { skip: missing ?? false };
 }
 
+/** The real Kubeflow platform (../shared/real), which holds the Notebook CRD the shared CRDs lack. */
+export const realPlatformFile = resolve(projectRoot, '../shared/real/kubeflow-manifests/platform.yaml');
+
+/** Skips where the real Kubeflow platform is absent (fails under CI=true), as for the API server. */
+export function realPlatformTestOptions(): { skip: string | false } {
+  const options = apiServerTestOptions();
+  if (options.skip) return options;
+  if (existsSync(realPlatformFile)) return { skip: false };
+  const missing = `${realPlatformFile} is missing (../shared beside the project)`;
+  if (process.env['CI'] === 'true') throw new Error(`CI=true and ${missing}`);
+  return { skip: missing };
+}
+
+/** Kubeflow's Notebook CRD, as the real platform installs it (its one document of that name). */
+function notebookCrd(): KubeObject {
+  const text = readFileSync(realPlatformFile, 'utf8')
+    .split('\n---\n')
+    .find((d) => d.includes('kind: CustomResourceDefinition') && d.includes('name: notebooks.kubeflow.org'));
+  if (!text) throw new Error(`no Notebook CRD in ${realPlatformFile}`);
+  return parseAllDocuments(text)[0]?.toJS() as KubeObject;
+}
+
 /** A loopback port nothing listens on now. */
 export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -88,13 +110,15 @@ export class TestApiServer {
    * Starts both processes and loads the CRDs. `users` are names the token file admits (for example
    * `system:serviceaccount:ns:name`, which RBAC bindings to that ServiceAccount then apply to).
    */
-  static async start(options: { crds?: boolean; users?: string[] } = {}): Promise<TestApiServer> {
+  static async start(
+    options: { crds?: boolean; users?: string[]; notebooks?: boolean } = {},
+  ): Promise<TestApiServer> {
     const server = new TestApiServer();
     for (const user of options.users ?? []) server.#users.set(user, randomBytes(16).toString('hex'));
     try {
       await server.#startEtcd();
       await server.#startApiServer();
-      if (options.crds !== false) await server.loadCrds();
+      if (options.crds !== false) await server.loadCrds(options.notebooks ? [notebookCrd()] : []);
       return server;
     } catch (error) {
       await server.stop();
@@ -235,8 +259,8 @@ export class TestApiServer {
     }
   }
 
-  /** Loads the real CRDs without `x-kubernetes-validations` and waits until each is established. */
-  async loadCrds(): Promise<void> {
+  /** Loads the real CRDs (and `extra`) without `x-kubernetes-validations` and waits until each is established. */
+  async loadCrds(extra: readonly KubeObject[] = []): Promise<void> {
     const shared = resolve(projectRoot, '../shared/crds');
     const dir = existsSync(shared) ? shared : join(projectRoot, 'test/data/crds');
     const files = [
@@ -250,6 +274,7 @@ export class TestApiServer {
         .map((d) => withoutCel(d.toJS()) as KubeObject | null)
         .filter((o): o is KubeObject => o?.kind === 'CustomResourceDefinition'),
     );
+    crds.push(...extra.map((crd) => withoutCel(crd) as KubeObject));
     const path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
     await Promise.all(crds.map((crd) => this.client.request('POST', path, { body: crd })));
     for (const crd of crds) {

@@ -10,6 +10,7 @@ import { formatObjectProblem } from '../model/errors.ts';
 import type { RenderResult } from '../render/desired-state.ts';
 import { GatewayClass, GroupKind, Label, ManagedByValue } from '../model/vocabulary.ts';
 import { gatewayClassOf } from '../model/specs.ts';
+import { ContestLimit } from './contest.ts';
 
 /** The owner of a group of desired objects: `Kind/namespace/name` (namespace empty when cluster-scoped). */
 export type OwnerKey = string;
@@ -219,6 +220,8 @@ export interface NotOurs {
   object: string;
   /** `Kind namespace/name` of the owner whose controller writes the object (its controller ownerReference). */
   controlledBy?: string;
+  /** kfmesh's object, which this field manager keeps changing back: kfmesh stopped restoring it. */
+  contestedBy?: string;
 }
 
 /** The controller ownerReference of a live object, as `Kind namespace/name`. */
@@ -230,10 +233,13 @@ export function controllerOf(live: KubeObject): string | undefined {
 /**
  * `MeshReady` False with reason NotManaged: objects the owner needs belong to someone else and lack what
  * kfmesh would apply. One another controller writes is left to it (taking it over would start a tug of
- * war), and the message says what to change there; any other can be handed over.
+ * war), and the message says what to change there; any other can be handed over. Reason Contested when
+ * kfmesh stopped restoring one of its own objects that another writer keeps changing back.
  */
 export function notManaged(objects: readonly NotOurs[]): Condition {
-  const parts = objects.map(({ object, controlledBy }) => {
+  const parts = objects.map(({ object, controlledBy, contestedBy }) => {
+    if (contestedBy)
+      return `${object}: changed back by ${contestedBy} each time kfmesh restored it (more than ${ContestLimit} times within a minute); kfmesh stops restoring it, to end the tug of war: change what ${contestedBy} writes, or leave the object to it`;
     if (!controlledBy)
       return `${object}: exists without the label ${Label.ManagedBy}=${ManagedByValue} and differs from what kfmesh would apply; kfmesh does not change objects it did not create (delete it, or label it to hand it over)`;
     const kserve = controlledBy.startsWith('InferenceService ')
@@ -241,7 +247,8 @@ export function notManaged(objects: readonly NotOurs[]): Condition {
       : '';
     return `${object}: written by the controller of ${controlledBy} and differs from what kfmesh would apply; kfmesh leaves it to that controller, which would write it back: change what that controller writes${kserve}`;
   });
-  return { type: MeshReady, status: 'False', reason: 'NotManaged', message: parts.join('; ') };
+  const reason = objects.some((o) => o.contestedBy) ? 'Contested' : 'NotManaged';
+  return { type: MeshReady, status: 'False', reason, message: parts.join('; ') };
 }
 
 /** The conditions with `condition` set (its transition time kept when its status did not change). */

@@ -20,8 +20,9 @@ import {
   type OwnerKey,
 } from './plan.ts';
 import type { Renders } from './renders.ts';
+import { ContestTracker, lastOtherManager } from './contest.ts';
 import type { StatusWriter } from './status.ts';
-import type { Writer } from './writer.ts';
+import { FieldManager, type Writer } from './writer.ts';
 
 export interface ReconcilerParts {
   cache: ObjectCache;
@@ -35,6 +36,7 @@ export interface ReconcilerParts {
 
 export class Reconciler {
   readonly #parts: ReconcilerParts;
+  readonly #contest = new ContestTracker();
   #applies = 0;
 
   constructor(parts: ReconcilerParts) {
@@ -78,8 +80,12 @@ export class Reconciler {
       return undefined;
     }
     const live = cache.get(object);
+    const id = identity(object);
     // The cache holds each kind at the version the server prefers; the fields are compared, not the version.
-    if (live && holds(live, { ...object, apiVersion: live.apiVersion })) return undefined;
+    if (live && holds(live, { ...object, apiVersion: live.apiVersion })) {
+      this.#contest.settled(id, Date.now());
+      return undefined;
+    }
     if (live && !isManaged(live) && !(object.kind === 'Namespace' && groupOf(object.apiVersion) === '')) {
       // Someone else's object (Namespaces excepted: kfmesh sets only labels).
       if (holds(live, unmarked({ ...object, apiVersion: live.apiVersion }))) return undefined;
@@ -87,6 +93,15 @@ export class Reconciler {
       const name = `${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
       const controlledBy = controllerOf(live);
       return controlledBy ? { object: name, controlledBy } : { object: name };
+    }
+    if (live && this.#contest.givenUp(id, object, Date.now())) {
+      // Restoring it again would go on for ever: another writer puts its own form back each time.
+      const contestedBy = lastOtherManager(live, FieldManager) ?? 'another writer';
+      log('warn', 'not restoring an object another writer keeps changing', { object: id, by: contestedBy });
+      return {
+        object: `${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`,
+        contestedBy,
+      };
     }
     const started = Date.now();
     await writer.apply(object);

@@ -15,7 +15,6 @@ import { after, before, describe, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
-import { KubeApiError } from '../../src/kube/client.ts';
 import { Label, ManagedByValue } from '../../src/model/vocabulary.ts';
 import { runKfmesh, writeText } from '../cli-process.ts';
 import {
@@ -26,6 +25,7 @@ import {
   type RunningController,
 } from '../controller-process.ts';
 import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
+import { StandInClient } from '../stand-in.ts';
 
 /** KServe's field manager (controller-runtime names it after the binary, `manager`). */
 const manager = 'manager';
@@ -53,8 +53,7 @@ function withoutMesh(spec: Spec): Spec {
 
 /** KServe's ingress reconciler for one InferenceService (its VirtualService and ExternalName Service). */
 class KServeStandIn {
-  writes = 0;
-  readonly #server: TestApiServer;
+  readonly #client: StandInClient;
   readonly #model: typeof current;
   readonly #vs: KubeObject;
   readonly #service: KubeObject;
@@ -66,7 +65,7 @@ class KServeStandIn {
     rendered: KubeObject[],
     mesh: boolean,
   ) {
-    this.#server = server;
+    this.#client = new StandInClient(server, manager);
     this.#model = model;
     const { name = '', uid = '' } = isvc.metadata;
     const ownerReferences = [
@@ -101,35 +100,20 @@ class KServeStandIn {
     };
   }
 
+  get writes(): number {
+    return this.#client.writes;
+  }
+
   async reconcile(): Promise<void> {
     await this.#virtualService();
     await this.#externalService();
   }
 
-  async #get(path: string): Promise<KubeObject | undefined> {
-    try {
-      return await this.#server.client.request<KubeObject>('GET', path);
-    } catch (error) {
-      if (error instanceof KubeApiError && error.status === 404) return undefined;
-      throw error;
-    }
-  }
-
-  async #write(method: 'POST' | 'PUT', path: string, body: KubeObject): Promise<void> {
-    this.writes++;
-    try {
-      await this.#server.client.request(method, path, { body, query: { fieldManager: manager } });
-    } catch (error) {
-      // A conflict (kfmesh wrote in between) is retried on the next reconcile, as controller-runtime requeues.
-      if (!(error instanceof KubeApiError && (error.status === 409 || error.status === 404))) throw error;
-    }
-  }
-
   async #virtualService(): Promise<void> {
     const path = vsPath(this.#model);
-    const found = await this.#get(path);
+    const found = await this.#client.get(path);
     if (!found) {
-      await this.#write('POST', path.slice(0, path.lastIndexOf('/')), this.#vs);
+      await this.#client.write('POST', path.slice(0, path.lastIndexOf('/')), this.#vs, true);
       return;
     }
     // routeSemanticEquals: the spec, and the labels and annotations deep-equal; else Spec, Labels and
@@ -139,29 +123,34 @@ class KServeStandIn {
       isDeepStrictEqual(found.metadata.labels ?? {}, this.#vs.metadata.labels ?? {}) &&
       isDeepStrictEqual(found.metadata.annotations ?? {}, this.#vs.metadata.annotations ?? {});
     if (same) return;
-    await this.#write('PUT', path, {
-      ...found,
-      metadata: {
-        ...found.metadata,
-        labels: this.#vs.metadata.labels,
-        annotations: this.#vs.metadata.annotations,
+    await this.#client.write(
+      'PUT',
+      path,
+      {
+        ...found,
+        metadata: {
+          ...found.metadata,
+          labels: this.#vs.metadata.labels,
+          annotations: this.#vs.metadata.annotations,
+        },
+        spec: this.#vs['spec'],
       },
-      spec: this.#vs['spec'],
-    });
+      true,
+    );
   }
 
   async #externalService(): Promise<void> {
     const path = servicePath(this.#model);
-    const found = await this.#get(path);
+    const found = await this.#client.get(path);
     if (!found) {
-      await this.#write('POST', path.slice(0, path.lastIndexOf('/')), this.#service);
+      await this.#client.write('POST', path.slice(0, path.lastIndexOf('/')), this.#service, true);
       return;
     }
     // DeepDerivative: only the fields KServe sets are compared; the spec is put back, labels merged.
     const spec = this.#service['spec'] as Spec;
     const live = (found['spec'] ?? {}) as Spec;
     if (Object.entries(spec).every(([k, v]) => isDeepStrictEqual(live[k], v))) return;
-    await this.#write('PUT', path, { ...found, spec: { ...live, ...spec } });
+    await this.#client.write('PUT', path, { ...found, spec: { ...live, ...spec } }, true);
   }
 }
 

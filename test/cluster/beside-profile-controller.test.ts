@@ -15,7 +15,6 @@ import { after, before, describe, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
-import { KubeApiError } from '../../src/kube/client.ts';
 import { runKfmesh, writeText } from '../cli-process.ts';
 import {
   eventually,
@@ -25,6 +24,7 @@ import {
   type RunningController,
 } from '../controller-process.ts';
 import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
+import { StandInClient } from '../stand-in.ts';
 
 const team = 'ml-research';
 const owner = 'researcher@example.com';
@@ -69,32 +69,21 @@ const ownerPolicySpec = {
 
 /** The profile controller's reconcile of one Profile (namespace and owner policy), counting its writes. */
 class ProfileControllerStandIn {
-  writes = 0;
-  readonly #server: TestApiServer;
+  readonly #client: StandInClient;
   readonly #profile: KubeObject;
 
   constructor(server: TestApiServer, profile: KubeObject) {
-    this.#server = server;
+    this.#client = new StandInClient(server, manager);
     this.#profile = profile;
+  }
+
+  get writes(): number {
+    return this.#client.writes;
   }
 
   async reconcile(): Promise<void> {
     await this.#namespace();
     await this.#ownerPolicy();
-  }
-
-  async #get(path: string): Promise<KubeObject | undefined> {
-    try {
-      return await this.#server.client.request<KubeObject>('GET', path);
-    } catch (error) {
-      if (error instanceof KubeApiError && error.status === 404) return undefined;
-      throw error;
-    }
-  }
-
-  #write(method: 'POST' | 'PUT', path: string, body: KubeObject): Promise<unknown> {
-    this.writes++;
-    return this.#server.client.request(method, path, { body, query: { fieldManager: manager } });
   }
 
   get #ownerReferences() {
@@ -106,10 +95,10 @@ class ProfileControllerStandIn {
   }
 
   async #namespace(): Promise<void> {
-    const found = await this.#get(nsPath);
+    const found = await this.#client.get(nsPath);
     if (!found) {
       // A new namespace: sidecar injection, hard-coded, then the labels file.
-      await this.#write('POST', '/api/v1/namespaces', {
+      await this.#client.write('POST', '/api/v1/namespaces', {
         apiVersion: 'v1',
         kind: 'Namespace',
         metadata: {
@@ -134,28 +123,32 @@ class ProfileControllerStandIn {
       if (value !== '' && !(key in labels)) labels[key] = value;
     }
     if (isDeepStrictEqual(labels, found.metadata.labels ?? {})) return;
-    await this.#write('PUT', nsPath, { ...found, metadata: { ...found.metadata, labels } });
+    await this.#client.write('PUT', nsPath, { ...found, metadata: { ...found.metadata, labels } });
   }
 
   async #ownerPolicy(): Promise<void> {
-    const found = await this.#get(policyPath('ns-owner-access-istio'));
+    const found = await this.#client.get(policyPath('ns-owner-access-istio'));
     if (!found) {
-      await this.#write('POST', `/apis/security.istio.io/v1/namespaces/${team}/authorizationpolicies`, {
-        apiVersion: 'security.istio.io/v1',
-        kind: 'AuthorizationPolicy',
-        metadata: {
-          name: 'ns-owner-access-istio',
-          namespace: team,
-          annotations: { user: owner, role: 'admin' },
-          ownerReferences: this.#ownerReferences,
+      await this.#client.write(
+        'POST',
+        `/apis/security.istio.io/v1/namespaces/${team}/authorizationpolicies`,
+        {
+          apiVersion: 'security.istio.io/v1',
+          kind: 'AuthorizationPolicy',
+          metadata: {
+            name: 'ns-owner-access-istio',
+            namespace: team,
+            annotations: { user: owner, role: 'admin' },
+            ownerReferences: this.#ownerReferences,
+          },
+          spec: ownerPolicySpec,
         },
-        spec: ownerPolicySpec,
-      });
+      );
       return;
     }
     // Its spec back whenever it differs (reflect.DeepEqual of the specs, then Update).
     if (isDeepStrictEqual(found['spec'], ownerPolicySpec)) return;
-    await this.#write('PUT', policyPath('ns-owner-access-istio'), { ...found, spec: ownerPolicySpec });
+    await this.#client.write('PUT', policyPath('ns-owner-access-istio'), { ...found, spec: ownerPolicySpec });
   }
 }
 

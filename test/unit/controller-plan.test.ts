@@ -29,6 +29,7 @@ import {
 } from '../../src/controller/plan.ts';
 import { kubeflowBenchPlatform } from '../bench/kubeflow-platform.ts';
 import { inferenceService } from '../fixtures.ts';
+import { ContestTracker, lastOtherManager } from '../../src/controller/contest.ts';
 
 const render = (objects: readonly KubeObject[], mode: MeshMode) =>
   desiredState(Snapshot.of(objects), { mode });
@@ -233,4 +234,51 @@ describe('rendering one namespace at a time', () => {
         );
         assert.ok(whole.objects.length > 0);
       });
+});
+
+describe('a tug of war over an object kfmesh manages', () => {
+  const vs: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: { x: '1' } };
+  test('restores are counted per form within the window; past the limit kfmesh gives up', () => {
+    const contest = new ContestTracker(3, 60_000);
+    assert.deepEqual(
+      [0, 1000, 2000, 3000, 4000].map((t) => contest.givenUp('a', vs, t)),
+      [false, false, false, true, true],
+    );
+    // Holding kfmesh's form between restores does not reset the count, but ends a given-up contest.
+    contest.settled('a', 5000);
+    assert.equal(contest.givenUp('a', vs, 6000), false);
+  });
+
+  test('restores spread wider than the window, or to a new form, never add up', () => {
+    const contest = new ContestTracker(3, 60_000);
+    assert.deepEqual(
+      [0, 30_000, 61_000, 92_000, 123_000].map((t) => contest.givenUp('a', vs, t)),
+      [false, false, false, false, false],
+    );
+    const other = new ContestTracker(3, 60_000);
+    for (const t of [0, 1, 2]) other.givenUp('a', vs, t);
+    assert.equal(other.givenUp('a', { ...vs, data: { x: '2' } }, 3), false);
+  });
+
+  test('who keeps changing it: the last Update by another field manager', () => {
+    const live: KubeObject = {
+      ...vs,
+      metadata: {
+        name: 'a',
+        managedFields: [
+          { manager: 'kfmesh', operation: 'Apply', time: '2026-01-01T00:00:03Z' },
+          { manager: 'kubectl-edit', operation: 'Update', time: '2026-01-01T00:00:01Z' },
+          { manager: 'manager', operation: 'Update', time: '2026-01-01T00:00:02Z' },
+        ],
+      },
+    };
+    assert.equal(lastOtherManager(live, 'kfmesh'), 'manager');
+    assert.equal(lastOtherManager(vs, 'kfmesh'), undefined);
+  });
+
+  test('MeshReady False, reason Contested, naming the writer', () => {
+    const condition = notManaged([{ object: 'VirtualService team/route', contestedBy: 'manager' }]);
+    assert.equal(condition.reason, 'Contested');
+    assert.match(condition.message, /changed back by manager each time kfmesh restored it/);
+  });
 });
