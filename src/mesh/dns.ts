@@ -1,6 +1,7 @@
 /**
  * Name resolution as a pod does it: the search list of its namespace (`<ns>.svc.<cd>`, `svc.<cd>`, `<cd>`,
- * ndots 5), Services' FQDNs, ExternalName as a CNAME, headless Services to their endpoints.
+ * ndots 5), Services' FQDNs, ExternalName as a CNAME, headless Services to their endpoints, and a pod's
+ * own name under a headless Service to that pod.
  */
 import type { MeshService } from './services.ts';
 import type { Mesh } from './compiled.ts';
@@ -28,6 +29,12 @@ export function resolveHost(mesh: Mesh, host: string, namespace: string): Resolu
   const candidate = serviceCandidate(bare, namespace, mesh.clusterDomain, name.endsWith('.'));
   const service = candidate === undefined ? undefined : mesh.serviceByHostname.get(candidate);
   if (service) return followCname(mesh, service, NoCname);
+  const pod = podNameCandidate(bare, namespace, mesh.clusterDomain, name.endsWith('.'));
+  if (pod) {
+    const headless = mesh.serviceByHostname.get(pod.service);
+    const endpoint = headless?.type === 'Headless' ? podEndpoint(headless, pod.hostname) : undefined;
+    if (headless && endpoint) return { kind: 'service', service: headless, ip: endpoint.ip, via: NoCname };
+  }
   const cd = mesh.clusterDomain;
   if (bare.endsWith(`.${cd}`) || bare === cd || !bare.includes('.')) return { kind: 'nxdomain', name: bare };
   return { kind: 'external', name: bare, ip: ExternalAddress, via: NoCname };
@@ -56,6 +63,38 @@ export function serviceCandidate(
   const second = bare.indexOf('.', first + 1);
   if (second < 0) return `${bare}${suffix}`;
   return bare.endsWith('.svc') && bare.indexOf('.', second + 1) < 0 ? `${bare}.${cd}` : undefined;
+}
+
+/**
+ * A pod's name under a headless Service, `<hostname>.<service>.<ns>.svc.<cd>` (or a shorter form the
+ * search list completes): the hostname and the Service's FQDN.
+ */
+function podNameCandidate(
+  bare: string,
+  namespace: string,
+  cd: string,
+  absolute: boolean,
+): { hostname: string; service: string } | undefined {
+  const suffix = `.svc.${cd}`;
+  let head: string | undefined;
+  if (bare.endsWith(suffix)) head = bare.slice(0, -suffix.length);
+  else if (absolute) return undefined;
+  else if (bare.endsWith('.svc')) head = bare.slice(0, -'.svc'.length);
+  else head = bare.split('.').length === 2 ? `${bare}.${namespace}` : bare;
+  const labels = head.split('.');
+  if (labels.length !== 3) return undefined;
+  const [hostname = '', service = '', ns = ''] = labels;
+  return { hostname, service: `${service}.${ns}${suffix}` };
+}
+
+/** The endpoint of a headless Service whose pod has this hostname under it (the Service as its subdomain). */
+export function podEndpoint(
+  service: MeshService,
+  hostname: string,
+): MeshService['endpoints'][number] | undefined {
+  return service.endpoints.find(
+    (e) => e.workload?.dnsName?.hostname === hostname && e.workload.dnsName.subdomain === service.name,
+  );
 }
 
 /** The CNAME chain of a name that is no alias (shared: resolutions are never changed). */

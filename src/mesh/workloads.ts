@@ -3,7 +3,7 @@
  * or DaemonSet template), with the proxy each runs as Istio's injector and CNI decide, and the identity
  * and names Istio reports for it.
  */
-import { podTemplateOf, specOf, statusOf, type PodSpec } from '../model/specs.ts';
+import { podTemplateOf, specIfKind, specOf, statusOf, type PodSpec } from '../model/specs.ts';
 import { compareStrings, isPlainObject, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import { Annotation, Label, GatewayClass } from '../model/vocabulary.ts';
@@ -43,6 +43,8 @@ export interface Workload {
   acceptsHbone: boolean;
   canonicalService: string;
   canonicalRevision: string;
+  /** The pod's DNS name under a headless Service: `spec.hostname` and `spec.subdomain`, when both are set. */
+  dnsName?: { hostname: string; subdomain: string };
   /** Container ports by name, for named target ports. */
   containerPorts: ReadonlyMap<string, number>;
   object: KubeObject;
@@ -92,6 +94,9 @@ export function workloadsFrom(
       canonicalRevision:
         labels[Label.CanonicalRevision] ?? labels[Label.AppVersion] ?? labels[Label.Version] ?? 'latest',
       containerPorts,
+      ...(spec.hostname && spec.subdomain
+        ? { dnsName: { hostname: spec.hostname, subdomain: spec.subdomain } }
+        : {}),
       object: pod,
     });
   }
@@ -187,6 +192,13 @@ function templatePods(snapshot: Snapshot, pods: readonly KubeObject[]): KubeObje
       if (hasPod) continue;
       const template = podTemplateOf(owner);
       const metadata = isPlainObject(template.metadata) ? template.metadata : {};
+      // A StatefulSet's pods are named `<name>-<ordinal>`, with that hostname under its governing Service.
+      const serviceName =
+        kind === 'StatefulSet' ? specIfKind(owner, 'apps/StatefulSet').serviceName : undefined;
+      const dns =
+        kind === 'StatefulSet'
+          ? { hostname: `${name}-0`, ...(serviceName ? { subdomain: serviceName } : {}) }
+          : {};
       out.push({
         apiVersion: 'v1',
         kind: 'Pod',
@@ -196,7 +208,7 @@ function templatePods(snapshot: Snapshot, pods: readonly KubeObject[]): KubeObje
           namespace: ns,
           ownerReferences: [{ apiVersion: 'apps/v1', kind, name, uid: '', controller: true }],
         },
-        spec: template.spec ?? {},
+        spec: { ...(template.spec ?? {}), ...dns },
       });
     }
   }

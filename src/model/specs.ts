@@ -94,6 +94,9 @@ export interface Container {
 export interface PodSpec {
   serviceAccountName?: string;
   serviceAccount?: string;
+  /** With `subdomain` naming a headless Service: DNS `<hostname>.<subdomain>.<ns>.svc.<cd>`. */
+  hostname?: string;
+  subdomain?: string;
   containers?: Container[];
   initContainers?: Container[];
   [field: string]: unknown;
@@ -187,6 +190,8 @@ export interface PodTemplate {
 /** The spec of a Deployment, StatefulSet, DaemonSet, ReplicaSet or Job: the part kfmesh reads, its pod template. */
 export interface WorkloadSpec {
   template?: PodTemplate;
+  /** A StatefulSet's governing (headless) Service, under which its pods get DNS names. */
+  serviceName?: string;
   [field: string]: unknown;
 }
 

@@ -319,12 +319,24 @@ function podOutcome(mesh: Mesh, request: MatrixRequest, name: string): TracedOut
   return { outcome: unrefused ?? direct.outcome, namespaces: [...namespaces] };
 }
 
-/** The Service addresses (`host:port`) whose requests a Service sends to this pod on this port. */
+/**
+ * The Service addresses (`host:port`) whose requests a Service sends to this pod on this port: a
+ * ClusterIP Service's name, and the pod's own name under a headless Service (which reaches that pod alone)
+ * on a port the Service declares as it is.
+ */
 function servicesOfPod(mesh: Mesh, pod: Workload, port: number): string[] {
   const out = new Set<string>();
-  for (const { service, port: p, targetPort } of servicePortsOf(mesh, pod))
-    if (service.type === 'ClusterIP' && targetPort === port)
-      out.add(p.port === 80 ? service.hostname : `${service.hostname}:${p.port}`);
+  for (const { service, port: p, targetPort } of servicePortsOf(mesh, pod)) {
+    if (targetPort !== port) continue;
+    const host =
+      service.type === 'ClusterIP'
+        ? service.hostname
+        : // A name under a headless Service is dialled on the pod's own port (no VIP maps ports).
+          service.type === 'Headless' && pod.dnsName?.subdomain === service.name && p.port === targetPort
+          ? `${pod.dnsName.hostname}.${service.hostname}`
+          : undefined;
+    if (host) out.add(p.port === 80 ? host : `${host}:${p.port}`);
+  }
   return [...out].sort();
 }
 
