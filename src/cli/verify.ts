@@ -165,7 +165,10 @@ export function probesText(report: ProbeReport): string {
   ];
   const show = (r: ProbeReport['results'][number], label: string) => {
     lines.push('', `${label}: ${r.name}`, `  - ${requestText(r.request)}`);
-    lines.push(`  before: ${describeOutcome(r.before)}`, `  after:  ${describeOutcome(r.after)}`);
+    lines.push(`  before: ${describeOutcome(r.before)}`);
+    if (r.why?.before) lines.push(`          ${r.why.before}`);
+    lines.push(`  after:  ${describeOutcome(r.after)}`);
+    if (r.why?.after) lines.push(`          ${r.why.after}`);
   };
   for (const r of report.results) if (r.failed) show(r, 'probe failed');
   for (const r of report.results)

@@ -30,6 +30,9 @@ import { ingressStatusFor } from '../kserve/status.ts';
 import { knativeComponentObjects, knativeGatewaysFrom } from '../kserve/knative.ts';
 import { bearerToken } from '../mesh/request-variants.ts';
 import { compileMesh } from '../mesh/mesh.ts';
+import type { Mesh } from '../mesh/compiled.ts';
+import { ingressServed } from '../mesh/kube-ingress.ts';
+import { specOf } from '../model/specs.ts';
 import { outcomesByEntry, type MatrixRequest, type RequestOutcome } from './equivalence.ts';
 
 /** One probe request, and what the platform is meant to do with it. */
@@ -78,6 +81,8 @@ export interface ProbeResult extends Probe {
   failed: boolean;
   /** The outcome is what the platform means, on each side. */
   asIntended: { before: boolean; after: boolean };
+  /** Why a side is not as meant, where kfmesh can tell (an Ingress istiod ignores). */
+  why?: { before?: string; after?: string };
 }
 
 /** The probes of a change. */
@@ -112,12 +117,17 @@ export function checkProbes(
     const intended = (o: RequestOutcome) =>
       (o.verdict === 'allowed' && o.answeredBy === probe.target) === (probe.intent === 'answered');
     const asIntended = { before: intended(was as RequestOutcome), after: intended(now as RequestOutcome) };
+    const [whyBefore, whyAfter] = meshes.map((m, i) =>
+      (i === 0 ? asIntended.before : asIntended.after) ? undefined : ignoredIngress(m, probe),
+    );
+    const why = { ...(whyBefore ? { before: whyBefore } : {}), ...(whyAfter ? { after: whyAfter } : {}) };
     return {
       ...probe,
       before: was as RequestOutcome,
       after: now as RequestOutcome,
       failed: asIntended.before && !asIntended.after,
       asIntended,
+      ...(whyBefore || whyAfter ? { why } : {}),
     };
   });
   return {
@@ -127,6 +137,20 @@ export function checkProbes(
     opened: results.filter((r) => r.failed && r.intent === 'refused').length,
     results,
   };
+}
+
+/** An Ingress for the probe's host (from outside) that istiod does not serve, with the reason. */
+function ignoredIngress(mesh: Mesh, probe: Probe): string | undefined {
+  if (probe.request.from !== 'external') return undefined;
+  const host = new URL(probe.request.url).hostname;
+  for (const ingress of mesh.snapshot.list('networking.k8s.io', 'Ingress')) {
+    const hosts = (specOf(ingress, 'networking.k8s.io/Ingress').rules ?? []).map((r) => r.host);
+    if (!hosts.includes(host)) continue;
+    const { served, why } = ingressServed(mesh.snapshot, mesh.config, ingress);
+    if (!served)
+      return `istiod does not serve the Ingress ${ingress.metadata.namespace ?? ''}/${ingress.metadata.name ?? ''} that routes ${host}: ${why} (KFM404)`;
+  }
+  return undefined;
 }
 
 /** Of a request's outcomes (one per ingress gateway): the target answering it, else a refusal, else the first. */

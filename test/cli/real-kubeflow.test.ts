@@ -33,7 +33,9 @@ interface ProbeReport {
     failed: boolean;
     request: { from: string };
     asIntended: { before: boolean; after: boolean };
+    before: { verdict: string; answeredBy?: string; where?: string };
     after: { verdict: string; answeredBy?: string; where?: string };
+    why?: { before?: string; after?: string };
   }[];
 }
 
@@ -158,6 +160,28 @@ describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
       probes.results.filter((r) => r.failed).map((r) => r.name),
       [],
     );
+    // Every probe gets the same answer on both sides; the two not as the platform means it are the
+    // upstream platform's own: its istio-system NetworkPolicies refuse in-mesh calls to the local gateway
+    // (Serverless), and istiod ignores KServe's Ingress without an IngressClass istio (RawDeployment).
+    for (const r of probes.results)
+      assert.deepEqual(
+        [r.after.verdict, r.after.answeredBy],
+        [r.before.verdict, r.before.answeredBy],
+        r.name,
+      );
+    const notMeant = probes.results.filter((r) => !r.asIntended.before);
+    assert.deepEqual(
+      notMeant.map((r) => r.name),
+      [
+        'a pod of kubeflow-user-example-com reaches a new model in the default deployment mode (kfmesh-probe-default)',
+        'the owner of kubeflow-user-example-com reaches a new model in RawDeployment through the ingress (kfmesh-probe-raw)',
+      ],
+    );
+    assert.match(
+      notMeant[0]?.before.where ?? '',
+      /NetworkPolicy istio-system\/allow-knative-to-istio-gateways/,
+    );
+    assert.match(notMeant[1]?.why?.before ?? '', /no IngressClass istio .*STRICT \(KFM404\)/);
     const mesh = find('ConfigMap', 'istio-system', 'istio') as (Obj & { data: { mesh: string } }) | undefined;
     assert.match(mesh?.data.mesh ?? '', /ISTIO_META_ENABLE_HBONE: "true"/);
     const deny = find('AuthorizationPolicy', 'kubeflow', 'ml-pipeline-network-policy') as
