@@ -4,7 +4,12 @@
  */
 import type { KubeObject } from '../src/model/object.ts';
 import { KubeApiError } from '../src/kube/client.ts';
+import { Label, ManagedByValue } from '../src/model/vocabulary.ts';
+import { eventually } from './controller-process.ts';
 import type { TestApiServer } from './kube-apiserver.ts';
+
+/** The field manager of a controller-runtime controller (named after its binary, `manager`, in Kubeflow and KServe). */
+export const ControllerRuntimeManager = 'manager';
 
 export class StandInClient {
   /** How many writes the stand-in made. */
@@ -15,6 +20,14 @@ export class StandInClient {
   constructor(server: TestApiServer, fieldManager: string) {
     this.#server = server;
     this.#fieldManager = fieldManager;
+  }
+
+  /** Waits until kfmesh has written the object at `path` (it carries kfmesh's managed-by label). */
+  async kfmeshWrote(path: string): Promise<void> {
+    await eventually(`kfmesh's ${path}`, async () => {
+      const object = await this.get(path);
+      return object?.metadata.labels?.[Label.ManagedBy] === ManagedByValue ? true : undefined;
+    });
   }
 
   /** The object at `path`, or undefined when there is none. */

@@ -15,7 +15,6 @@ import { after, before, describe, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
-import { Label, ManagedByValue } from '../../src/model/vocabulary.ts';
 import { runKfmesh, writeText } from '../cli-process.ts';
 import {
   eventually,
@@ -25,10 +24,10 @@ import {
   type RunningController,
 } from '../controller-process.ts';
 import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
-import { StandInClient } from '../stand-in.ts';
+import { ControllerRuntimeManager, StandInClient } from '../stand-in.ts';
 
-/** KServe's field manager (controller-runtime names it after the binary, `manager`). */
-const manager = 'manager';
+/** KServe's field manager. */
+const manager = ControllerRuntimeManager;
 const current = { namespace: 'kubeflow-user-example-com', name: 'sklearn-iris' };
 const older = { namespace: 'ml-team', name: 'fraud-scorer' };
 const vsPath = (m: typeof current) =>
@@ -195,17 +194,11 @@ for (const kfmeshFirst of [true, false])
           standIns.push(new KServeStandIn(server, model, isvc, rendered, mesh));
         }
         controller = startController(server.kubeconfig, noServerArgs);
-        if (kfmeshFirst)
+        if (kfmeshFirst) {
           // kfmesh's objects for both models, marked as its own, before KServe's reconciler runs.
-          for (const model of [current, older])
-            await eventually(`kfmesh's VirtualService ${model.name}`, async () => {
-              try {
-                const vs = await server.client.request<KubeObject>('GET', vsPath(model));
-                return vs.metadata.labels?.[Label.ManagedBy] === ManagedByValue ? true : undefined;
-              } catch {
-                return undefined;
-              }
-            });
+          const client = new StandInClient(server, manager);
+          for (const model of [current, older]) await client.kfmeshWrote(vsPath(model));
+        }
       });
 
       after(async () => {

@@ -15,21 +15,14 @@ import { after, before, describe, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
-import { Label, ManagedByValue } from '../../src/model/vocabulary.ts';
 import { ContestLimit } from '../../src/controller/contest.ts';
 import { runKfmesh, writeText } from '../cli-process.ts';
-import {
-  eventually,
-  noServerArgs,
-  sleep,
-  startController,
-  type RunningController,
-} from '../controller-process.ts';
+import { noServerArgs, sleep, startController, type RunningController } from '../controller-process.ts';
 import { realPlatformTestOptions, TestApiServer } from '../kube-apiserver.ts';
-import { StandInClient } from '../stand-in.ts';
+import { ControllerRuntimeManager, StandInClient } from '../stand-in.ts';
 
-/** The notebook controller's field manager (controller-runtime names it after the binary, `manager`). */
-const manager = 'manager';
+/** The notebook controller's field manager. */
+const manager = ControllerRuntimeManager;
 const agreeing = { namespace: 'kubeflow-user-example-com', name: 'my-notebook' };
 const differing = { namespace: 'ml-research', name: 'lab' };
 const routeName = (n: typeof agreeing) => `notebook-${n.namespace}-${n.name}`;
@@ -92,11 +85,7 @@ describe('kfmesh controller beside the notebook controller', realPlatformTestOpt
       standIns.push(new NotebookControllerStandIn(client, notebook, own));
     }
     controller = startController(server.kubeconfig, noServerArgs);
-    for (const notebook of [agreeing, differing])
-      await eventually(`kfmesh's ${routeName(notebook)}`, async () => {
-        const vs = await client.get(vsPath(notebook));
-        return vs?.metadata.labels?.[Label.ManagedBy] === ManagedByValue ? true : undefined;
-      });
+    for (const notebook of [agreeing, differing]) await client.kfmeshWrote(vsPath(notebook));
   });
 
   after(async () => {

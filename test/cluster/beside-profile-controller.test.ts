@@ -24,12 +24,12 @@ import {
   type RunningController,
 } from '../controller-process.ts';
 import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
-import { StandInClient } from '../stand-in.ts';
+import { ControllerRuntimeManager, StandInClient } from '../stand-in.ts';
 
 const team = 'ml-research';
 const owner = 'researcher@example.com';
-/** The profile controller's field manager (controller-runtime names it after the binary, `manager`). */
-const manager = 'manager';
+/** The profile controller's field manager. */
+const manager = ControllerRuntimeManager;
 /** Its labels file (`namespace-labels-data`): Kubeflow's, plus the mode kfmesh is to give the namespace. */
 const labelsFile: Record<string, string> = {
   'app.kubernetes.io/part-of': 'kubeflow-profile',
