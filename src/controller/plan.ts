@@ -239,7 +239,7 @@ export function controllerOf(live: KubeObject): string | undefined {
 export function notManaged(objects: readonly NotOurs[]): Condition {
   const parts = objects.map(({ object, controlledBy, contestedBy }) => {
     if (contestedBy)
-      return `${object}: changed back by ${contestedBy} each time kfmesh restored it (more than ${ContestLimit} times within a minute); kfmesh stops restoring it, to end the tug of war: change what ${contestedBy} writes, or leave the object to it`;
+      return `${object}: changed back by ${contestedBy} each time kfmesh restored it (${ContestLimit} times within a minute); kfmesh stops restoring it, to end the tug of war: change what ${contestedBy} writes, or leave the object to it`;
     if (!controlledBy)
       return `${object}: exists without the label ${Label.ManagedBy}=${ManagedByValue} and differs from what kfmesh would apply; kfmesh does not change objects it did not create (delete it, or label it to hand it over)`;
     const kserve = controlledBy.startsWith('InferenceService ')

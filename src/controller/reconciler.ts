@@ -5,7 +5,7 @@
  * deleted, and nothing is pruned while the view is partial.
  */
 import type { KubeObject } from '../model/object.ts';
-import { groupOf } from '../model/object.ts';
+import { describeRef, groupOf, refOf } from '../model/object.ts';
 import { identity, kindKeyOf, type ObjectCache } from './cache.ts';
 import type { Log } from './informers.ts';
 import { appliedKinds, neverDeleted } from './permissions.ts';
@@ -90,18 +90,14 @@ export class Reconciler {
       // Someone else's object (Namespaces excepted: kfmesh sets only labels).
       if (holds(live, unmarked({ ...object, apiVersion: live.apiVersion }))) return undefined;
       log('warn', 'not applying over an object kfmesh does not manage', { object: identity(object) });
-      const name = `${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
       const controlledBy = controllerOf(live);
-      return controlledBy ? { object: name, controlledBy } : { object: name };
+      return { object: describeRef(refOf(object)), ...(controlledBy ? { controlledBy } : {}) };
     }
     if (live && this.#contest.givenUp(id, object, Date.now())) {
       // Restoring it again would go on for ever: another writer puts its own form back each time.
       const contestedBy = lastOtherManager(live, FieldManager) ?? 'another writer';
       log('warn', 'not restoring an object another writer keeps changing', { object: id, by: contestedBy });
-      return {
-        object: `${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`,
-        contestedBy,
-      };
+      return { object: describeRef(refOf(object)), contestedBy };
     }
     const started = Date.now();
     await writer.apply(object);

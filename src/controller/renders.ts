@@ -7,6 +7,7 @@
  * their own duration, so one that changes all the time is rendered at most about half the time.
  */
 import type { KubeObject } from '../model/object.ts';
+import { addTo } from '../model/multimap.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { desiredState, type MeshMode } from '../render/desired-state.ts';
 import { identity, kindKeyOf, ownerKinds, type ObjectCache } from './cache.ts';
@@ -109,8 +110,7 @@ export class Renders {
       .map((o) => ownerKey(o.kind, o.metadata.namespace, o.metadata.name ?? ''));
     const now = Date.now();
     const ownersById = new Map<string, OwnerKey[]>();
-    for (const [owner, objects] of byOwner)
-      for (const o of objects) ownersById.set(identity(o), [...(ownersById.get(identity(o)) ?? []), owner]);
+    for (const [owner, objects] of byOwner) for (const o of objects) addTo(ownersById, identity(o), owner);
     const rendered: Rendered = {
       generation,
       byOwner,

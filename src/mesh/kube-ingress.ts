@@ -5,6 +5,7 @@
  */
 import type { KubeObject } from '../model/object.ts';
 import { compareStrings } from '../model/object.ts';
+import { addTo } from '../model/multimap.ts';
 import { specIfKind, specOf, type IngressBackend, type IngressSpec } from '../model/specs.ts';
 import type { MeshConfig } from '../load/mesh-config.ts';
 import { Annotation, IstioIngressController } from '../model/vocabulary.ts';
@@ -80,9 +81,7 @@ export function derivedIngressConfig(
   const byHost = new Map<string, HostRule[]>();
   for (const ingress of served) {
     (specOf(ingress, 'networking.k8s.io/Ingress').rules ?? []).forEach((rule, index) => {
-      if (!rule.http) return;
-      const host = rule.host || '*';
-      byHost.set(host, [...(byHost.get(host) ?? []), { ingress, index, paths: rule.http.paths ?? [] }]);
+      if (rule.http) addTo(byHost, rule.host || '*', { ingress, index, paths: rule.http.paths ?? [] });
     });
   }
   const virtualServices = [...byHost.keys()].sort(compareStrings).map((host) => {

@@ -153,7 +153,10 @@ function ignoredIngress(mesh: Mesh, probe: Probe): string | undefined {
   return undefined;
 }
 
-/** Of a request's outcomes (one per ingress gateway): the target answering it, else a refusal, else the first. */
+/**
+ * Of a request's outcomes (one per ingress gateway): the target answering it, else a refusal, else another
+ * workload answering, else the first.
+ */
 function probeOutcome(probe: Probe, outcomes: readonly RequestOutcome[]): RequestOutcome {
   return (
     outcomes.find((o) => o.verdict === 'allowed' && o.answeredBy === probe.target) ??
