@@ -19,6 +19,8 @@ import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
 /** Options of a migration. */
 export interface MigrateOptions {
   clusterDomain?: string;
+  /** Move only these namespaces; the others stay as they are (untouched, not even labelled). */
+  only?: readonly string[];
 }
 
 /** The migrated configuration (sorted like every kfmesh output) and its report. */
@@ -75,7 +77,9 @@ export class Migration {
   /** The waypoint Services each selector-based policy is enforced for. */
   readonly attachments = new Map<KubeObject, MeshService[]>();
   /** Namespaces that stay in sidecar mode, and why. */
-  readonly kept = new Map<string, { why: string; fix?: string }>();
+  readonly kept = new Map<string, { why: string; fix?: string; untouched?: boolean }>();
+  /** The namespaces to move when not all (`MigrateOptions.only`). */
+  readonly only: ReadonlySet<string> | undefined;
   /** The Serverless InferenceServices (their namespaces stay in sidecar mode). */
   readonly serverless: KubeObject[] = [];
   /** Old gateway pods that stay: they serve routes of namespaces that stay in sidecar mode, or controllers build on them. */
@@ -89,6 +93,7 @@ export class Migration {
     this.trustDomain = this.mesh.config.trustDomain;
     this.root = this.mesh.config.rootNamespace;
     this.waypointName = kubeflowConfigFrom(snapshot).waypointName;
+    this.only = options.only ? new Set(options.only) : undefined;
   }
 
   /**

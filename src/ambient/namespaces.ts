@@ -22,6 +22,11 @@ export function keptNamespaces(m: Migration): void {
     if (!m.kept.has(ns)) m.kept.set(ns, { why, ...(fix ? { fix } : {}) });
   };
   const moveModels = 'move its models to RawDeployment, then migrate it';
+  if (m.only)
+    for (const ns of m.snapshot.list('', 'Namespace')) {
+      const name = ns.metadata.name ?? '';
+      if (!m.only.has(name)) m.kept.set(name, { why: 'is not among the namespaces to move', untouched: true });
+    }
   for (const ns of m.snapshot.list('', 'Namespace'))
     if (ns.metadata.labels?.[Label.Mode] === 'sidecar')
       keep(ns.metadata.name ?? '', `labelled ${Label.Mode}: sidecar`);
@@ -121,7 +126,7 @@ function namespaces(m: Migration): Set<string> {
     const injected = labels[Label.IstioInjection] === 'enabled' || labels[Label.IstioRev] !== undefined;
     const kept = m.kept.get(name);
     if (kept !== undefined) {
-      if (!injected) continue;
+      if (!injected || kept.untouched) continue;
       if (labels[Label.Mode] !== 'sidecar') {
         m.change(ns, {
           ...ns,
@@ -142,6 +147,8 @@ function namespaces(m: Migration): Set<string> {
     Reflect.deleteProperty(labels, Label.IstioInjection);
     Reflect.deleteProperty(labels, Label.IstioRev);
     labels[Label.DataplaneMode] = 'ambient';
+    // kfmesh's controller renders the namespace in ambient mode from now on, whatever its default.
+    labels[Label.Mode] = 'ambient';
     if (m.waypointNamespaces.has(name)) {
       labels[Label.UseWaypoint] = m.waypointName;
       labels[Label.IngressUseWaypoint] = 'true';
@@ -151,7 +158,7 @@ function namespaces(m: Migration): Set<string> {
       ns,
       changed(
         'metadata.labels',
-        `istio-injection → ${Label.DataplaneMode}: ambient${m.waypointNamespaces.has(name) ? `; every Service uses waypoint ${m.waypointName}` : ''}`,
+        `istio-injection → ${Label.DataplaneMode}: ambient, ${Label.Mode}: ambient${m.waypointNamespaces.has(name) ? `; every Service uses waypoint ${m.waypointName}` : ''}`,
       ),
     );
   }

@@ -657,8 +657,10 @@ describe('migrate: namespaces, workloads and sidecar-only objects', () => {
       ).labels;
     assert.equal(template('job')?.['istio.io/dataplane-mode'], 'none');
     assert.equal(template('web')?.['sidecar.istio.io/inject'], undefined);
+    // kfmesh's own mode label too: its controller renders the namespace in ambient mode from now on.
     assert.deepEqual(find(result, 'Namespace', '', 'apps').metadata.labels, {
       'istio.io/dataplane-mode': 'ambient',
+      'kfmesh.io/mode': 'ambient',
     });
   });
 
