@@ -88,6 +88,13 @@ export interface EquivalenceOptions {
   exhaustive?: boolean;
   /** Called now and then with the requests traced so far and the total. */
   onProgress?: (done: number, total: number) => void;
+  /** Called for every request whose outcome changed (each client of a class, not one per class). */
+  onChange?: (
+    request: MatrixRequest,
+    before: RequestOutcome,
+    after: RequestOutcome,
+    severity: Severity,
+  ) => void;
 }
 
 /** The host an external client uses where the ingress routes every host (`*`). */
@@ -130,13 +137,41 @@ export function checkEquivalence(
       const after = now.outcomes[pair % width] as RequestOutcome;
       changes.record({ from, ...shape }, before, after, count);
     }
+    if (options.onChange)
+      eachChange(
+        options.onChange,
+        clients,
+        shape,
+        [classes[0].membership(was.partition), classes[1].membership(now.partition)],
+        [was.outcomes, now.outcomes],
+      );
     done += clients.length;
     if (options.onProgress && done % 5000 < clients.length) options.onProgress(done, total);
   }
-  for (const request of external)
-    changes.record(request, outcomeOf(meshes[0], request), outcomeOf(meshes[1], request));
+  for (const request of external) {
+    const [was, now] = [outcomeOf(meshes[0], request), outcomeOf(meshes[1], request)];
+    changes.record(request, was, now);
+    const severity = changeSeverity(was, now);
+    if (severity !== undefined) options.onChange?.(request, was, now, severity);
+  }
   options.onProgress?.(total, total);
   return changes.result(total, classes[0].traces + classes[1].traces);
+}
+
+/** Calls `onChange` for each client whose request of this shape changed, by the clients' classes on both sides. */
+function eachChange(
+  onChange: NonNullable<EquivalenceOptions['onChange']>,
+  clients: readonly string[],
+  shape: RequestShape,
+  membership: readonly [ArrayLike<number>, ArrayLike<number>],
+  outcomes: readonly [readonly RequestOutcome[], readonly RequestOutcome[]],
+): void {
+  for (let c = 0; c < clients.length; c++) {
+    const before = outcomes[0][membership[0][c] as number] as RequestOutcome;
+    const after = outcomes[1][membership[1][c] as number] as RequestOutcome;
+    const severity = changeSeverity(before, after);
+    if (severity !== undefined) onChange({ from: clients[c] as string, ...shape }, before, after, severity);
+  }
 }
 
 /**
