@@ -32,6 +32,11 @@ export const layers = [
     about: 'request cases, the equivalence proof and its probes of what controllers create next',
   },
   {
+    folder: 'plan',
+    may: ['model', 'load', 'mesh', 'kserve', 'kubeflow', 'ambient', 'verify'],
+    about: 'the migration as steps, every state between them simulated',
+  },
+  {
     folder: 'example',
     may: ['model', 'load', 'kserve', 'kubeflow', 'render', 'ambient'],
     about: 'the built-in example platform',
@@ -59,6 +64,7 @@ export const layers = [
       'ambient',
       'analyze',
       'verify',
+      'plan',
       'example',
       'controller',
       'console',

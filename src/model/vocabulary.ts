@@ -92,6 +92,11 @@ export const GroupKind = {
   IstioGateway: 'networking.istio.io/Gateway',
   HTTPRoute: 'gateway.networking.k8s.io/HTTPRoute',
   Ingress: 'networking.k8s.io/Ingress',
+  RequestAuthentication: 'security.istio.io/RequestAuthentication',
+  NetworkPolicy: 'networking.k8s.io/NetworkPolicy',
+  Deployment: 'apps/Deployment',
+  StatefulSet: 'apps/StatefulSet',
+  DaemonSet: 'apps/DaemonSet',
 } as const;
 
 /** Istio's Gateway API classes: gateways Istio deploys, and waypoints. */
