@@ -55,6 +55,15 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .option('--to <mode>', 'the mode to migrate to (ambient)')
     .option('-o, --output <format>', 'yaml or json', 'yaml')
     .option('--report <file>', 'write the report here: JSON when the name ends in .json, Markdown otherwise')
+    .option(
+      '--plan <dir>',
+      'write the migration as numbered steps into this new (or empty) folder, every state between them simulated',
+    )
+    .option(
+      '--namespace <ns>',
+      'with --plan: move only this namespace (repeat for more); the others stay as they are',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: MigrateFlags) => {
       result.code = await migrateCommand(paths, flags, streams);

@@ -3,6 +3,7 @@ import { lstat, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputFormat, serialize } from '../model/serialize.ts';
 import { migrateToAmbient } from '../ambient/migrate.ts';
+import { writePlan } from './plan.ts';
 import { reportToJson, reportToMarkdown, summarize } from '../ambient/migration-report.ts';
 import {
   ExitCode,
@@ -19,6 +20,8 @@ export interface MigrateFlags extends ClusterFlags {
   to?: string;
   output: string;
   report?: string;
+  plan?: string;
+  namespace?: string[];
   clusterDomain: string;
 }
 
@@ -31,7 +34,21 @@ export function migrateCommand(paths: string[], flags: MigrateFlags, streams: St
     if (flags.to === undefined) throw new UsageError('--to is required: kfmesh migrate --to ambient');
     oneOf('--to', flags.to, ['ambient']);
     const format = oneOf('-o', flags.output, Object.values(OutputFormat));
+    if (flags.namespace !== undefined && flags.plan === undefined)
+      throw new UsageError('--namespace plans one namespace at a time: give --plan DIR too');
+    if (flags.plan !== undefined && flags.report !== undefined)
+      throw new UsageError('--plan writes its own report (DIR/plan.md): leave out --report');
     const snapshot = await snapshotFrom(paths, streams, flags);
+    if (flags.plan !== undefined)
+      return writePlan(
+        snapshot,
+        {
+          plan: flags.plan,
+          clusterDomain: flags.clusterDomain,
+          ...(flags.namespace ? { namespace: flags.namespace } : {}),
+        },
+        streams,
+      );
     const { objects, report } = migrateToAmbient(snapshot, { clusterDomain: flags.clusterDomain });
     const output = serialize(objects, format);
     if (flags.report !== undefined) {
