@@ -13,6 +13,7 @@ const pureCore = [
   'src/verify/**',
   'src/render/**',
   'src/example/**',
+  'src/plan/**',
   'src/controller/plan.ts',
   'src/console/graph.ts',
   'src/console/api.ts',

@@ -25,7 +25,8 @@ export function keptNamespaces(m: Migration): void {
   if (m.only)
     for (const ns of m.snapshot.list('', 'Namespace')) {
       const name = ns.metadata.name ?? '';
-      if (!m.only.has(name)) m.kept.set(name, { why: 'is not among the namespaces to move', untouched: true });
+      if (!m.only.has(name))
+        m.kept.set(name, { why: 'is not among the namespaces to move', untouched: true });
     }
   for (const ns of m.snapshot.list('', 'Namespace'))
     if (ns.metadata.labels?.[Label.Mode] === 'sidecar')

@@ -170,6 +170,11 @@ describe('byte-identical outputs: the example platform', () => {
       '-o',
       'json',
     ]);
+    await check(
+      'migrate plan',
+      ['migrate', 'platform.yaml', '--to', 'ambient', '--plan', 'plan'],
+      ['plan/plan.md', 'plan/plan.json'],
+    );
     await check('verify equivalence', ['verify', '--equivalence', 'platform.yaml', 'migrated.yaml']);
     await check('verify equivalence json', [
       'verify',
@@ -235,5 +240,15 @@ describe('byte-identical outputs: the real Kubeflow platform', () => {
       '-o',
       'json',
     ]);
+    await check(
+      'real migrate plan',
+      ['migrate', 'kubeflow.yaml', '--to', 'ambient', '--plan', 'real-plan'],
+      ['real-plan/plan.md', 'real-plan/plan.json'],
+    );
+    assert.equal(
+      readFileSync('real-plan/plan.md', 'utf8'),
+      readFileSync(join(projectRoot, 'docs/example-plan.md'), 'utf8'),
+      'docs/example-plan.md is the real platform\'s plan.md: regenerate it (docs/cli.md, "Planning a migration")',
+    );
   });
 });
