@@ -235,13 +235,14 @@ function placeChanges(
   buckets: Buckets,
   policies: 'beside' | 'in-place',
 ): void {
-  const keys = [...new Set([...before.keys(), ...after.keys()])].sort();
+  // Pods are not changed in place: they run as they were created until a restart replaces them (state.ts).
+  const keys = [...new Set([...before.keys(), ...after.keys()])].filter((k) => !k.startsWith('/Pod/')).sort();
   for (const key of keys) {
     const was = before.get(key);
     const now = after.get(key);
     if (was && now && same(was, now)) continue;
     if (!was && now) {
-      buckets.add(placeAdded(now, refOf(now), ctx), { op: 'apply', object: now });
+      buckets.add(placeAdded(now, refOf(now), ctx), { op: 'apply', object: asWritten(now) });
       continue;
     }
     const ref = refOf((was ?? now) as KubeObject);
@@ -250,7 +251,8 @@ function placeChanges(
       continue;
     }
     const [from, to] = [was as KubeObject, now as KubeObject];
-    const ops = expandLabels(patchBetween(from, to), from);
+    const ops = changeOf(from, to);
+    if (ops.length === 0) continue;
     const moves =
       isPolicy(ref) &&
       ctx.moving.has(namespaceOf(ref)) &&
@@ -317,7 +319,7 @@ function transitionalCopy(
   let name = `${ref.name}-migrating`;
   for (let i = 2; before.has(objectKey({ ...ref, name })) || after.has(objectKey({ ...ref, name })); i++)
     name = `${ref.name}-migrating-${i}`;
-  return { ...policy, metadata: { ...policy.metadata, name } };
+  return asWritten({ ...policy, metadata: { ...policy.metadata, name } });
 }
 
 /** A patch with operations on a whole label map split into one per label, so each label finds its stage. */
@@ -353,6 +355,36 @@ function patchValue(object: KubeObject, pointer: string): unknown {
     value = value[part.replaceAll('~1', '/').replaceAll('~0', '~')];
   }
   return value;
+}
+
+/**
+ * The JSON Patch that changes `from` into `to` as written (`asWritten`), labels one by one; the version
+ * the object is named by is not a change (the API server serves it at every version).
+ */
+function changeOf(from: KubeObject, to: KubeObject): PatchOp[] {
+  return expandLabels(patchBetween(asWritten(from), { ...asWritten(to), apiVersion: from.apiVersion }), from);
+}
+
+/** What the API server sets on an object, which a plan never writes: left out of what it creates and patches. */
+const serverMetadata = [
+  'resourceVersion',
+  'uid',
+  'creationTimestamp',
+  'generation',
+  'managedFields',
+  'selfLink',
+];
+
+/**
+ * An object as a plan writes it: without what the API server sets (its `status`, and metadata such as
+ * `resourceVersion`, which a create refuses and a patch must not remove), under the apiVersion it had.
+ */
+export function asWritten(object: KubeObject): KubeObject {
+  const { status: _status, ...rest } = object;
+  const metadata = Object.fromEntries(
+    Object.entries(object.metadata).filter(([k]) => !serverMetadata.includes(k)),
+  );
+  return { ...rest, metadata } as KubeObject;
 }
 
 function same(a: KubeObject, b: KubeObject): boolean {
@@ -400,9 +432,9 @@ function undoOf(before: PlanState, after: PlanState, operations: readonly Operat
     if (patched.has(key)) continue;
     patched.add(key);
     if (!was) undo.push({ op: 'delete', ref, apiVersion: (now as KubeObject).apiVersion });
-    else if (!now) undo.push({ op: 'apply', object: was });
-    else if (!same(was, now))
-      undo.push({ op: 'patch', ref, patch: expandLabels(patchBetween(now, was), now) });
+    else if (!now) undo.push({ op: 'apply', object: asWritten(was) });
+    else if (!same(asWritten(was), asWritten(now)))
+      undo.push({ op: 'patch', ref, patch: changeOf(now, was) });
   }
   const restarts = operations.filter((o) => o.op === 'restart');
   if (restarts.length === 0) return undo;
