@@ -44,7 +44,7 @@ export const layers = [
   { folder: 'controller', may: ['model', 'kube', 'load', 'render'], about: 'the controller and its manager' },
   {
     folder: 'console',
-    may: ['model', 'load', 'mesh', 'render', 'ambient', 'analyze', 'verify'],
+    may: ['model', 'load', 'mesh', 'render', 'ambient', 'analyze', 'verify', 'plan'],
     about: "the console's server and API",
   },
   // The page in the browser: only the console's wire types and its pure layout.

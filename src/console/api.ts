@@ -15,6 +15,10 @@ import { desiredState, MeshMode, type RenderResult } from '../render/desired-sta
 import { formatLocation, formatObjectProblem } from '../model/errors.ts';
 import { toYaml } from '../model/serialize.ts';
 import { graphsOf, tracePath } from './graph.ts';
+import { planMigration } from '../plan/order.ts';
+import { checkPlan, type PlanCheck } from '../plan/simulate.ts';
+import type { MigrationPlan } from '../plan/plan.ts';
+import { planGraph, planRequests, planView, stateGraph } from './plan-view.ts';
 import {
   formatIstioVersion,
   NewestModelledVersion,
@@ -90,6 +94,10 @@ export class ConsoleModel {
         return this.#owned(params);
       case '/api/object':
         return this.#input(params);
+      case '/api/plan':
+        return ok<'/api/plan'>(this.#once('plan view', () => planView(...this.#plan())));
+      case '/api/plan/graph':
+        return this.#planGraph(params);
       default:
         return { status: 404, body: { error: `no such API: ${path}` } };
     }
@@ -99,6 +107,25 @@ export class ConsoleModel {
   warm(): void {
     for (const path of ['/api/summary', '/api/graph', '/api/findings'])
       this.answer(path, new URLSearchParams());
+  }
+
+  /** The migration plan of the snapshot and its checks (computed on first use: every state is traced). */
+  #plan(): [MigrationPlan, PlanCheck] {
+    return this.#once('plan', () => {
+      const plan = planMigration(this.#snapshot, this.#domain());
+      return [plan, checkPlan(plan, this.#domain())] as [MigrationPlan, PlanCheck];
+    });
+  }
+
+  #planGraph(params: URLSearchParams): ConsoleAnswer {
+    const [plan] = this.#plan();
+    const raw = params.get('step') ?? '';
+    const step = Number(raw);
+    if (!/^\d+$/.test(raw) || step >= plan.states.length)
+      return { status: 400, body: { error: `step must be a number from 0 to ${plan.states.length - 1}` } };
+    const sample = this.#once('plan requests', () => planRequests(plan));
+    const graphOf = (k: number) => this.#once(`plan graph ${k}`, () => stateGraph(plan, k, sample.requests));
+    return ok<'/api/plan/graph'>(planGraph(step, sample, graphOf));
   }
 
   #once<T>(key: string, compute: () => T): T {

@@ -127,6 +127,47 @@ export interface RenderedMode {
   problems: string[];
 }
 
+/** One step of the migration plan, and what its state gave against the start. */
+export interface PlanStepView {
+  number: number;
+  id: string;
+  stage: string;
+  title: string;
+  namespaces: string[];
+  /** What the step changes, one line each. */
+  changes: string[];
+  errors: number;
+  warnings: number;
+  notes: number;
+}
+
+/** Requests answered at the start, refused from step `from` to step `to`, answered again after. */
+export interface OutageWindowView {
+  from: number;
+  to: number;
+  count: number;
+  cause: string;
+  example: string;
+}
+
+/** The migration plan (`kfmesh migrate --plan`): its steps and what every state gave. */
+export interface PlanView {
+  groups: string[][];
+  errors: number;
+  steps: PlanStepView[];
+  windows: OutageWindowView[];
+}
+
+/** The graph of the state after a step of the plan (0: the start), and the edges whose traffic the step changed. */
+export interface PlanGraph {
+  step: number;
+  graph: MeshGraph;
+  requests: number;
+  matrix: number;
+  /** `source target` of each edge whose requests, or how they ended, differ from the state before the step. */
+  changed: string[];
+}
+
 /** What an API refused, and why. */
 export interface ApiError {
   error: string;
@@ -145,4 +186,6 @@ export interface Api {
   '/api/trace': Traced;
   '/api/objects': Owned;
   '/api/object': InputObject;
+  '/api/plan': PlanView;
+  '/api/plan/graph': PlanGraph;
 }

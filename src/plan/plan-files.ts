@@ -92,7 +92,8 @@ function deletable(ref: ObjectRef, apiVersion: string): KubeObject {
 
 // ---- plan.md ----
 
-const stageTitles: Record<Stage, string> = {
+/** Each stage's title, as plan.md and the console show it. */
+export const stageTitles: Record<Stage, string> = {
   [Stage.Prerequisites]: 'Prerequisites',
   [Stage.MeshConfig]: 'Sidecars accept HBONE',
   [Stage.Gateways]: 'New gateways beside the old ones',
@@ -242,7 +243,8 @@ function endSection(last: StateCheck | undefined): string[] {
   return [...lines, ''];
 }
 
-function operationText(o: Operation): string {
+/** An operation in words. */
+export function operationText(o: Operation): string {
   if (o.op === 'apply') return `create ${describeRef(refOf(o.object))}`;
   if (o.op === 'delete') return `delete ${describeRef(o.ref)}`;
   if (o.op === 'restart') return `restart ${o.workload.kind} ${o.workload.namespace}/${o.workload.name}`;
@@ -336,6 +338,7 @@ function checks(step: PlanStep): string[] {
   return out;
 }
 
-function requestText(r: MatrixRequest): string {
+/** A request in one line. */
+export function requestText(r: MatrixRequest): string {
   return `${r.method} ${r.url}${r.pod ? ` (pod of ${r.pod})` : ''} from ${r.from}`;
 }

@@ -99,8 +99,9 @@ const maxZoom = 3;
 /** The most a whole graph is magnified to fit (a small graph stays at about its natural size). */
 const fitZoom = 1.2;
 
-function edgeElement(edge: GraphEdge, index: number): ElementDefinition {
+function edgeElement(edge: GraphEdge, index: number, changed = false): ElementDefinition {
   const classes = [
+    changed ? 'changed' : '',
     edge.denied === 0 ? '' : edge.denied === edge.requests ? 'denied' : 'some-denied',
     edge.passthrough > 0 ? 'passthrough' : '',
     edge.blackhole > 0 ? 'blackhole' : '',
@@ -218,6 +219,18 @@ function style(large: boolean): cytoscape.StylesheetJson {
       style: { 'border-width': 4, 'border-color': '#f2b705', 'z-index': 20, opacity: 1 },
     },
     {
+      selector: 'edge.changed',
+      style: {
+        width: 5,
+        'line-color': '#e4572e',
+        'target-arrow-color': '#e4572e',
+        'target-arrow-shape': 'triangle',
+        'curve-style': 'bezier',
+        'z-index': 15,
+        opacity: 1,
+      },
+    },
+    {
       selector: 'edge.on-path',
       style: {
         width: 6,
@@ -244,8 +257,18 @@ export class GraphView {
   /** The edges asked for besides the usual ones (a focus, a namespace, a path), and whether the filter may hide them. */
   #wanted: { test: (edge: GraphEdge) => boolean; force: boolean } | undefined;
 
-  constructor(container: HTMLElement, graph: MeshGraph, events: GraphEvents) {
+  /** Edges (`source target`) a step of a migration plan changed: marked, and drawn whatever the filter. */
+  readonly #changed: Set<string>;
+
+  constructor(
+    container: HTMLElement,
+    graph: MeshGraph,
+    events: GraphEvents,
+    changed: readonly string[] = [],
+  ) {
     this.#graph = graph;
+    this.#changed = new Set(changed);
+    if (this.#changed.size > 0) this.#wanted = { test: (e) => this.#isChanged(e), force: true };
     const large = graph.nodes.length > LargeGraph;
     this.partial = large;
     this.#nodes = new Map(graph.nodes.map((n) => [n.id, n]));
@@ -259,7 +282,9 @@ export class GraphView {
       ...fitted(layout, container.clientWidth, container.clientHeight),
       elements: [
         ...nodeElements(graph, layout, this.#outside),
-        ...[...this.#edgeSet()].map((i) => edgeElement(graph.edges[i] as GraphEdge, i)),
+        ...[...this.#edgeSet()].map((i) =>
+          edgeElement(graph.edges[i] as GraphEdge, i, this.#isChanged(graph.edges[i] as GraphEdge)),
+        ),
       ],
       layout: { name: 'preset', fit: false },
       style: style(large),
@@ -282,6 +307,15 @@ export class GraphView {
         events.select(undefined, { into: [], out: [] });
       }
     });
+  }
+
+  #isChanged(edge: GraphEdge): boolean {
+    return this.#changed.has(`${edge.source} ${edge.target}`);
+  }
+
+  /** How many edges are marked as changed by the plan step shown. */
+  get changedEdges(): number {
+    return this.cy.edges('.changed').length;
   }
 
   node(id: string): GraphNode | undefined {
@@ -313,7 +347,7 @@ export class GraphView {
   clearFocus(): void {
     this.cy.batch(() => {
       this.#clearMarks();
-      this.#showEdges();
+      this.#showEdges(this.#changed.size > 0 ? (e) => this.#isChanged(e) : undefined, this.#changed.size > 0);
     });
   }
 
@@ -347,7 +381,13 @@ export class GraphView {
     const add: ElementDefinition[] = [];
     for (const i of keep)
       if (this.cy.getElementById(`edge:${i}`).empty())
-        add.push(edgeElement(this.#graph.edges[i] as GraphEdge, i));
+        add.push(
+          edgeElement(
+            this.#graph.edges[i] as GraphEdge,
+            i,
+            this.#isChanged(this.#graph.edges[i] as GraphEdge),
+          ),
+        );
     this.cy.add(add);
   }
 

@@ -7,10 +7,11 @@
 import { byId, el, fill } from './dom.ts';
 import { get } from './client.ts';
 import { GraphView, type EdgeFilter } from './graph-view.ts';
-import { findingsList, migrationReport, nodeDetails, traceResult, yamlBlock } from './panels.ts';
-import type { ModeGraph, Summary } from '../console/wire.ts';
+import { findingsList, migrationReport, nodeDetails, planPanel, traceResult, yamlBlock } from './panels.ts';
+import type { MeshGraph, ModeGraph, PlanView, Summary } from '../console/wire.ts';
 
-type Mode = 'sidecar' | 'ambient';
+/** The graph shown: the platform in sidecar mode, migrated to ambient, or a state of the migration plan. */
+type Mode = 'sidecar' | 'ambient' | 'plan';
 
 interface Ready {
   mode: Mode;
@@ -33,12 +34,24 @@ const state: {
   mode: Mode;
   summary?: Summary;
   /** Each mode's graph, fetched when first shown. */
-  graphs: Map<Mode, Promise<ModeGraph>>;
+  graphs: Map<'sidecar' | 'ambient', Promise<ModeGraph>>;
   view?: GraphView;
   lastTrace?: Record<string, string | string[]>;
-} = { mode: location.hash === '#ambient' ? 'ambient' : 'sidecar', graphs: new Map() };
+  /** The migration plan, fetched when first shown, and the step whose state the graph shows. */
+  plan?: Promise<PlanView>;
+  planStep: number;
+} = {
+  mode: location.hash === '#ambient' ? 'ambient' : location.hash === '#plan' ? 'plan' : 'sidecar',
+  graphs: new Map(),
+  planStep: 0,
+};
 
-function graphOf(mode: Mode): Promise<ModeGraph> {
+function planOf(): Promise<PlanView> {
+  state.plan ??= get('/api/plan');
+  return state.plan;
+}
+
+function graphOf(mode: 'sidecar' | 'ambient'): Promise<ModeGraph> {
   let graph = state.graphs.get(mode);
   if (!graph) {
     graph = get('/api/graph', { mode });
@@ -64,25 +77,65 @@ function selectTab(name: string): void {
   for (const tab of document.querySelectorAll<HTMLElement>('.tab')) tab.hidden = tab.id !== `tab-${name}`;
 }
 
+/** What the graph pane draws: a mode's graph, or a plan state's with the edges its step changed. */
+async function shownGraph(): Promise<{
+  graph: MeshGraph;
+  requests: number;
+  matrix: number;
+  changed: string[];
+  label: string;
+}> {
+  if (state.mode !== 'plan') return { ...(await graphOf(state.mode)), changed: [], label: state.mode };
+  const [plan, shown] = await Promise.all([
+    planOf(),
+    get('/api/plan/graph', { step: String(state.planStep) }),
+  ]);
+  const step = plan.steps[shown.step - 1];
+  const label = step
+    ? `plan step ${step.number} of ${plan.steps.length}, ${step.title}${step.namespaces.length ? ` (${step.namespaces.join(', ')})` : ''}: ${shown.changed.length} edges changed`
+    : `plan: the start (step 0 of ${plan.steps.length})`;
+  byId('plan-label').textContent = `step ${shown.step} of ${plan.steps.length}`;
+  const slider = byId<HTMLInputElement>('plan-step');
+  slider.max = String(plan.steps.length);
+  slider.value = String(shown.step);
+  fill(
+    byId('plan-out'),
+    planPanel(plan, shown.step, (k) => void showStep(k)),
+  );
+  return { ...shown, label };
+}
+
+async function showStep(step: number): Promise<void> {
+  state.planStep = step;
+  delete document.body.dataset['graphReady'];
+  await drawGraph().catch(failed);
+}
+
 async function drawGraph(): Promise<void> {
   const mode = state.mode;
-  const graphs = await graphOf(mode);
-  if (mode !== state.mode) return; // toggled again meanwhile
-  const graph = graphs.graph;
+  const step = state.planStep;
+  const shown = await shownGraph();
+  if (mode !== state.mode || step !== state.planStep) return; // changed again meanwhile
+  const graph = shown.graph;
   state.view?.destroy();
-  const view = new GraphView(byId('graph'), graph, {
-    select: (node, edges) => {
-      if (!node) return;
-      fill(byId('details-out'), nodeDetails(node, edges));
-      selectTab('details');
+  const view = new GraphView(
+    byId('graph'),
+    graph,
+    {
+      select: (node, edges) => {
+        if (!node) return;
+        fill(byId('details-out'), nodeDetails(node, edges));
+        selectTab('details');
+      },
     },
-  });
+    shown.changed,
+  );
   state.view = view;
   view.setEdgeFilter(byId<HTMLSelectElement>('edges').value as EdgeFilter);
   const t = graph.totals;
-  const sampled = graphs.requests < graphs.matrix ? ` (a sample of ${graphs.matrix} requests)` : '';
+  const sampled = shown.requests < shown.matrix ? ` (a sample of ${shown.matrix} requests)` : '';
   byId('graph-stats').textContent =
-    `${state.mode}: ${graph.nodes.length} nodes, ${graph.edges.length} edges from ${graphs.requests} requests${sampled}; ` +
+    `${shown.label}: ${graph.nodes.length} nodes, ${graph.edges.length} edges from ${shown.requests} requests${sampled}; ` +
     `${t.passthrough} to PassthroughCluster, ${t.denied} denied, ${t.mtls} over mTLS`;
   document.body.dataset['mode'] = state.mode;
   if (view.partial)
@@ -111,7 +164,8 @@ async function drawGraph(): Promise<void> {
 function showMode(): void {
   for (const button of document.querySelectorAll<HTMLButtonElement>('.modes button'))
     button.setAttribute('aria-pressed', String(button.dataset['mode'] === state.mode));
-  history.replaceState(null, '', state.mode === 'ambient' ? '#ambient' : location.pathname);
+  history.replaceState(null, '', state.mode === 'sidecar' ? location.pathname : `#${state.mode}`);
+  byId('plan-bar').hidden = state.mode !== 'plan';
 }
 
 async function setMode(mode: Mode): Promise<void> {
@@ -232,14 +286,19 @@ async function main(): Promise<void> {
     });
   for (const button of document.querySelectorAll<HTMLButtonElement>('.modes button'))
     button.addEventListener('click', () => {
-      setMode(button.dataset['mode'] === 'ambient' ? 'ambient' : 'sidecar').catch(failed);
+      const mode = button.dataset['mode'];
+      setMode(mode === 'ambient' || mode === 'plan' ? mode : 'sidecar').catch(failed);
+      if (mode === 'plan') selectTab('plan');
     });
+  const slider = byId<HTMLInputElement>('plan-step');
+  slider.addEventListener('input', () => void showStep(Number(slider.value)));
   traceForm();
   showMode();
 
   status('loading…');
   performance.mark('kfmesh:start');
-  void graphOf(state.mode);
+  if (state.mode === 'plan') selectTab('plan');
+  else void graphOf(state.mode);
   const summary = await get('/api/summary');
   performance.mark('kfmesh:summary');
   state.summary = summary;
@@ -273,7 +332,7 @@ async function main(): Promise<void> {
     get('/api/migration').then((report) => fill(byId('objects-out'), migrationReport(report)), failed);
   });
 
-  await graphOf(state.mode);
+  if (state.mode !== 'plan') await graphOf(state.mode);
   performance.mark('kfmesh:graph-data');
   await drawGraph();
   performance.mark('kfmesh:graph-drawn');

@@ -5,7 +5,7 @@
 import { el, table } from './dom.ts';
 import { describeRef } from './client.ts';
 import type { Hop } from '../model/trace-result.ts';
-import type { Finding, GraphEdge, GraphNode, MigrationReport, Traced } from '../console/wire.ts';
+import type { Finding, GraphEdge, GraphNode, MigrationReport, PlanView, Traced } from '../console/wire.ts';
 
 const count = (n: number, of: number) => (n === 0 ? '' : n === of ? 'all' : String(n));
 
@@ -181,5 +181,57 @@ export function migrationReport(report: MigrationReport): HTMLElement {
       ['object', 'why'],
       report.added.map((a) => [describeRef(a.object), a.reason]),
     ),
+  );
+}
+
+/** The migration plan: its verdict, its steps (the one shown marked; a click shows another), its outage windows. */
+export function planPanel(plan: PlanView, current: number, show: (step: number) => void): HTMLElement {
+  const windowed = plan.windows.reduce((n, w) => n + w.count, 0);
+  const item = (step: number, text: string, detail: string) => {
+    const li = el(
+      'li',
+      {
+        class: step === current ? 'current' : undefined,
+        'aria-current': step === current ? 'step' : undefined,
+      },
+      el('button', { type: 'button', 'data-step': String(step) }, text),
+      detail ? el('span', { class: 'muted' }, ` ${detail}`) : undefined,
+    );
+    li.querySelector('button')?.addEventListener('click', () => show(step));
+    return li;
+  };
+  return el(
+    'section',
+    { 'data-testid': 'plan' },
+    el(
+      'p',
+      { 'data-testid': 'plan-summary' },
+      `${plan.steps.length} steps; ${plan.groups.map((g) => g.join(' + ')).join(', then ') || 'no namespace moves'}. ` +
+        `Every state against the start: ${plan.errors} errors, ${windowed} requests in outage windows.`,
+    ),
+    el(
+      'ol',
+      { class: 'plan-steps', start: '0' },
+      item(0, 'The start', ''),
+      ...plan.steps.map((s) =>
+        item(
+          s.number,
+          `${s.title}${s.namespaces.length > 0 ? ` (${s.namespaces.join(', ')})` : ''}`,
+          `${s.changes.length} changes; ${s.errors} errors, ${s.warnings} warnings`,
+        ),
+      ),
+    ),
+    el('h4', {}, `Outage windows (${plan.windows.length})`),
+    plan.windows.length === 0
+      ? el(
+          'p',
+          { 'data-testid': 'plan-windows' },
+          'None: no request answered at the start is refused in one state and answered again later.',
+        )
+      : table(
+          ['steps', 'requests', 'what happens', 'for example'],
+          plan.windows.map((w) => [`${w.from}–${w.to}`, w.count, w.cause, w.example]),
+          'plan-windows',
+        ),
   );
 }

@@ -282,6 +282,45 @@ describe('the console in Chromium', browserTestOptions(), () => {
       await page.click('.tabs button[data-tab="tracer"]');
     });
 
+    test('the migration plan: a step slider over the graph, the edges a step changes, the outage windows', async () => {
+      const api = (await (await fetch(`${serving.base}/api/plan`)).json()) as {
+        steps: { number: number; stage: string }[];
+        errors: number;
+      };
+      await page.click('#mode-plan');
+      await page.waitForSelector('body[data-graph-ready="plan"]', { timeout: 120_000 });
+      assert.match((await page.textContent('#plan-label')) ?? '', /^step 0 of \d+$/);
+      assert.match((await page.textContent('#graph-stats')) ?? '', /^plan: the start \(step 0 of \d+\)/);
+      assert.equal(await page.getAttribute('#plan-step', 'max'), String(api.steps.length));
+      assert.match(
+        (await page.textContent('[data-testid="plan-summary"]')) ?? '',
+        /0 errors, 0 requests in outage windows/,
+      );
+      assert.match((await page.textContent('[data-testid="plan-windows"]')) ?? '', /^None/);
+      const restart = api.steps.find((s) => s.stage === 'restart')?.number ?? 0;
+      assert.ok(restart > 0);
+      await page.$eval(
+        '#plan-step',
+        (input, value) => {
+          (input as unknown as { value: string }).value = value;
+          input.dispatchEvent(new Event('input'));
+        },
+        String(restart),
+      );
+      await page.waitForSelector('body[data-graph-ready="plan"]');
+      await waitForText(page, '#graph-stats', 'Pods restart without sidecars');
+      const changed = await page.evaluate(
+        () =>
+          (globalThis as unknown as { kfmesh: { view: { changedEdges: number } } }).kfmesh.view.changedEdges,
+      );
+      assert.ok(changed > 0, 'the restart changes edges, and they are marked');
+      assert.match((await page.textContent('#graph-stats')) ?? '', new RegExp(`: ${changed} edges changed`));
+      assert.equal(await page.getAttribute('.plan-steps li.current button', 'data-step'), String(restart));
+      await page.screenshot({ path: join(shots, 'console-plan.png') });
+      await page.click('#mode-sidecar');
+      await page.waitForSelector('body[data-graph-ready="sidecar"]');
+    });
+
     test('a link to #ambient opens the ambient graph', async () => {
       const other = await browser.newPage();
       try {

@@ -22,4 +22,25 @@ describe('ConsoleModel', () => {
     const bad = model.answer('/api/trace', new URLSearchParams(`from=${from}&url=${url}&istio=9.9`));
     assert.equal(bad.status, 400);
   });
+
+  test('the migration plan: its steps, a state graph with the edges its step changed, a bad step refused', () => {
+    const model = new ConsoleModel(Snapshot.of(examplePlatform()), { source: '<example>' });
+    const plan = model.answer('/api/plan', new URLSearchParams());
+    assert.equal(plan.status, 200);
+    const view = plan.body as { steps: { number: number; stage: string }[]; errors: number };
+    assert.equal(view.errors, 0);
+    const restart = view.steps.find((s) => s.stage === 'restart')?.number ?? 0;
+    const graph = model.answer('/api/plan/graph', new URLSearchParams(`step=${restart}`));
+    assert.equal(graph.status, 200);
+    const body = graph.body as { changed: string[]; graph: { edges: { source: string; target: string }[] } };
+    assert.ok(body.changed.length > 0);
+    const edges = new Set(body.graph.edges.map((e) => `${e.source} ${e.target}`));
+    assert.ok(body.changed.every((k) => edges.has(k)));
+    const start = model.answer('/api/plan/graph', new URLSearchParams('step=0')).body as {
+      changed: string[];
+    };
+    assert.deepEqual(start.changed, []);
+    for (const step of ['x', '-1', String(view.steps.length + 1), '1.5'])
+      assert.equal(model.answer('/api/plan/graph', new URLSearchParams(`step=${step}`)).status, 400, step);
+  });
 });
