@@ -13,6 +13,16 @@ import { PlanState } from '../../src/plan/state.ts';
 import { Stage, namespaceStages } from '../../src/plan/stages.ts';
 import { groupsInOrder } from '../../src/plan/order.ts';
 import { checkEquivalence } from '../../src/verify/equivalence.ts';
+import { desiredState, MeshMode } from '../../src/render/desired-state.ts';
+
+const snapshotOf = (objects: KubeObject[]) => Snapshot.of(objects);
+/** The mode kfmesh's controller renders a namespace in: its kfmesh.io/mode label, else the default (sidecar). */
+const modeOfNamespace = (state: PlanState, ns: string) =>
+  state.get({ group: '', kind: 'Namespace', namespace: '', name: ns })?.metadata.labels?.[
+    'kfmesh.io/mode'
+  ] === 'ambient'
+    ? MeshMode.Ambient
+    : MeshMode.Sidecar;
 
 const namespace = (
   name: string,
@@ -169,6 +179,20 @@ describe('running pods', () => {
       ),
     );
     assert.equal(optOut?.stage, Stage.Prepare);
+  });
+});
+
+describe('the plan and the controller agree on each namespace', () => {
+  test("from a namespace's ambient step on, kfmesh renders it in ambient mode, whatever the controller's default", () => {
+    const plan = planMigration(snapshotOf(platform()));
+    const ambient = plan.steps.find((s) => s.stage === Stage.Ambient && s.namespaces.includes('team'));
+    assert.ok(ambient);
+    const modeAt = (step: number) =>
+      desiredState((plan.states[step] as PlanState).snapshot(), { mode: MeshMode.Sidecar }).modes.get(
+        'team',
+      ) ?? modeOfNamespace(plan.states[step] as PlanState, 'team');
+    assert.equal(modeAt(ambient.number - 1), MeshMode.Sidecar);
+    assert.equal(modeAt(ambient.number), MeshMode.Ambient);
   });
 });
 
