@@ -55,6 +55,28 @@ export function pod(
   };
 }
 
+/**
+ * A Deployment of `app` (no running pod: its pods are its template's), listening on 8080; `labels` go on
+ * the pod template.
+ */
+export function deployment(ns: string, app: string, labels: Record<string, string> = {}): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: app, namespace: ns },
+    spec: {
+      selector: { matchLabels: { app } },
+      template: {
+        metadata: { labels: { app, ...labels } },
+        spec: {
+          serviceAccountName: app,
+          containers: [{ name: app, image: 'example/app', ports: [{ containerPort: 8080 }] }],
+        },
+      },
+    },
+  };
+}
+
 /** A ClusterIP Service selecting `app`, with `http` port 80 → 8080 unless ports are given. */
 export function service(
   ns: string,

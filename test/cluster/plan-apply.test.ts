@@ -115,49 +115,15 @@ describe('a migration plan carried out on a real API server', apiServerTestOptio
     assert.equal(deleted.length, operations.filter((o) => o.op === 'delete').length);
     let restarted = 0;
     for (const o of operations) {
+      let object: KubeObject | undefined;
       if (o.op === 'apply') {
-        const object = created.find((c) => JSON.stringify(refOf(c)) === JSON.stringify(refOf(o.object)));
+        object = created.find((c) => JSON.stringify(refOf(c)) === JSON.stringify(refOf(o.object)));
         assert.ok(object, `${step.id}: ${o.object.kind} ${o.object.metadata.name} is in its YAML file`);
-        await client.request('PATCH', await pathOf(refOf(object), object.apiVersion), {
-          body: object,
-          contentType: 'application/apply-patch+yaml',
-          query: { fieldManager, force: true },
-        });
       } else if (o.op === 'delete') {
-        const object = deleted.find((c) => JSON.stringify(refOf(c)) === JSON.stringify(o.ref));
+        object = deleted.find((c) => JSON.stringify(refOf(c)) === JSON.stringify(o.ref));
         assert.ok(object, `${step.id}: ${o.ref.kind} ${o.ref.name} is in its deletion file`);
-        await client.request('DELETE', await pathOf(refOf(object)));
-      } else if (o.op === 'patch')
-        await client.request('PATCH', await pathOf(o.ref), {
-          body: o.patch,
-          contentType: 'application/json-patch+json',
-        });
-      else {
-        // `kubectl rollout restart`: a new annotation on the pod template.
-        await client.request(
-          'PATCH',
-          await pathOf({
-            group: 'apps',
-            kind: o.workload.kind,
-            namespace: o.workload.namespace,
-            name: o.workload.name,
-          }),
-          {
-            body: {
-              spec: {
-                template: {
-                  metadata: {
-                    annotations: {
-                      'kubectl.kubernetes.io/restartedAt': `${step.id}${suffix}-${restarted++}`,
-                    },
-                  },
-                },
-              },
-            },
-            contentType: 'application/strategic-merge-patch+json',
-          },
-        );
       }
+      await send(client, o, `${step.id}${suffix}-${restarted++}`, object);
     }
   };
 
@@ -253,36 +219,7 @@ describe(
       for (const o of operations) {
         const what = `${label}: ${o.op} ${o.op === 'apply' ? refText(refOf(o.object)) : o.op === 'restart' ? o.workload.name : refText(o.ref)}`;
         try {
-          if (o.op === 'apply')
-            await client.request('PATCH', await pathOf(refOf(o.object), o.object.apiVersion), {
-              body: o.object,
-              contentType: 'application/apply-patch+yaml',
-              query: { fieldManager, force: true },
-            });
-          else if (o.op === 'delete') await client.request('DELETE', await pathOf(o.ref));
-          else if (o.op === 'patch')
-            await client.request('PATCH', await pathOf(o.ref), {
-              body: o.patch,
-              contentType: 'application/json-patch+json',
-            });
-          else
-            await client.request(
-              'PATCH',
-              await pathOf({
-                group: 'apps',
-                kind: o.workload.kind,
-                namespace: o.workload.namespace,
-                name: o.workload.name,
-              }),
-              {
-                body: {
-                  spec: {
-                    template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': label } } },
-                  },
-                },
-                contentType: 'application/strategic-merge-patch+json',
-              },
-            );
+          await send(client, o, label);
         } catch (error) {
           assert.fail(`${what}: ${(error as Error).message}`);
         }
@@ -350,6 +287,44 @@ describe(
     });
   },
 );
+
+/**
+ * Sends one operation as plan.md's command does: a creation by server-side apply (of `object`, the one read
+ * from the step's file, when given), a deletion, a JSON patch, or a restart as `kubectl rollout restart`
+ * makes it (a new annotation on the pod template).
+ */
+async function send(
+  client: KubeClient,
+  o: Operation,
+  restartedAt: string,
+  object?: KubeObject,
+): Promise<void> {
+  if (o.op === 'apply') {
+    const x = object ?? o.object;
+    await client.request('PATCH', await objectPath(client, refOf(x), x.apiVersion), {
+      body: x,
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager, force: true },
+    });
+  } else if (o.op === 'delete')
+    await client.request(
+      'DELETE',
+      await objectPath(client, object ? refOf(object) : o.ref, object?.apiVersion),
+    );
+  else if (o.op === 'patch')
+    await client.request('PATCH', await objectPath(client, o.ref), {
+      body: o.patch,
+      contentType: 'application/json-patch+json',
+    });
+  else {
+    const { kind, namespace, name } = o.workload;
+    const annotations = { 'kubectl.kubernetes.io/restartedAt': restartedAt };
+    await client.request('PATCH', await objectPath(client, { group: 'apps', kind, namespace, name }), {
+      body: { spec: { template: { metadata: { annotations } } } },
+      contentType: 'application/strategic-merge-patch+json',
+    });
+  }
+}
 
 /** An object's path, at the version it is written in when given (as kubectl sends it), else the server's. */
 async function objectPath(client: KubeClient, ref: ObjectRef, apiVersion?: string): Promise<string> {

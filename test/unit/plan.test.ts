@@ -14,15 +14,8 @@ import { Stage, namespaceStages } from '../../src/plan/stages.ts';
 import { groupsInOrder } from '../../src/plan/order.ts';
 import { checkEquivalence } from '../../src/verify/equivalence.ts';
 import { desiredState, MeshMode } from '../../src/render/desired-state.ts';
-
-const snapshotOf = (objects: KubeObject[]) => Snapshot.of(objects);
-/** The mode kfmesh's controller renders a namespace in: its kfmesh.io/mode label, else the default (sidecar). */
-const modeOfNamespace = (state: PlanState, ns: string) =>
-  state.get({ group: '', kind: 'Namespace', namespace: '', name: ns })?.metadata.labels?.[
-    'kfmesh.io/mode'
-  ] === 'ambient'
-    ? MeshMode.Ambient
-    : MeshMode.Sidecar;
+import { inferenceService } from '../fixtures.ts';
+import { deployment } from '../mesh-fixtures.ts';
 
 const namespace = (
   name: string,
@@ -31,21 +24,6 @@ const namespace = (
   apiVersion: 'v1',
   kind: 'Namespace',
   metadata: { name, labels },
-});
-const deployment = (ns: string, app: string, labels: Record<string, string> = {}): KubeObject => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name: app, namespace: ns },
-  spec: {
-    selector: { matchLabels: { app } },
-    template: {
-      metadata: { labels: { app, ...labels } },
-      spec: {
-        serviceAccountName: app,
-        containers: [{ name: app, image: 'example/app', ports: [{ containerPort: 8080 }] }],
-      },
-    },
-  },
 });
 const service = (ns: string, app: string): KubeObject => ({
   apiVersion: 'v1',
@@ -184,13 +162,17 @@ describe('running pods', () => {
 
 describe('the plan and the controller agree on each namespace', () => {
   test("from a namespace's ambient step on, kfmesh renders it in ambient mode, whatever the controller's default", () => {
-    const plan = planMigration(snapshotOf(platform()));
+    // A RawDeployment model in the namespace, which kfmesh renders (so it moves to ambient with it).
+    const model = inferenceService('iris', {
+      annotations: { 'serving.kserve.io/deploymentMode': 'RawDeployment' },
+    });
+    const plan = planMigration(Snapshot.of([...platform(), model]));
     const ambient = plan.steps.find((s) => s.stage === Stage.Ambient && s.namespaces.includes('team'));
     assert.ok(ambient);
     const modeAt = (step: number) =>
-      desiredState((plan.states[step] as PlanState).snapshot(), { mode: MeshMode.Sidecar }).modes.get(
-        'team',
-      ) ?? modeOfNamespace(plan.states[step] as PlanState, 'team');
+      desiredState((plan.states[step] as PlanState).snapshot(), {
+        mode: MeshMode.Sidecar,
+      }).modes.get('team');
     assert.equal(modeAt(ambient.number - 1), MeshMode.Sidecar);
     assert.equal(modeAt(ambient.number), MeshMode.Ambient);
   });

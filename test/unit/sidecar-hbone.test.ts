@@ -6,7 +6,7 @@ import { Snapshot } from '../../src/load/snapshot.ts';
 import { meshConfigFrom } from '../../src/load/mesh-config.ts';
 import { migrateToAmbient } from '../../src/ambient/migrate.ts';
 import { parse } from 'yaml';
-import { istio, namespace, pod, service, trace } from '../mesh-fixtures.ts';
+import { deployment, istio, namespace, pod, service, trace } from '../mesh-fixtures.ts';
 
 const meshConfigMap = (mesh: string): KubeObject => ({
   apiVersion: 'v1',
@@ -16,20 +16,6 @@ const meshConfigMap = (mesh: string): KubeObject => ({
 });
 const hboneOn = 'defaultConfig:\n  proxyMetadata:\n    ISTIO_META_ENABLE_HBONE: "true"\n';
 const hboneOff = 'defaultConfig:\n  discoveryAddress: istiod.istio-system.svc:15012\n  proxyMetadata: {}\n';
-
-/** A Deployment whose pods get a sidecar when created (its namespace has injection on). */
-const deployment = (ns: string, app: string): KubeObject => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name: app, namespace: ns },
-  spec: {
-    selector: { matchLabels: { app } },
-    template: {
-      metadata: { labels: { app } },
-      spec: { serviceAccountName: app, containers: [{ name: app }] },
-    },
-  },
-});
 
 describe('the mesh config: do sidecars accept HBONE', () => {
   const read = (objects: KubeObject[]) => meshConfigFrom(Snapshot.of(objects)).sidecarsAcceptHbone;
