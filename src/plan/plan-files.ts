@@ -145,7 +145,11 @@ export function planMarkdown(plan: MigrationPlan, choice: OrderChoice, check: Pl
   );
   lines.push(...orderSection(plan, choice));
   if (check.windows.length > 0) lines.push(...windowsSection(check));
-  for (const step of plan.steps) lines.push(...stepSection(step, check.states[step.number - 1]));
+  for (const step of plan.steps)
+    lines.push(
+      ...stepSection(step, check.states[step.number - 1]),
+      ...(step.stage === Stage.Prerequisites ? prerequisitesFound(plan) : []),
+    );
   lines.push(...endSection(last));
   return `${lines.join('\n').replace(/\n{3,}/g, '\n\n')}\n`;
 }
@@ -193,6 +197,30 @@ function windowsSection(check: PlanCheck): string[] {
       `| ${w.from} | ${w.to} | ${w.count} | ${w.cause} | ${w.examples[0] ? requestText(w.examples[0]) : ''} |`,
     );
   return [...lines, ''];
+}
+
+/** The node agents ambient mode runs on every node, by DaemonSet name. */
+const nodeAgents = ['ztunnel', 'istio-cni-node'];
+
+/** What the input says of the prerequisites: the node agents' DaemonSets where it holds them. */
+function prerequisitesFound(plan: MigrationPlan): string[] {
+  const start = plan.states[0];
+  const found = [...(start?.objects.values() ?? [])].filter(
+    (o) => o.kind === 'DaemonSet' && nodeAgents.includes(o.metadata.name ?? ''),
+  );
+  const missing = nodeAgents.filter((name) => !found.some((o) => o.metadata.name === name));
+  const lines = found.map(
+    (o) =>
+      `- DaemonSet ${o.metadata.namespace}/${o.metadata.name} is in the input (check that it is rolled out).`,
+  );
+  if (missing.length > 0)
+    lines.push(
+      `- Not in the input: ${missing.map((n) => `DaemonSet ${n}`).join(', ')}. Install ambient mode's node agents before step 2 (Istio's \`ztunnel\` and \`cni\` charts, as Istio's guide \"Migrate from Sidecar to Ambient\" describes).`,
+    );
+  lines.push(
+    '- kfmesh does not read CustomResourceDefinitions: the first command above checks the Gateway API ones.',
+  );
+  return ['What the input shows:', '', ...lines, ''];
 }
 
 function stepSection(step: PlanStep, state: StateCheck | undefined): string[] {

@@ -277,7 +277,8 @@ async function showFindings(): Promise<void> {
   );
 }
 
-async function main(): Promise<void> {
+/** The tabs, the mode buttons and the plan's step slider. */
+function controls(): void {
   for (const button of document.querySelectorAll<HTMLButtonElement>('.tabs button'))
     button.addEventListener('click', () => {
       const tab = button.dataset['tab'] ?? 'tracer';
@@ -292,6 +293,10 @@ async function main(): Promise<void> {
     });
   const slider = byId<HTMLInputElement>('plan-step');
   slider.addEventListener('input', () => void showStep(Number(slider.value)));
+}
+
+async function main(): Promise<void> {
+  controls();
   traceForm();
   showMode();
 

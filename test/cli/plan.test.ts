@@ -57,6 +57,7 @@ describe('kfmesh migrate --to ambient --plan DIR', () => {
     assert.match(md, /kubectl label --overwrite namespace kubeflow istio-injection-/);
     assert.match(md, /kubectl -n kubeflow rollout restart deployment\/ml-pipeline/);
     assert.match(md, /they move together/);
+    assert.match(md, /Not in the input: DaemonSet ztunnel, DaemonSet istio-cni-node/);
   });
 
   test('the same input gives byte-identical files', () => {

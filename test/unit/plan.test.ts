@@ -9,6 +9,7 @@ import type { KubeObject } from '../../src/model/object.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { planMigration } from '../../src/plan/order.ts';
 import { checkPlan } from '../../src/plan/simulate.ts';
+import { planMarkdown } from '../../src/plan/plan-files.ts';
 import { PlanState } from '../../src/plan/state.ts';
 import { Stage, namespaceStages } from '../../src/plan/stages.ts';
 import { groupsInOrder } from '../../src/plan/order.ts';
@@ -175,6 +176,27 @@ describe('the plan and the controller agree on each namespace', () => {
       }).modes.get('team');
     assert.equal(modeAt(ambient.number - 1), MeshMode.Sidecar);
     assert.equal(modeAt(ambient.number), MeshMode.Ambient);
+  });
+});
+
+describe('plan.md', () => {
+  test('says which of the node agents ambient mode needs the input holds', () => {
+    const ztunnel: KubeObject = {
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name: 'ztunnel', namespace: 'istio-system' },
+      spec: {
+        selector: { matchLabels: { app: 'ztunnel' } },
+        template: {
+          metadata: { labels: { app: 'ztunnel' } },
+          spec: { containers: [{ name: 'istio-proxy', image: 'ztunnel' }] },
+        },
+      },
+    };
+    const plan = planMigration(Snapshot.of([...platform(), ztunnel]));
+    const md = planMarkdown(plan, plan.choice, checkPlan(plan));
+    assert.match(md, /- DaemonSet istio-system\/ztunnel is in the input/);
+    assert.match(md, /- Not in the input: DaemonSet istio-cni-node\./);
   });
 });
 
