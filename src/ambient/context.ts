@@ -12,7 +12,7 @@ import { compileMesh } from '../mesh/mesh.ts';
 import type { MeshService } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { addTo } from '../model/multimap.ts';
-import { type KubeObject, type ObjectRef, refOf } from '../model/object.ts';
+import { type KubeObject, objectKey, refOf } from '../model/object.ts';
 import { type MigrationReport, type Note, Outcome, type ReportEntry } from './migration-report.ts';
 import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
 
@@ -32,8 +32,6 @@ export interface MigrationResult {
 export const istio = 'networking.istio.io';
 export const security = 'security.istio.io';
 export const gatewayApi = 'gateway.networking.k8s.io';
-
-export const keyOf = (r: ObjectRef) => `${r.group}/${r.kind}/${r.namespace}/${r.name}`;
 
 /** A new Gateway API gateway and the old gateway pods it replaces. */
 export interface NewGateway {
@@ -107,7 +105,7 @@ export class Migration {
   // ---- bookkeeping ----
 
   entry(object: KubeObject): ReportEntry {
-    return this.entries.get(keyOf(refOf(object))) as ReportEntry;
+    return this.entries.get(objectKey(refOf(object))) as ReportEntry;
   }
 
   note(object: KubeObject, note: Note): void {
@@ -117,8 +115,8 @@ export class Migration {
   /** Replaces an input object by new objects (none: removed). */
   replace(object: KubeObject, replacements: readonly KubeObject[], outcome?: Outcome): void {
     const ref = refOf(object);
-    this.out.delete(keyOf(ref));
-    for (const r of replacements) this.out.set(keyOf(refOf(r)), r);
+    this.out.delete(objectKey(ref));
+    for (const r of replacements) this.out.set(objectKey(refOf(r)), r);
     const entry = this.entry(object);
     entry.became = replacements.map(refOf);
     entry.outcome = outcome ?? (replacements.length === 0 ? Outcome.Removed : Outcome.Converted);
@@ -126,18 +124,18 @@ export class Migration {
 
   /** Changes an input object in place. */
   change(object: KubeObject, next: KubeObject): void {
-    this.out.set(keyOf(refOf(object)), next);
+    this.out.set(objectKey(refOf(object)), next);
     const entry = this.entry(object);
     if (entry.outcome === Outcome.Kept) entry.outcome = Outcome.Changed;
   }
 
   /** The current output version of an input object. */
   current(object: KubeObject): KubeObject {
-    return this.out.get(keyOf(refOf(object))) ?? object;
+    return this.out.get(objectKey(refOf(object))) ?? object;
   }
 
   add(object: KubeObject, reason: string): void {
-    const key = keyOf(refOf(object));
+    const key = objectKey(refOf(object));
     if (this.out.has(key)) return;
     this.out.set(key, object);
     this.added.push({ object: refOf(object), reason });
@@ -146,7 +144,7 @@ export class Migration {
   /** A name for a new object that no input or output object of that kind has in the namespace. */
   freeName(group: string, kind: string, namespace: string, name: string): string {
     let candidate = name;
-    for (let i = 2; this.out.has(keyOf({ group, kind, namespace, name: candidate })); i++)
+    for (let i = 2; this.out.has(objectKey({ group, kind, namespace, name: candidate })); i++)
       candidate = `${name}-${i}`;
     return candidate;
   }

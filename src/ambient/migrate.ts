@@ -17,10 +17,10 @@
  *   are enforced at the waypoint (a DENY per Service) and the waypoint's pods are admitted; the ports
  *   they admitted per source, which HBONE blurs, at ztunnel (a DENY per workload).
  */
-import { compareRefs, refOf, type KubeObject } from '../model/object.ts';
+import { compareRefs, objectKey, refOf, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { Outcome } from './migration-report.ts';
-import { keyOf, Migration, type MigrateOptions, type MigrationResult } from './context.ts';
+import { Migration, type MigrateOptions, type MigrationResult } from './context.ts';
 import { gateways, istioIngresses } from './ingress.ts';
 import { virtualServices } from './mesh-routes.ts';
 import {
@@ -50,9 +50,9 @@ export function migrateToAmbient(snapshot: Snapshot, options: MigrateOptions = {
   const m = new Migration(snapshot, options);
   for (const object of snapshot.all()) {
     const ref = refOf(object);
-    m.out.set(keyOf(ref), object);
+    m.out.set(objectKey(ref), object);
     const location = snapshot.locate(object);
-    m.entries.set(keyOf(ref), {
+    m.entries.set(objectKey(ref), {
       object: ref,
       ...(location ? { location } : {}),
       outcome: Outcome.Kept,

@@ -7,6 +7,7 @@ import {
   compareRefs,
   describeRef,
   groupOf,
+  objectKey,
   refOf,
   type KubeObject,
   type ObjectRef,
@@ -17,7 +18,6 @@ import type { FieldPath, LoadedObject } from './parse.ts';
 export type LabelMatch = Readonly<Record<string, string>>;
 
 const kindKey = (group: string, kind: string): string => `${group}/${kind}`;
-const objectKey = (ref: ObjectRef): string => `${ref.group}/${ref.kind}/${ref.namespace}/${ref.name}`;
 
 /** An object given again, replacing an earlier definition. */
 export interface Replacement {

@@ -65,6 +65,11 @@ export function refOf(obj: KubeObject): ObjectRef {
   };
 }
 
+/** An object's identity as one string, `group/Kind/namespace/name`: the key of maps of objects. */
+export function objectKey(ref: ObjectRef): string {
+  return `${ref.group}/${ref.kind}/${ref.namespace}/${ref.name}`;
+}
+
 /** `Kind namespace/name` (or `Kind name` when cluster-scoped), as people write it in messages. */
 export function describeRef(ref: ObjectRef): string {
   const where = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;

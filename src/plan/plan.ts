@@ -15,20 +15,14 @@ import { migrateToAmbient, type MigrationResult } from '../ambient/migrate.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { canonicalObject } from '../model/serialize.ts';
 import { GatewayClass, Label } from '../model/vocabulary.ts';
-import { isPlainObject, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
+import { addTo } from '../model/multimap.ts';
+import { isPlainObject, objectKey, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
 import { gatewayClassOf, isKind, specOf } from '../model/specs.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 import { ProxyKind } from '../mesh/workloads.ts';
 import { policySpec } from '../mesh/authorization.ts';
 import { labelsMatch } from '../load/snapshot.ts';
-import {
-  objectKey,
-  patchBetween,
-  PlanState,
-  type Operation,
-  type PatchOp,
-  type StateOptions,
-} from './state.ts';
+import { patchBetween, PlanState, type Operation, type PatchOp, type StateOptions } from './state.ts';
 import {
   appliesOnlyByTarget,
   isPolicy,
@@ -213,10 +207,7 @@ function movingNamespaces(
 export class Buckets {
   readonly #ops = new Map<string, Operation[]>();
   add(p: Placement, op: Operation): void {
-    const key = `${p.stage}/${p.namespace ?? ''}`;
-    const list = this.#ops.get(key) ?? [];
-    list.push(op);
-    this.#ops.set(key, list);
+    addTo(this.#ops, `${p.stage}/${p.namespace ?? ''}`, op);
   }
   take(p: Placement): Operation[] {
     return this.#ops.get(`${p.stage}/${p.namespace ?? ''}`) ?? [];

@@ -11,7 +11,8 @@ import type { Mesh } from '../mesh/compiled.ts';
 import { ProxyKind, type Workload } from '../mesh/workloads.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { Annotation, Label } from '../model/vocabulary.ts';
-import { compareRefs, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
+import { addTo } from '../model/multimap.ts';
+import { compareRefs, objectKey, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
 
 /** One JSON Patch operation (RFC 6902). */
 export type PatchOp = JsonPatchOperation;
@@ -37,8 +38,6 @@ export type Operation =
 export interface StateOptions {
   clusterDomain?: string;
 }
-
-export const objectKey = (r: ObjectRef): string => `${r.group}/${r.kind}/${r.namespace}/${r.name}`;
 
 /** A platform at one point of a migration. */
 export class PlanState {
@@ -73,14 +72,6 @@ export class PlanState {
   /** The state compiled (once). */
   mesh(): Mesh {
     return (this.#mesh ??= compileMesh(this.snapshot(), this.#options));
-  }
-
-  /** The objects of the state that are in no file: the pinned pods left out. */
-  configuration(): KubeObject[] {
-    return [...this.objects.entries()]
-      .filter(([key]) => !this.pinned.has(key))
-      .map(([, o]) => o)
-      .sort((a, b) => compareRefs(refOf(a), refOf(b)));
   }
 
   get(ref: ObjectRef): KubeObject | undefined {
@@ -133,7 +124,7 @@ export class PlanState {
     const objects = new Map(this.objects);
     const pinned = new Set(this.pinned);
     for (const w of this.mesh().workloads)
-      if (wanted.has(`${w.namespace}/${w.name}`) && objects.has(objectKey(refOf(w.object)))) {
+      if (wanted.has(`${w.namespace}/${w.name}`)) {
         const key = objectKey(refOf(w.object));
         objects.delete(key);
         pinned.delete(key);
@@ -178,13 +169,12 @@ export class PlanState {
    */
   runningAs(): Map<string, string> {
     const out = new Map<string, string[]>();
-    for (const w of this.mesh().workloads) {
-      const key = `${w.namespace}/${w.name}`;
-      out.set(key, [
-        ...(out.get(key) ?? []),
+    for (const w of this.mesh().workloads)
+      addTo(
+        out,
+        `${w.namespace}/${w.name}`,
         `${w.proxy}${w.acceptsHbone ? '+hbone' : ''}${w.tlsModeIstio ? '+mtls' : ''}`,
-      ]);
-    }
+      );
     return new Map([...out].map(([k, v]) => [k, v.sort().join(',')]));
   }
 
