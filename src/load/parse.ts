@@ -4,6 +4,7 @@
  */
 import { LineCounter, parseAllDocuments, isMap, isNode, isSeq, type Document } from 'yaml';
 import { InputError, type SourceLocation } from '../model/errors.ts';
+import { contentStart, splitDocuments, type DocumentText } from './documents.ts';
 import { groupOf, isPlainObject, type KubeObject, type ObjectRef } from '../model/object.ts';
 
 /** A path into an object: keys and list indexes. */
@@ -27,32 +28,108 @@ export interface InputText {
 /** Kubernetes reads YAML with 1.1 rules (`on`, `yes` are booleans): parse the same way. */
 const yamlOptions = { version: '1.1', prettyErrors: false, uniqueKeys: true } as const;
 
-/** A parsed input: its documents and the line index that turns offsets into positions. */
+/** A parsed text: its documents, and the position in the input of an offset into the text. */
 interface ParsedText {
   documents: Document[];
-  lines: LineCounter;
+  position(offset: number): { line: number; col: number };
 }
 
-function parseText(text: string): ParsedText {
+/** Parses a text that starts `linesBefore` lines into its input, with positions. */
+function parseText(text: string, linesBefore = 0): ParsedText {
   const lines = new LineCounter();
   const docs = parseAllDocuments(text, { ...yamlOptions, lineCounter: lines });
-  return { documents: Array.isArray(docs) ? docs : [docs], lines };
+  const position = (offset: number) => {
+    const pos = lines.linePos(offset);
+    return { line: pos.line + linesBefore, col: pos.col };
+  };
+  return { documents: Array.isArray(docs) ? docs : [docs], position };
 }
 
 /**
  * Parses one input into objects; throws InputError with file:line:column on malformed input.
- * Field positions are looked up lazily: the syntax trees are dropped after parsing and rebuilt once per
- * input on the first lookup, so a large input does not keep them in memory.
+ * Documents are read the fast way when `documents.ts` can (no positions kept); a field's position is then
+ * found by parsing that one document again with positions, on the first lookup. Otherwise the whole input
+ * is parsed with positions, and its syntax trees are likewise dropped and rebuilt on the first lookup, so
+ * a large input does not keep them in memory.
  */
 export function parseManifests(input: InputText): LoadedObject[] {
-  const parsed = parseText(input.text);
+  const documents = splitDocuments(input.text);
+  if (!documents) return parseWithPositions(input);
+  return documents.flatMap((d) =>
+    d.read
+      ? objectsOfText(input.name, d)
+      : parseWithPositions({ name: input.name, text: d.text }, d.linesBefore),
+  );
+}
+
+/** The objects of one document read the fast way, their positions found by parsing it again if asked. */
+function objectsOfText(file: string, document: DocumentText): LoadedObject[] {
+  const value = document.value;
+  if (value === null || value === undefined) return [];
+  let parsed: ParsedText | undefined;
+  const trees = (): ParsedText => (parsed ??= parseText(document.text, document.linesBefore));
+  const locateIn = (path: FieldPath): SourceLocation | undefined => {
+    const text = trees();
+    const doc = text.documents.find((d) => d.contents !== null) as Document;
+    return locationOf(path.length ? doc.getIn(path, true) : doc.contents, file, text);
+  };
+  const rootLocation = (): SourceLocation => ({ file, ...contentStart(document) });
+  if (Array.isArray(value))
+    return value.map((item, index) =>
+      lazyObject(item, [index], () => locateIn([index]) ?? { file }, locateIn),
+    );
+  if (!isPlainObject(value))
+    throw new InputError(
+      { location: rootLocation() },
+      'expected a Kubernetes object (a mapping with apiVersion and kind)',
+    );
+  if (isListKind(value)) {
+    const items = value['items'];
+    if (items === undefined || items === null) return [];
+    if (!Array.isArray(items))
+      throw new InputError(
+        { location: locateIn(['items']) ?? { file }, field: 'items' },
+        'expected a list of objects',
+      );
+    return items.map((item, index) =>
+      lazyObject(item, ['items', index], () => locateIn(['items', index]) ?? { file }, locateIn),
+    );
+  }
+  return [lazyObject(value, [], rootLocation, locateIn)];
+}
+
+/** An object whose own position is found when first asked for. */
+function lazyObject(
+  value: unknown,
+  prefix: FieldPath,
+  position: () => SourceLocation,
+  locateIn: (path: FieldPath) => SourceLocation | undefined,
+): LoadedObject {
+  let location: SourceLocation | undefined;
+  const where = (): SourceLocation => (location ??= position());
+  const locate = (path: FieldPath) => (path.length ? locateIn([...prefix, ...path]) : undefined) ?? where();
+  return {
+    object: checkObject(value, where, locate),
+    get location() {
+      return where();
+    },
+    locate,
+  };
+}
+
+/**
+ * An input (or one document of it, `linesBefore` lines into it) parsed with positions: the way for what
+ * the fast reader declines, and for errors.
+ */
+export function parseWithPositions(input: InputText, linesBefore = 0): LoadedObject[] {
+  const parsed = parseText(input.text, linesBefore);
   let reparsed: ParsedText | undefined;
-  const trees = (): ParsedText => (reparsed ??= parseText(input.text));
+  const trees = (): ParsedText => (reparsed ??= parseText(input.text, linesBefore));
   const objects: LoadedObject[] = [];
   parsed.documents.forEach((doc, index) => {
     const firstError = doc.errors[0];
     if (firstError) {
-      const pos = parsed.lines.linePos(firstError.pos[0]);
+      const pos = parsed.position(firstError.pos[0]);
       throw new InputError(
         { location: { file: input.name, line: pos.line, column: pos.col } },
         `invalid YAML: ${firstLine(firstError.message)}`,
@@ -60,28 +137,27 @@ export function parseManifests(input: InputText): LoadedObject[] {
     }
     if (doc.contents === null) return;
     const locateIn = (path: FieldPath): SourceLocation | undefined => {
-      const { documents, lines } = trees();
-      const node = (documents[index] as Document).getIn(path, true);
-      return locationOf(node, input.name, lines);
+      const text = trees();
+      return locationOf((text.documents[index] as Document).getIn(path, true), input.name, text);
     };
-    objects.push(...objectsOfDocument(doc, input.name, parsed.lines, locateIn));
+    objects.push(...objectsOfDocument(doc, input.name, parsed, locateIn));
   });
   return objects;
 }
 
-function locationOf(node: unknown, file: string, lines: LineCounter): SourceLocation | undefined {
+function locationOf(node: unknown, file: string, text: ParsedText): SourceLocation | undefined {
   if (!isNode(node) || !node.range) return undefined;
-  const pos = lines.linePos(node.range[0]);
+  const pos = text.position(node.range[0]);
   return { file, line: pos.line, column: pos.col };
 }
 
 function objectsOfDocument(
   doc: Document,
   file: string,
-  lines: LineCounter,
+  text: ParsedText,
   locateIn: (path: FieldPath) => SourceLocation | undefined,
 ): LoadedObject[] {
-  const locateNode = (node: unknown): SourceLocation => locationOf(node, file, lines) ?? { file };
+  const locateNode = (node: unknown): SourceLocation => locationOf(node, file, text) ?? { file };
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 1000 });
@@ -125,7 +201,7 @@ function objectAt(
 ): LoadedObject {
   const location = locateNode(prefix.length ? doc.getIn(prefix, true) : doc.contents);
   const locate = (path: FieldPath) => (path.length ? locateIn([...prefix, ...path]) : undefined) ?? location;
-  return { object: checkObject(object, location, locate), location, locate };
+  return { object: checkObject(object, () => location, locate), location, locate };
 }
 
 /** `kind: List` and the typed lists kubectl prints (`PodList`, ...) with apiVersion v1. */
@@ -136,11 +212,14 @@ function isListKind(value: Record<string, unknown>): boolean {
 
 function checkObject(
   value: unknown,
-  location: SourceLocation,
+  location: () => SourceLocation,
   locate: (path: FieldPath) => SourceLocation,
 ): KubeObject {
   if (!isPlainObject(value))
-    throw new InputError({ location }, 'expected a Kubernetes object (a mapping with apiVersion and kind)');
+    throw new InputError(
+      { location: location() },
+      'expected a Kubernetes object (a mapping with apiVersion and kind)',
+    );
   for (const field of ['apiVersion', 'kind'] as const) {
     const v = value[field];
     if (typeof v !== 'string' || v === '')
