@@ -122,6 +122,19 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       '--exhaustive',
       'with --equivalence: trace every request for every client, not one client per class (slower, the same result)',
     )
+    .option(
+      '--jobs <n>',
+      'with --equivalence: trace the matrix in N worker threads (default: the cores available; the same report for every N)',
+    )
+    .option(
+      '--shard <i/n>',
+      'with --equivalence: trace only slice I of N (from 0) and write its part as JSON, for --merge',
+    )
+    .option('--part <file>', 'with --shard: write the part to FILE instead of standard output')
+    .option(
+      '--merge',
+      'merge the parts that --shard wrote (the paths: part files, or folders of them) into the report of the whole matrix',
+    )
     .option('--cases <file>', 'request expectations to check (YAML; the format is in docs/cli.md)')
     .option('-o, --output <format>', 'text or json', 'text')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')

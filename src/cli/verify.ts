@@ -3,17 +3,28 @@
  * `kfmesh verify --equivalence BEFORE AFTER`: what a change of configuration does to every request.
  */
 import { readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { readStandardInput } from '../load/files.ts';
 import { OutputFormat } from '../model/serialize.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import { parseCases, runCases, type CaseResult } from '../verify/cases.ts';
 import {
   checkEquivalence,
+  checkEquivalencePart,
   describeOutcome,
   type EquivalenceResult,
   type MatrixRequest,
 } from '../verify/equivalence.ts';
 import { checkProbes, type ProbeReport } from '../verify/probes.ts';
+import {
+  equivalenceInWorkers,
+  inputsDigest,
+  mergePartFiles,
+  parseJobs,
+  parseShard,
+  partFileText,
+} from './equivalence-jobs.ts';
+import { writeWhole } from './migrate.ts';
 import {
   ExitCode,
   oneOf,
@@ -32,6 +43,14 @@ export interface VerifyFlags extends ClusterFlags {
   cases?: string;
   output: string;
   clusterDomain: string;
+  /** Worker threads for --equivalence (default: the cores available). */
+  jobs?: string;
+  /** `I/N`: trace one slice of the matrix and write its part. */
+  shard?: string;
+  /** Where --shard writes its part (default: standard output). */
+  part?: string;
+  /** Merge the parts the paths name into the report. */
+  merge?: boolean;
 }
 
 /**
@@ -44,41 +63,87 @@ export function verifyCommand(paths: string[], flags: VerifyFlags, streams: Stre
     const format = oneOf('-o', flags.output, ['text', 'json'] as const);
     if (flags.equivalence && flags.cases !== undefined)
       throw new UsageError('--cases and --equivalence are two different checks: give one');
+    if (flags.merge) {
+      if (flags.equivalence || flags.cases !== undefined || flags.shard !== undefined || flags.kubeconfig)
+        throw new UsageError('--merge takes only the parts that verify --equivalence --shard wrote');
+      const { result, probes } = await mergePartFiles(paths);
+      return report(result, probes, format, flags.exhaustive === true, streams);
+    }
     if (!flags.equivalence) {
       if (flags.cases === undefined)
         throw new UsageError('say what to verify: --cases FILE, or --equivalence BEFORE AFTER');
       return verifyCases(paths, flags, flags.cases, format, streams);
     }
-    // With --kubeconfig, the live cluster is BEFORE and the one path is AFTER (a planned change).
-    const wanted = flags.kubeconfig ? 1 : 2;
-    if (paths.length !== wanted)
-      throw new UsageError(
-        flags.kubeconfig
-          ? `--equivalence with --kubeconfig compares the cluster with one path (AFTER); got ${paths.length}`
-          : `--equivalence takes two paths, BEFORE and AFTER; got ${paths.length}`,
-      );
-    const [before, after] = flags.kubeconfig
-      ? await Promise.all([snapshotFrom([], streams, flags), snapshotFromPath(paths[0] ?? '', streams)])
-      : await Promise.all(paths.map((p) => snapshotFromPath(p, streams)));
-    if (!before || !after) throw new UsageError('--equivalence takes two paths, BEFORE and AFTER');
-    let lastShown = Date.now();
-    const result = checkEquivalence(before, after, {
-      clusterDomain: flags.clusterDomain,
-      exhaustive: flags.exhaustive === true,
-      onProgress: (done, total) => {
-        if (Date.now() - lastShown < 2000) return;
-        lastShown = Date.now();
-        streams.stderr(`kfmesh: traced ${done} of ${total} requests\n`);
-      },
-    });
-    const probes = checkProbes(before, after, { clusterDomain: flags.clusterDomain });
-    streams.stdout(
-      format === OutputFormat.Json
-        ? `${JSON.stringify({ ...result, probes }, null, 2)}\n`
-        : `${equivalenceText(result, flags.exhaustive === true)}${probesText(probes)}`,
-    );
-    return result.errors > 0 || probes.opened > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
+    return verifyEquivalence(paths, flags, format, streams);
   });
+}
+
+async function verifyEquivalence(
+  paths: string[],
+  flags: VerifyFlags,
+  format: 'text' | 'json',
+  streams: Streams,
+): Promise<ExitCode> {
+  const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
+  if (shard && flags.jobs !== undefined)
+    throw new UsageError('--shard traces its slice in one thread: give --jobs or --shard, not both');
+  if (flags.part !== undefined && !shard) throw new UsageError('--part is where --shard writes its part');
+  const jobs = flags.jobs === undefined ? availableParallelism() : parseJobs(flags.jobs);
+  // With --kubeconfig, the live cluster is BEFORE and the one path is AFTER (a planned change).
+  const wanted = flags.kubeconfig ? 1 : 2;
+  if (paths.length !== wanted)
+    throw new UsageError(
+      flags.kubeconfig
+        ? `--equivalence with --kubeconfig compares the cluster with one path (AFTER); got ${paths.length}`
+        : `--equivalence takes two paths, BEFORE and AFTER; got ${paths.length}`,
+    );
+  const [before, after] = flags.kubeconfig
+    ? await Promise.all([snapshotFrom([], streams, flags), snapshotFromPath(paths[0] ?? '', streams)])
+    : await Promise.all(paths.map((p) => snapshotFromPath(p, streams)));
+  if (!before || !after) throw new UsageError('--equivalence takes two paths, BEFORE and AFTER');
+  let lastShown = Date.now();
+  const onProgress = (done: number, total: number) => {
+    if (Date.now() - lastShown < 2000) return;
+    lastShown = Date.now();
+    streams.stderr(`kfmesh: traced ${done} of ${total} requests\n`);
+  };
+  const options = { clusterDomain: flags.clusterDomain, exhaustive: flags.exhaustive === true };
+  const probesOf = () => checkProbes(before, after, { clusterDomain: flags.clusterDomain });
+  if (shard) {
+    const part = checkEquivalencePart(before, after, { ...options, shard, onProgress });
+    const text = partFileText(
+      part,
+      inputsDigest(before, after, flags.clusterDomain),
+      shard.index === 0 ? probesOf() : undefined,
+    );
+    if (flags.part === undefined) streams.stdout(text);
+    else await writeWhole(flags.part, text);
+    return ExitCode.Ok;
+  }
+  if (jobs === 1) {
+    const result = checkEquivalence(before, after, { ...options, onProgress });
+    return report(result, probesOf(), format, options.exhaustive, streams);
+  }
+  // The workers trace the matrix while this thread runs the probes.
+  const inWorkers = equivalenceInWorkers(before, after, { ...options, jobs }, onProgress);
+  const probes = probesOf();
+  return report(await inWorkers, probes, format, options.exhaustive, streams);
+}
+
+/** Prints the report of the matrix and the probes; exit 1 when either opens access. */
+function report(
+  result: EquivalenceResult,
+  probes: ProbeReport | undefined,
+  format: 'text' | 'json',
+  exhaustive: boolean,
+  streams: Streams,
+): ExitCode {
+  streams.stdout(
+    format === OutputFormat.Json
+      ? `${JSON.stringify(probes ? { ...result, probes } : result, null, 2)}\n`
+      : `${equivalenceText(result, exhaustive)}${probes ? probesText(probes) : ''}`,
+  );
+  return result.errors > 0 || (probes?.opened ?? 0) > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
 }
 
 async function verifyCases(

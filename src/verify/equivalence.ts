@@ -16,48 +16,23 @@
  * whatever serves only Services (a waypoint for `service` traffic); the pod counts as reached when its
  * address or one of its Services answers from it.
  */
-import { specOf } from '../model/specs.ts';
-import { policySpec } from '../mesh/authorization.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh } from '../mesh/mesh.ts';
-import { isHttpProtocol, Protocol, servicePortsOf } from '../mesh/services.ts';
-import { traceRequest } from '../mesh/trace.ts';
-import type { Workload } from '../mesh/workloads.ts';
-import { ClientClasses, type TracedOutcome } from './client-classes.ts';
-import type { Hop, TraceResult } from '../model/trace-result.ts';
-import { TraceInputError } from '../mesh/trace/request.ts';
-import { ingressGatewaysServing } from '../mesh/trace/gateway.ts';
+import { ClientClasses } from './client-classes.ts';
 import type { Mesh } from '../mesh/compiled.ts';
-import { requestVariants } from '../mesh/request-variants.ts';
+import {
+  changeSeverity,
+  describeOutcome,
+  outcomeOf,
+  requestShapes,
+  tracedOutcome,
+  type MatrixRequest,
+  type RequestOutcome,
+  type RequestShape,
+  type Severity,
+} from './requests.ts';
 
-/** One request of the matrix. */
-export interface MatrixRequest {
-  from: string;
-  url: string;
-  method: string;
-  headers: Record<string, string>;
-  /**
-   * A request addressed to a pod, not a Service: the workload (`ns/name`) whose pod address is the URL's
-   * host. Each configuration has its own address for the pod; the URL holds the first one's.
-   */
-  pod?: string;
-}
-
-/** What became of a request. */
-export interface RequestOutcome {
-  verdict: 'allowed' | 'denied' | 'failed';
-  code: number;
-  /** The application that answered (allowed). */
-  answeredBy?: string;
-  /** Where and by what the request was refused (denied), or what failed. */
-  where?: string;
-  /** The workload whose own sidecar refused the request (denied at the destination). */
-  refusedBy?: string;
-  summary: string;
-}
-
-export const Severity = { Error: 'error', Warning: 'warning', Note: 'note' } as const;
-export type Severity = (typeof Severity)[keyof typeof Severity];
+export * from './requests.ts';
 
 /** Requests whose outcome changed the same way. */
 export interface ChangeGroup {
@@ -82,8 +57,39 @@ export interface EquivalenceResult {
   groups: ChangeGroup[];
 }
 
+/**
+ * One slice of the request matrix: the request shapes (and external requests) whose place in the
+ * matrix's order leaves `index` when divided by `count`. Slices of one count cover the matrix once.
+ */
+export interface Shard {
+  index: number;
+  count: number;
+}
+
+/** An example of a change, with its place in the matrix's order (which the merged report keeps). */
+export interface OrderedExample {
+  order: readonly [number, number];
+  request: MatrixRequest;
+  before: RequestOutcome;
+  after: RequestOutcome;
+}
+
+/** What one slice of the matrix found: merged with the other slices' (`mergeEquivalence`), the report. */
+export interface EquivalencePart {
+  shard: Shard;
+  /** Requests of the whole matrix. */
+  requests: number;
+  /** Requests of this slice. */
+  sliceRequests: number;
+  traces: number;
+  unchanged: number;
+  groups: { severity: Severity; cause: string; count: number; examples: OrderedExample[] }[];
+}
+
 export interface EquivalenceOptions {
   clusterDomain?: string;
+  /** Trace only this slice of the matrix (the whole matrix without it). */
+  shard?: Shard;
   /** Trace every request for every client, instead of one client per class (slower; the same result). */
   exhaustive?: boolean;
   /** Called now and then with the requests traced so far and the total. */
@@ -97,65 +103,183 @@ export interface EquivalenceOptions {
   ) => void;
 }
 
-/** The host an external client uses where the ingress routes every host (`*`). */
-export const AnyIngressHost = 'ingress.example.com';
-const maxPathsPerNamespace = 8;
-
 /** Traces the request matrix on both configurations and reports what changed. */
 export function checkEquivalence(
   before: Snapshot,
   after: Snapshot,
   options: EquivalenceOptions = {},
 ): EquivalenceResult {
-  const compile = (s: Snapshot) =>
-    compileMesh(s, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {});
-  const meshes = [compile(before), compile(after)] as const;
-  const { clients, shapes: serviceShapes, pods, external } = requestShapes(meshes[0], meshes[1]);
-  const shapes = [...serviceShapes, ...pods];
-  const classes = [
-    new ClientClasses(meshes[0], clients, options.exhaustive),
-    new ClientClasses(meshes[1], clients, options.exhaustive),
-  ] as const;
-  const pairs = new ClassPairs(classes, clients.length);
-  const total = clients.length * shapes.length + external.length;
-  const changes = new Changes(meshes);
-  let done = 0;
-  for (const shape of shapes) {
-    const was = classes[0].outcomes((from) => tracedOutcome(meshes[0], { ...shape, from }));
-    const now = classes[1].outcomes((from) => tracedOutcome(meshes[1], { ...shape, from }));
-    const { counts, first, width } = pairs.of(
-      was.partition,
-      now.partition,
-      now.outcomes.length,
-      was.outcomes.length,
-    );
-    for (let pair = 0; pair < counts.length; pair++) {
-      const count = counts[pair] as number;
-      if (count === 0) continue;
-      const from = clients[first[pair] as number] as string;
-      const before = was.outcomes[Math.floor(pair / width)] as RequestOutcome;
-      const after = now.outcomes[pair % width] as RequestOutcome;
-      changes.record({ from, ...shape }, before, after, count);
-    }
-    if (options.onChange)
-      eachChange(
-        options.onChange,
-        clients,
-        shape,
-        [classes[0].membership(was.partition), classes[1].membership(now.partition)],
-        [was.outcomes, now.outcomes],
+  return mergeEquivalence([checkEquivalencePart(before, after, options)]);
+}
+
+/**
+ * Traces one slice of the request matrix (`options.shard`, else all of it) on both configurations. Each
+ * request shape's outcomes depend on that shape alone, so the slices' counts add up to the whole matrix's
+ * and their examples, put back in the matrix's order, are the whole matrix's first ones.
+ */
+export function checkEquivalencePart(
+  before: Snapshot,
+  after: Snapshot,
+  options: EquivalenceOptions = {},
+): EquivalencePart {
+  const shard = options.shard ?? { index: 0, count: 1 };
+  const matrix = new EquivalenceMatrix(before, after, options);
+  return { shard, ...matrix.trace((unit) => unit % shard.count === shard.index, options) };
+}
+
+/**
+ * The request matrix of two configurations, compiled once, traced in pieces: a piece is a set of units
+ * (a unit is one request shape for every client, or one external request), numbered in the matrix's
+ * order. `verify --jobs` hands runs of units to worker threads as they free up.
+ */
+export class EquivalenceMatrix {
+  readonly #meshes: readonly [Mesh, Mesh];
+  readonly #clients: readonly string[];
+  readonly #shapes: readonly RequestShape[];
+  readonly #external: readonly MatrixRequest[];
+  readonly #classes: readonly [ClientClasses, ClientClasses];
+  readonly #pairs: ClassPairs;
+
+  constructor(before: Snapshot, after: Snapshot, options: EquivalenceOptions = {}) {
+    const compile = (s: Snapshot) =>
+      compileMesh(s, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {});
+    this.#meshes = [compile(before), compile(after)] as const;
+    const { clients, shapes, pods, external } = requestShapes(this.#meshes[0], this.#meshes[1]);
+    this.#clients = clients;
+    this.#shapes = [...shapes, ...pods];
+    this.#external = external;
+    this.#classes = [
+      new ClientClasses(this.#meshes[0], clients, options.exhaustive),
+      new ClientClasses(this.#meshes[1], clients, options.exhaustive),
+    ] as const;
+    this.#pairs = new ClassPairs(this.#classes, clients.length);
+  }
+
+  /** How many units the matrix has. */
+  get units(): number {
+    return this.#shapes.length + this.#external.length;
+  }
+
+  /** Requests of the whole matrix. */
+  get requests(): number {
+    return this.#clients.length * this.#shapes.length + this.#external.length;
+  }
+
+  /** Traces the units `mine` selects; progress and changes go to the options' callbacks. */
+  trace(
+    mine: (unit: number) => boolean,
+    options: Pick<EquivalenceOptions, 'onProgress' | 'onChange'> = {},
+  ): Omit<EquivalencePart, 'shard'> {
+    const [meshes, classes, clients] = [this.#meshes, this.#classes, this.#clients];
+    const shapes = this.#shapes;
+    const tracesBefore = classes[0].traces + classes[1].traces;
+    const myShapes = shapes.filter((_, unit) => mine(unit)).length;
+    const myExternal = this.#external.filter((_, e) => mine(shapes.length + e)).length;
+    const total = clients.length * myShapes + myExternal;
+    const changes = new Changes(meshes);
+    let done = 0;
+    shapes.forEach((shape, unit) => {
+      if (!mine(unit)) return;
+      const was = classes[0].outcomes((from) => tracedOutcome(meshes[0], { ...shape, from }));
+      const now = classes[1].outcomes((from) => tracedOutcome(meshes[1], { ...shape, from }));
+      const { counts, first, width } = this.#pairs.of(
+        was.partition,
+        now.partition,
+        now.outcomes.length,
+        was.outcomes.length,
       );
-    done += clients.length;
-    if (options.onProgress && done % 5000 < clients.length) options.onProgress(done, total);
+      for (let pair = 0; pair < counts.length; pair++) {
+        const count = counts[pair] as number;
+        if (count === 0) continue;
+        const from = clients[first[pair] as number] as string;
+        const before = was.outcomes[Math.floor(pair / width)] as RequestOutcome;
+        const after = now.outcomes[pair % width] as RequestOutcome;
+        changes.record({ from, ...shape }, before, after, [unit, pair], count);
+      }
+      if (options.onChange)
+        eachChange(
+          options.onChange,
+          clients,
+          shape,
+          [classes[0].membership(was.partition), classes[1].membership(now.partition)],
+          [was.outcomes, now.outcomes],
+        );
+      done += clients.length;
+      if (options.onProgress && done % 5000 < clients.length) options.onProgress(done, total);
+    });
+    this.#external.forEach((request, e) => {
+      if (!mine(shapes.length + e)) return;
+      const [was, now] = [outcomeOf(meshes[0], request), outcomeOf(meshes[1], request)];
+      changes.record(request, was, now, [shapes.length + e, 0]);
+      const severity = changeSeverity(was, now);
+      if (severity !== undefined) options.onChange?.(request, was, now, severity);
+    });
+    options.onProgress?.(total, total);
+    return {
+      requests: this.requests,
+      sliceRequests: total,
+      traces: classes[0].traces + classes[1].traces - tracesBefore,
+      unchanged: changes.unchanged,
+      groups: changes.groups(),
+    };
   }
-  for (const request of external) {
-    const [was, now] = [outcomeOf(meshes[0], request), outcomeOf(meshes[1], request)];
-    changes.record(request, was, now);
-    const severity = changeSeverity(was, now);
-    if (severity !== undefined) options.onChange?.(request, was, now, severity);
-  }
-  options.onProgress?.(total, total);
-  return changes.result(total, classes[0].traces + classes[1].traces);
+}
+
+/**
+ * The report of the whole matrix from its slices: one part per slice of one count, each once (throws
+ * otherwise). Counts add up; each group keeps the matrix's first five examples.
+ */
+export function mergeEquivalence(parts: readonly EquivalencePart[]): EquivalenceResult {
+  const count = parts[0]?.shard.count ?? 0;
+  const indexes = parts.map((p) => p.shard.index).sort((a, b) => a - b);
+  if (count === 0 || parts.some((p) => p.shard.count !== count) || indexes.some((i, k) => i !== k))
+    throw new Error(
+      `the parts must be the slices 0 to ${count - 1} of ${count}, each once; got ${parts.map((p) => `${p.shard.index}/${p.shard.count}`).join(', ')}`,
+    );
+  if (indexes.length !== count) throw new Error(`${count - indexes.length} slice(s) of ${count} missing`);
+  return combinePieces(parts);
+}
+
+/**
+ * The report of the whole matrix from pieces that cover it once (slices, or the runs of units worker
+ * threads traced): counts add up, each group keeps the matrix's first five examples. Throws when the
+ * pieces do not add up to the matrix.
+ */
+export function combinePieces(pieces: readonly Omit<EquivalencePart, 'shard'>[]): EquivalenceResult {
+  const requests = pieces[0]?.requests ?? 0;
+  if (pieces.some((p) => p.requests !== requests))
+    throw new Error('the parts come from different request matrices (different configurations)');
+  const groups = new Map<string, ChangeGroup & { ordered: OrderedExample[] }>();
+  for (const piece of pieces)
+    for (const g of piece.groups) {
+      const group = groups.get(g.cause) ?? {
+        severity: g.severity,
+        cause: g.cause,
+        count: 0,
+        examples: [],
+        ordered: [],
+      };
+      group.count += g.count;
+      group.ordered.push(...g.examples);
+      groups.set(g.cause, group);
+    }
+  const merged: ChangeGroup[] = [...groups.values()].map(({ ordered, ...group }) => ({
+    ...group,
+    examples: ordered
+      .sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1])
+      .slice(0, examplesPerGroup)
+      .map(({ request, before, after }) => ({ request, before, after })),
+  }));
+  const unchanged = pieces.reduce((n, p) => n + p.unchanged, 0);
+  const changed = merged.reduce((n, g) => n + g.count, 0);
+  if (unchanged + changed !== requests)
+    throw new Error(`the parts cover ${unchanged + changed} of the matrix's ${requests} requests`);
+  return summarize(
+    merged,
+    requests,
+    unchanged,
+    pieces.reduce((n, p) => n + p.traces, 0),
+  );
 }
 
 /** Calls `onChange` for each client whose request of this shape changed, by the clients' classes on both sides. */
@@ -207,29 +331,39 @@ class ClassPairs {
   }
 }
 
+const examplesPerGroup = 5;
+
 /** The changes found so far, grouped by cause, and how many requests did not change. */
 class Changes {
   readonly #meshes: readonly [Mesh, Mesh];
-  readonly #groups = new Map<string, ChangeGroup>();
-  #unchanged = 0;
+  readonly #groups = new Map<string, EquivalencePart['groups'][number]>();
+  unchanged = 0;
 
   constructor(meshes: readonly [Mesh, Mesh]) {
     this.#meshes = meshes;
   }
 
-  /** `count` requests like `request` went from `was` to `now`. */
-  record(request: MatrixRequest, was: RequestOutcome, now: RequestOutcome, count = 1): void {
+  /** `count` requests like `request`, at `order` in the matrix, went from `was` to `now`. */
+  record(
+    request: MatrixRequest,
+    was: RequestOutcome,
+    now: RequestOutcome,
+    order: readonly [number, number],
+    count = 1,
+  ): void {
     const severity = changeSeverity(was, now);
     if (severity === undefined) {
-      this.#unchanged += count;
+      this.unchanged += count;
       return;
     }
     const cause = `${describeOutcome(was)} → ${describeOutcome(now)}${request.pod ? ' (addressed to the pod)' : ''}`;
     const group = this.#groups.get(cause) ?? { severity, cause, count: 0, examples: [] };
     group.count += count;
-    // An example is traced for its own client (a class's outcome came from another member's trace).
-    if (group.examples.length < 5)
+    // Recorded in the matrix's order: the first five are the slice's first. An example is traced for
+    // its own client (a class's outcome came from another member's trace).
+    if (group.examples.length < examplesPerGroup)
       group.examples.push({
+        order,
         request,
         before: outcomeOf(this.#meshes[0], request),
         after: outcomeOf(this.#meshes[1], request),
@@ -237,402 +371,33 @@ class Changes {
     this.#groups.set(cause, group);
   }
 
-  /** The result: groups with errors first, then warnings, then notes; by count within each. */
-  result(requests: number, traces: number): EquivalenceResult {
-    const rank = { error: 0, warning: 1, note: 2 };
-    const sorted = [...this.#groups.values()].sort(
-      (a, b) =>
-        rank[a.severity] - rank[b.severity] ||
-        b.count - a.count ||
-        (a.cause < b.cause ? -1 : a.cause > b.cause ? 1 : 0),
-    );
-    const count = (s: Severity) => sorted.filter((g) => g.severity === s).reduce((n, g) => n + g.count, 0);
-    return {
-      requests,
-      traces,
-      unchanged: this.#unchanged,
-      errors: count('error'),
-      warnings: count('warning'),
-      notes: count('note'),
-      groups: sorted,
-    };
+  groups(): EquivalencePart['groups'] {
+    return [...this.#groups.values()];
   }
 }
 
-/** How serious a change is; undefined when the outcome is the same. */
-export function changeSeverity(was: RequestOutcome, now: RequestOutcome): Severity | undefined {
-  if (was.verdict === now.verdict && was.code === now.code && was.answeredBy === now.answeredBy)
-    return undefined;
-  // Denied before and answered after opens access, unless the request was refused by one workload's own
-  // sidecar and is now routed to another workload (a routing change, not a wider policy).
-  if (now.verdict === 'allowed' && was.verdict === 'denied')
-    return was.refusedBy !== undefined && was.refusedBy !== now.answeredBy
-      ? Severity.Warning
-      : Severity.Error;
-  if (now.verdict === 'allowed' || was.verdict === 'allowed') return Severity.Warning;
-  return Severity.Note;
-}
-
-/** An outcome in words. */
-export function describeOutcome(o: RequestOutcome): string {
-  if (o.verdict === 'allowed') return `answered by ${o.answeredBy}`;
-  if (o.verdict === 'denied') return `denied at ${o.where}`;
-  return `failed: ${o.where}`;
-}
-
-/**
- * Traces one request and sums up its outcome. A request from outside is traced through every ingress
- * gateway that serves its host, since a client can reach any of them: it is answered if some gateway lets
- * it through (the first that does, in the mesh's gateway order), denied if none does and some refuses it.
- */
-export function outcomeOf(mesh: Mesh, request: MatrixRequest): RequestOutcome {
-  const outcomes = outcomesByEntry(mesh, request);
-  return (
-    outcomes.find((o) => o.verdict === 'allowed') ??
-    outcomes.find((o) => o.verdict === 'denied') ??
-    (outcomes[0] as RequestOutcome)
+/** The result: groups with errors first, then warnings, then notes; by count within each. */
+function summarize(
+  groups: ChangeGroup[],
+  requests: number,
+  unchanged: number,
+  traces: number,
+): EquivalenceResult {
+  const rank = { error: 0, warning: 1, note: 2 };
+  const sorted = groups.sort(
+    (a, b) =>
+      rank[a.severity] - rank[b.severity] ||
+      b.count - a.count ||
+      (a.cause < b.cause ? -1 : a.cause > b.cause ? 1 : 0),
   );
-}
-
-/** A request's outcome through each ingress gateway that serves its host (from outside), else its one outcome. */
-export function outcomesByEntry(mesh: Mesh, request: MatrixRequest): RequestOutcome[] {
-  if (request.from !== 'external') return [traceOutcome(mesh, request)];
-  const url = new URL(request.url);
-  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-  const vias = ingressGatewaysServing(mesh, url.hostname, port);
-  if (vias.length === 0) return [traceOutcome(mesh, request)];
-  return vias.map((via) => traceOutcome(mesh, { ...request, via }));
-}
-
-function traceOutcome(mesh: Mesh, request: MatrixRequest & { via?: string }): RequestOutcome {
-  return tracedOutcome(mesh, request).outcome;
-}
-
-/**
- * A request's outcome, and the namespaces whose policies it could meet: those of its inbound hops and of
- * their deciding policies, of the workloads and Services it was sent to, and of the workload that answered.
- */
-export function tracedOutcome(
-  mesh: Mesh,
-  request: MatrixRequest & { via?: string },
-): TracedOutcome<RequestOutcome> {
-  return request.pod === undefined ? traced(mesh, request) : podOutcome(mesh, request, request.pod);
-}
-
-/**
- * A request to a pod's address. What a client may get from a pod is what it gets by any address: when the
- * pod's address is refused but a Service that sends to that pod and port answers the same request from
- * the same pod, the pod is reached (as sidecars, which send pod addresses out through PassthroughCluster
- * without mTLS, and so without the identity their Service requests carry).
- */
-function podOutcome(mesh: Mesh, request: MatrixRequest, name: string): TracedOutcome<RequestOutcome> {
-  const pod = mesh.workloadByName.get(name);
-  if (!pod) {
-    const where = `no pod of ${name} in this configuration`;
-    return { outcome: { verdict: 'failed', code: 0, where, summary: where }, namespaces: [] };
-  }
-  const url = new URL(request.url);
-  url.hostname = pod.ip;
-  const { pod: _pod, ...rest } = request;
-  const direct = traced(mesh, { ...rest, url: url.toString() });
-  const namespaces = new Set([...direct.namespaces, pod.namespace]);
-  if (direct.outcome.verdict === 'allowed') return { outcome: direct.outcome, namespaces: [...namespaces] };
-  // Refused by its address: reached through a Service, or at least not refused by a policy there. When a
-  // Service's routes take the request elsewhere or nowhere, they say nothing of who may reach the pod, and
-  // the refusal of the address may be only its missing identity: the outcome is then "not reached".
-  let unrefused: RequestOutcome | undefined;
-  for (const authority of servicesOfPod(mesh, pod, Number(url.port || 80))) {
-    const via = traced(mesh, { ...rest, url: `http://${authority}${url.pathname}` });
-    via.namespaces.forEach((n) => namespaces.add(n));
-    if (via.outcome.verdict === 'allowed' && via.outcome.answeredBy === name)
-      return { outcome: via.outcome, namespaces: [...namespaces] };
-    if (direct.outcome.verdict === 'denied' && via.outcome.verdict !== 'denied') {
-      const where = `${name} not reached: its address is refused, its Service ${authority} ${via.outcome.verdict === 'allowed' ? `routes to ${via.outcome.answeredBy ?? 'another workload'}` : 'takes no such request'}`;
-      unrefused ??= { verdict: 'failed', code: direct.outcome.code, where, summary: where };
-    }
-  }
-  return { outcome: unrefused ?? direct.outcome, namespaces: [...namespaces] };
-}
-
-/**
- * The Service addresses (`host:port`) whose requests a Service sends to this pod on this port: a
- * ClusterIP Service's name, and the pod's own name under a headless Service (which reaches that pod alone)
- * on a port the Service declares as it is.
- */
-function servicesOfPod(mesh: Mesh, pod: Workload, port: number): string[] {
-  const out = new Set<string>();
-  for (const { service, port: p, targetPort } of servicePortsOf(mesh, pod)) {
-    if (targetPort !== port) continue;
-    const host =
-      service.type === 'ClusterIP'
-        ? service.hostname
-        : // A name under a headless Service is dialled on the pod's own port (no VIP maps ports).
-          service.type === 'Headless' && pod.dnsName?.subdomain === service.name && p.port === targetPort
-          ? `${pod.dnsName.hostname}.${service.hostname}`
-          : undefined;
-    if (host) out.add(p.port === 80 ? host : `${host}:${p.port}`);
-  }
-  return [...out].sort();
-}
-
-function traced(mesh: Mesh, request: MatrixRequest & { via?: string }): TracedOutcome<RequestOutcome> {
-  let result: TraceResult;
-  try {
-    result = traceRequest(mesh, request);
-  } catch (error) {
-    if (error instanceof TraceInputError)
-      return {
-        outcome: { verdict: 'failed', code: 0, where: error.message, summary: error.message },
-        namespaces: [],
-      };
-    throw error;
-  }
-  const namespaces = new Set<string>();
-  for (const hop of result.hops) {
-    // Authorization is inbound only: the client's own outbound proxy meets no policy.
-    if (hop.direction === 'inbound' || hop.decision !== 'none') namespaces.add(hop.namespace);
-    if (hop.policy) namespaces.add(hop.policy.split('/')[0] ?? '');
-    const next = hop.upstream ? mesh.workloadByIp.get(hop.upstream.split(':')[0] ?? '') : undefined;
-    if (next) namespaces.add(next.namespace);
-    const service = hop.cluster ? /\|([^|.]+)\.([^|.]+)\.svc\.[^|]*$/.exec(hop.cluster) : null;
-    if (service?.[2]) namespaces.add(service[2]);
-  }
-  if (result.answeredBy) namespaces.add(result.answeredBy.split('/')[0] ?? '');
-  const target = mesh.serviceByHostname.get(new URL(request.url).hostname);
-  if (target) namespaces.add(target.namespace);
-  return { outcome: outcomeOfTrace(result, request.from), namespaces: [...namespaces] };
-}
-
-/**
- * A proxy in words; the client's own outbound proxy is named as such, so that the outcomes of clients
- * that fail alike compare alike.
- */
-function proxyName(hop: Hop, from: string): string {
-  const name = `${hop.namespace}/${hop.workload}`;
-  return name === from && hop.direction === 'outbound' ? `the client's ${hop.kind}` : `${hop.kind} ${name}`;
-}
-
-function outcomeOfTrace(result: TraceResult, from: string): RequestOutcome {
-  const denied = result.hops.find((h) => h.decision === 'deny');
-  if (denied)
-    return {
-      verdict: 'denied',
-      code: result.response.code,
-      where: `${proxyName(denied, from)}${denied.policy ? ` (${denied.policy})` : ''}`,
-      ...(denied.kind === 'sidecar' && denied.direction === 'inbound'
-        ? { refusedBy: `${denied.namespace}/${denied.workload}` }
-        : {}),
-      summary: result.summary,
-    };
-  if (result.answeredBy !== undefined)
-    return {
-      verdict: 'allowed',
-      code: result.response.code,
-      answeredBy: result.answeredBy,
-      summary: result.summary,
-    };
-  const last = [...result.hops].reverse().find((h) => h.code !== undefined) ?? result.hops.at(-1);
-  const flags = result.response.flags !== '-' ? ` ${result.response.flags}` : '';
+  const count = (s: Severity) => sorted.filter((g) => g.severity === s).reduce((n, g) => n + g.count, 0);
   return {
-    verdict: 'failed',
-    code: result.response.code,
-    where: last
-      ? `${result.response.code}${flags} at ${proxyName(last, from)}`
-      : `${result.response.code}${flags} (${result.summary})`,
-    summary: result.summary,
+    requests,
+    traces,
+    unchanged,
+    errors: count('error'),
+    warnings: count('warning'),
+    notes: count('note'),
+    groups: sorted,
   };
-}
-
-// ---- the matrix ----
-
-/** A request without its client: what every client of the matrix sends. */
-export type RequestShape = Omit<MatrixRequest, 'from'>;
-
-/** Every request of the matrix, in a stable order (each client × each shape, then the external ones). */
-export function requestMatrix(before: Mesh, after: Mesh): MatrixRequest[] {
-  const { clients, shapes, external } = requestShapes(before, after);
-  return [...clients.flatMap((from) => shapes.map((shape) => ({ from, ...shape }))), ...external];
-}
-
-/**
- * The matrix as clients × request shapes (addressed to Services, and `pods`: addressed to each workload's
- * pod on the ports its Services send to), and the requests of the external client.
- */
-export function requestShapes(
-  before: Mesh,
-  after: Mesh,
-): { clients: string[]; shapes: RequestShape[]; pods: RequestShape[]; external: MatrixRequest[] } {
-  const clients = clientsOf(before, after);
-  const pathsByNamespace = new Map<string, string[]>();
-  const allPaths = new Set<string>(['/']);
-  for (const mesh of [before, after])
-    for (const [ns, paths] of mentionedPaths(mesh.snapshot)) {
-      const set = new Set(pathsByNamespace.get(ns) ?? ['/']);
-      for (const p of paths) set.add(p);
-      pathsByNamespace.set(ns, [...set].sort().slice(0, maxPathsPerNamespace));
-      for (const p of paths) allPaths.add(p);
-    }
-  const variants = requestVariants([before.snapshot, after.snapshot]);
-  const root = before.config.rootNamespace;
-  const shapes: RequestShape[] = [];
-  for (const target of serviceTargets(before, after)) {
-    const paths = new Set([
-      ...(pathsByNamespace.get(target.namespace) ?? ['/']),
-      ...(pathsByNamespace.get(root) ?? []),
-    ]);
-    for (const path of [...paths].sort())
-      for (const v of variants)
-        shapes.push({ url: `http://${target.authority}${path}`, method: v.method, headers: v.headers });
-  }
-  const external: MatrixRequest[] = [];
-  const ingressPaths = [...allPaths].sort().slice(0, maxPathsPerNamespace * 4);
-  for (const host of ingressHosts([before, after]))
-    for (const path of ingressPaths)
-      for (const v of variants)
-        external.push({
-          from: 'external',
-          url: `http://${host}${path}`,
-          method: v.method,
-          headers: v.headers,
-        });
-  const pods: RequestShape[] = [];
-  for (const target of podTargets(before, after))
-    for (const v of variants)
-      pods.push({
-        url: `http://${target.authority}/`,
-        method: v.method,
-        headers: v.headers,
-        pod: target.pod,
-      });
-  return { clients, shapes, pods, external };
-}
-
-/**
- * Every workload's pod (one per workload present in both configurations) at each port a Service sends
- * it HTTP on: `ip:port` of the first configuration. Requests to it skip the Service, and so whatever
- * serves only Services (a waypoint for `service` traffic).
- */
-function podTargets(before: Mesh, after: Mesh): { pod: string; authority: string }[] {
-  const out = new Map<string, { pod: string; authority: string }>();
-  for (const mesh of [before, after])
-    for (const s of mesh.services) {
-      if (s.type === 'ExternalName') continue;
-      for (const port of s.ports) {
-        if (!isHttpProtocol(port.protocol) && port.protocol !== Protocol.Unsupported) continue;
-        for (const endpoint of s.endpoints) {
-          const w = endpoint.workload;
-          if (!w || !isClient(w)) continue;
-          const name = `${w.namespace}/${w.name}`;
-          const first = before.workloadByName.get(name);
-          if (!first || !after.workloadByName.has(name)) continue;
-          const authority = `${first.ip}:${endpoint.portFor(port)}`;
-          out.set(`${name}|${authority}`, { pod: name, authority });
-        }
-      }
-    }
-  return [...out.values()].sort((a, b) =>
-    a.pod < b.pod
-      ? -1
-      : a.pod > b.pod
-        ? 1
-        : a.authority < b.authority
-          ? -1
-          : a.authority > b.authority
-            ? 1
-            : 0,
-  );
-}
-
-/** One client per namespace, service account, proxy and labels, present in both configurations. */
-function clientsOf(before: Mesh, after: Mesh): string[] {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const [name, w] of [...before.workloadByName].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (!isClient(w) || !after.workloadByName.has(name)) continue;
-    const key = `${w.namespace}|${w.serviceAccount}|${w.proxy}|${JSON.stringify(
-      Object.entries(w.labels)
-        .filter(([k]) => !k.includes('pod-template-hash'))
-        .sort(),
-    )}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push(name);
-  }
-  return out;
-}
-
-/** A workload that sends and answers requests as an application (no gateway, waypoint or ztunnel). */
-function isClient(w: Workload): boolean {
-  return w.proxy !== 'gateway' && w.proxy !== 'waypoint' && w.proxy !== 'ztunnel';
-}
-
-/** `host:port` of every HTTP Service port of either configuration (ExternalName Services: port 80). */
-function serviceTargets(before: Mesh, after: Mesh): { namespace: string; authority: string }[] {
-  const out = new Map<string, { namespace: string; authority: string }>();
-  for (const mesh of [before, after])
-    for (const s of mesh.services) {
-      const ports =
-        s.type === 'ExternalName'
-          ? [80]
-          : s.ports
-              .filter((p) => isHttpProtocol(p.protocol) || p.protocol === Protocol.Unsupported)
-              .map((p) => p.port);
-      for (const port of ports) {
-        const authority = port === 80 ? s.hostname : `${s.hostname}:${port}`;
-        out.set(authority, { namespace: s.namespace, authority });
-      }
-    }
-  return [...out.values()].sort((a, b) => (a.authority < b.authority ? -1 : 1));
-}
-
-/** Hosts the ingress routes: route hosts bound to gateways, and a stand-in host where a route takes any host. */
-function ingressHosts(meshes: readonly Mesh[]): string[] {
-  const hosts = new Set<string>();
-  for (const mesh of meshes) {
-    for (const vs of mesh.virtualServices) {
-      if (vs.gateways.every((g) => g === 'mesh')) continue;
-      for (const h of vs.hosts) {
-        if (h === '*') hosts.add(AnyIngressHost);
-        else if (!h.includes('*') && !h.endsWith(`.svc.${mesh.clusterDomain}`)) hosts.add(h);
-      }
-    }
-    for (const route of mesh.snapshot.list('gateway.networking.k8s.io', 'HTTPRoute')) {
-      const spec = specOf(route, 'gateway.networking.k8s.io/HTTPRoute');
-      if (!(spec.parentRefs ?? []).some((p) => (p.kind ?? 'Gateway') === 'Gateway')) continue;
-      const names = spec.hostnames ?? [];
-      if (names.length === 0) hosts.add(AnyIngressHost);
-      for (const h of names) if (!h.includes('*')) hosts.add(h);
-    }
-  }
-  return [...hosts].sort();
-}
-
-/** The paths routes and policies mention, made concrete (`/dex/*` → `/dex/x`), by namespace. */
-function mentionedPaths(snapshot: Snapshot): Map<string, Set<string>> {
-  const out = new Map<string, Set<string>>();
-  const add = (ns: string, path: string | undefined) => {
-    if (path === undefined || (!path.startsWith('/') && !path.startsWith('*'))) return;
-    const concrete = path.replace(/^\*/, '/x').replace(/\*\*$/, 'x/y').replace(/\*$/, 'x');
-    if (concrete.includes('*')) return;
-    const set = out.get(ns) ?? new Set<string>();
-    set.add(concrete);
-    out.set(ns, set);
-  };
-  for (const vs of snapshot.list('networking.istio.io', 'VirtualService'))
-    for (const rule of specOf(vs, 'networking.istio.io/VirtualService').http ?? [])
-      for (const m of rule.match ?? []) {
-        if (m.uri) add(vs.metadata.namespace ?? 'default', m.uri.prefix ?? m.uri.exact);
-      }
-  for (const route of snapshot.list('gateway.networking.k8s.io', 'HTTPRoute'))
-    for (const rule of specOf(route, 'gateway.networking.k8s.io/HTTPRoute').rules ?? [])
-      for (const m of rule.matches ?? []) {
-        if (m.path && m.path.type !== 'RegularExpression')
-          add(route.metadata.namespace ?? 'default', m.path.value);
-      }
-  for (const policy of snapshot.list('security.istio.io', 'AuthorizationPolicy'))
-    for (const rule of policySpec(policy).rules ?? [])
-      for (const to of rule.to ?? [])
-        for (const p of [...(to.operation?.paths ?? []), ...(to.operation?.notPaths ?? [])])
-          add(policy.metadata.namespace ?? 'default', p);
-  return out;
 }
