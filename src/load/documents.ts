@@ -18,11 +18,26 @@ export interface DocumentText {
   value?: unknown;
 }
 
+/**
+ * Plain scalars read so far as values JSON cannot carry: dates, `.nan`, `.inf` and `-0` (a document
+ * holding one is not copied through JSON, below).
+ */
+let notJson = 0;
+
+const carriedByJson = (value: unknown): boolean =>
+  !(value instanceof Date) &&
+  (typeof value !== 'number' || (Number.isFinite(value) && !Object.is(value, -0)));
+
 const plainScalars = new Type('tag:kfmesh.io,2026:yaml-1.1-plain', {
   kind: 'scalar',
   // A scalar no rule matches stays the string js-yaml read.
   resolve: (source: string | null) => source === null || resolvePlain(source) !== source,
-  construct: (source: string | null) => (source === null ? null : resolvePlain(source)),
+  construct: (source: string | null) => {
+    if (source === null) return null;
+    const value = resolvePlain(source);
+    if (!carriedByJson(value)) notJson++;
+    return value;
+  },
 });
 const schema = FAILSAFE_SCHEMA.extend({ implicit: [plainScalars] });
 
@@ -53,10 +68,11 @@ const documentStart = /^---(?=[ \t\r\n]|$)/gm;
 /**
  * The documents of an input, each read the fast way where it can be, or undefined when the whole input
  * needs the full parser (see `declinedInput`). A document js-yaml refuses is left to the full parser,
- * which then says where and why.
+ * which then says where and why. Past `copyAbove` characters, documents are copied compact (below).
  */
-export function splitDocuments(text: string): DocumentText[] | undefined {
+export function splitDocuments(text: string, copyAbove = compactAbove): DocumentText[] | undefined {
   if (text.charCodeAt(0) === 0xfeff || declinedInput.test(text)) return undefined;
+  const compact = text.length > copyAbove;
   const documents: DocumentText[] = [];
   let start = 0;
   let linesBefore = 0;
@@ -64,22 +80,32 @@ export function splitDocuments(text: string): DocumentText[] | undefined {
   for (const end of [...starts, text.length]) {
     if (end === start && end !== text.length) continue;
     const chunk = text.slice(start, end);
-    documents.push({ text: chunk, linesBefore, ...readFast(chunk) });
+    documents.push({ text: chunk, linesBefore, ...readFast(chunk, compact) });
     linesBefore += countLines(chunk);
     start = end;
   }
   return documents;
 }
 
-function readFast(text: string): { read: boolean; value?: unknown } {
+/**
+ * Inputs past this many characters have each document copied through JSON after reading: V8 lays out
+ * `JSON.parse`'s objects without the spare room js-yaml's keep, which takes about 40% off a large input's
+ * objects for 5–15% more reading time there (docs/benchmarks.md, Memory). Smaller inputs are not worth it.
+ */
+const compactAbove = 16 * 1024 * 1024;
+
+function readFast(text: string, compact: boolean): { read: boolean; value?: unknown } {
   if (declinedDocument(text)) return { read: false };
   let value: unknown;
+  const before = notJson;
   try {
     value = load(text, { schema });
   } catch {
     return { read: false };
   }
-  return hasKeyReadApart(value) ? { read: false } : { read: true, value };
+  if (hasKeyReadApart(value)) return { read: false };
+  if (compact && notJson === before) value = JSON.parse(JSON.stringify(value));
+  return { read: true, value };
 }
 
 /**
@@ -108,7 +134,10 @@ function countLines(text: string): number {
  * Where a document's content starts (line and column, from 1), as the full parser reports it: the first
  * character after the `---` marker that is not a space, a line break or in a comment.
  */
-export function contentStart(document: DocumentText): { line: number; column: number } {
+export function contentStart(document: Pick<DocumentText, 'text' | 'linesBefore'>): {
+  line: number;
+  column: number;
+} {
   const text = document.text;
   let i = text.startsWith('---') ? 3 : 0;
   let line = document.linesBefore + 1;

@@ -66,21 +66,11 @@ export function parseManifests(input: InputText): LoadedObject[] {
 function objectsOfText(file: string, document: DocumentText): LoadedObject[] {
   const value = document.value;
   if (value === null || value === undefined) return [];
-  let parsed: ParsedText | undefined;
-  const trees = (): ParsedText => (parsed ??= parseText(document.text, document.linesBefore));
-  const locateIn = (path: FieldPath): SourceLocation | undefined => {
-    const text = trees();
-    const doc = text.documents.find((d) => d.contents !== null) as Document;
-    return locationOf(path.length ? doc.getIn(path, true) : doc.contents, file, text);
-  };
-  const rootLocation = (): SourceLocation => ({ file, ...contentStart(document) });
-  if (Array.isArray(value))
-    return value.map((item, index) =>
-      lazyObject(item, [index], () => locateIn([index]) ?? { file }, locateIn),
-    );
+  const source = new FastDocument(file, document);
+  if (Array.isArray(value)) return value.map((item, index) => new FastObject(item, source, [index]));
   if (!isPlainObject(value))
     throw new InputError(
-      { location: rootLocation() },
+      { location: source.start() },
       'expected a Kubernetes object (a mapping with apiVersion and kind)',
     );
   if (isListKind(value)) {
@@ -88,33 +78,74 @@ function objectsOfText(file: string, document: DocumentText): LoadedObject[] {
     if (items === undefined || items === null) return [];
     if (!Array.isArray(items))
       throw new InputError(
-        { location: locateIn(['items']) ?? { file }, field: 'items' },
+        { location: source.locate(['items']) ?? { file }, field: 'items' },
         'expected a list of objects',
       );
-    return items.map((item, index) =>
-      lazyObject(item, ['items', index], () => locateIn(['items', index]) ?? { file }, locateIn),
-    );
+    return items.map((item, index) => new FastObject(item, source, ['items', index]));
   }
-  return [lazyObject(value, [], rootLocation, locateIn)];
+  return [new FastObject(value, source, [])];
 }
 
-/** An object whose own position is found when first asked for. */
-function lazyObject(
-  value: unknown,
-  prefix: FieldPath,
-  position: () => SourceLocation,
-  locateIn: (path: FieldPath) => SourceLocation | undefined,
-): LoadedObject {
-  let location: SourceLocation | undefined;
-  const where = (): SourceLocation => (location ??= position());
-  const locate = (path: FieldPath) => (path.length ? locateIn([...prefix, ...path]) : undefined) ?? where();
-  return {
-    object: checkObject(value, where, locate),
-    get location() {
-      return where();
-    },
-    locate,
-  };
+/**
+ * A document read the fast way, shared by its objects: its text is parsed again with positions, once,
+ * when a position is first asked for. (A class, not closures: a large input has a hundred thousand.)
+ */
+class FastDocument {
+  readonly #file: string;
+  readonly #text: string;
+  readonly #linesBefore: number;
+  #parsed: ParsedText | undefined;
+
+  constructor(file: string, document: DocumentText) {
+    this.#file = file;
+    this.#text = document.text;
+    this.#linesBefore = document.linesBefore;
+  }
+
+  get file(): string {
+    return this.#file;
+  }
+
+  /** Where the document's content starts. */
+  start(): SourceLocation {
+    return { file: this.#file, ...contentStart({ text: this.#text, linesBefore: this.#linesBefore }) };
+  }
+
+  /** Where a field of the document is written; undefined when it is not. */
+  locate(path: FieldPath): SourceLocation | undefined {
+    const text = (this.#parsed ??= parseText(this.#text, this.#linesBefore));
+    const doc = text.documents.find((d) => d.contents !== null) as Document;
+    return locationOf(doc.getIn(path, true), this.#file, text);
+  }
+}
+
+/** An object of a document read the fast way (the document's root, or an item of a list in it). */
+class FastObject implements LoadedObject {
+  readonly object: KubeObject;
+  readonly #document: FastDocument;
+  readonly #prefix: FieldPath;
+  #location: SourceLocation | undefined;
+
+  constructor(value: unknown, document: FastDocument, prefix: FieldPath) {
+    this.#document = document;
+    this.#prefix = prefix;
+    this.object = checkObject(
+      value,
+      () => this.location,
+      (path) => this.locate(path),
+    );
+  }
+
+  get location(): SourceLocation {
+    this.#location ??= this.#prefix.length
+      ? (this.#document.locate(this.#prefix) ?? { file: this.#document.file })
+      : this.#document.start();
+    return this.#location;
+  }
+
+  locate(path: FieldPath): SourceLocation {
+    return (path.length ? this.#document.locate([...this.#prefix, ...path]) : undefined) ?? this.location;
+  }
 }
 
 /**

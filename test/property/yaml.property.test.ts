@@ -225,10 +225,32 @@ describe('the fast YAML reader', () => {
             )
             .join('---\n');
           assertReadAlike('in.yaml', text);
+          // Copied through JSON as a large input's documents are: the same values.
+          assert.deepStrictEqual(
+            splitDocuments(text, 0)?.map((d) => d.value),
+            splitDocuments(text, Infinity)?.map((d) => d.value),
+          );
         },
       ),
       { numRuns: 500 },
     );
+  });
+
+  test('copies the documents of a large input through JSON only when that keeps every value', () => {
+    const text = [
+      'a: 1\nb: [x, "y", on, 0755, 1.5]\nc: {d: null, e: ""}\n',
+      'zero: -0\n',
+      'n: .nan\ni: -.inf\n',
+      'when: 2001-12-14\n',
+    ].join('---\n');
+    const copied = splitDocuments(text, 0);
+    const kept = splitDocuments(text, Infinity);
+    assert.ok(copied && kept);
+    assert.deepStrictEqual(
+      copied.map((d) => d.value),
+      kept.map((d) => d.value),
+    );
+    assert.ok(Object.is((copied[1]?.value as { zero: number }).zero, -0));
   });
 
   test('leaves aliases, merge keys and directives to the full parser, which limits and reports them', () => {
