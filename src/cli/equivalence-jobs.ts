@@ -39,14 +39,18 @@ export function parseJobs(text: string): number {
 }
 
 /** What the configurations are, for checking that parts of one report were made from the same ones. */
-export function inputsDigest(before: Snapshot, after: Snapshot, clusterDomain: string): string {
+export function inputsDigest(
+  before: Snapshot,
+  after: Snapshot,
+  options: { clusterDomain: string; exhaustive: boolean },
+): string {
   const hash = createHash('sha256');
   hash
     .update(toJson(before.all()))
     .update('\0')
     .update(toJson(after.all()))
     .update('\0')
-    .update(clusterDomain);
+    .update(`${options.clusterDomain}\0${options.exhaustive}`);
   return hash.digest('hex');
 }
 
@@ -124,15 +128,23 @@ export interface PartFile extends EquivalencePart {
   kfmesh: 'equivalence-part';
   version: 1;
   inputs: string;
+  /** Whether the slice traced every client (`--exhaustive`); the report says so. */
+  exhaustive: boolean;
   probes?: ProbeReport;
 }
 
 /** The JSON of a part, for `--shard`. */
-export function partFileText(part: EquivalencePart, inputs: string, probes: ProbeReport | undefined): string {
+export function partFileText(
+  part: EquivalencePart,
+  inputs: string,
+  exhaustive: boolean,
+  probes: ProbeReport | undefined,
+): string {
   const file: PartFile = {
     kfmesh: 'equivalence-part',
     version: 1,
     inputs,
+    exhaustive,
     ...part,
     ...(probes ? { probes } : {}),
   };
@@ -146,7 +158,7 @@ export function partFileText(part: EquivalencePart, inputs: string, probes: Prob
  */
 export async function mergePartFiles(
   paths: readonly string[],
-): Promise<{ result: EquivalenceResult; probes: ProbeReport | undefined }> {
+): Promise<{ result: EquivalenceResult; probes: ProbeReport | undefined; exhaustive: boolean }> {
   if (paths.length === 0) throw new UsageError('--merge takes the parts: files, or folders holding them');
   const files: string[] = [];
   for (const path of paths) files.push(...(await partPaths(path)));
@@ -156,7 +168,7 @@ export async function mergePartFiles(
   const other = parts.find((p) => p.part.inputs !== first.part.inputs);
   if (other)
     throw new UsageError(
-      `--merge: ${other.file} was made from other configurations than ${first.file} (another BEFORE, AFTER or --cluster-domain)`,
+      `--merge: ${other.file} was made from other configurations than ${first.file} (another BEFORE, AFTER, --cluster-domain or --exhaustive)`,
     );
   const count = first.part.shard.count;
   const seen = new Map<number, string>();
@@ -174,7 +186,8 @@ export async function mergePartFiles(
   if (missing.length > 0)
     throw new UsageError(`--merge: missing slice(s) ${missing.map((i) => `${i}/${count}`).join(', ')}`);
   const result = mergeEquivalence(parts.map((p) => p.part));
-  return { result, probes: parts.find((p) => p.part.shard.index === 0)?.part.probes };
+  const probes = parts.find((p) => p.part.shard.index === 0)?.part.probes;
+  return { result, probes, exhaustive: first.part.exhaustive === true };
 }
 
 async function partPaths(path: string): Promise<string[]> {

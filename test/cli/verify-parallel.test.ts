@@ -97,6 +97,23 @@ describe('verify --equivalence across threads and processes', () => {
     refused(['--merge', part(0), other, part(2)], /made from other configurations/);
     refused(['--merge', before], /not a part of kfmesh verify --shard/);
     refused(['--merge', join(folder, 'nothing-here')], /no such file or folder/);
+    refused(['--merge', three, '--exhaustive'], /--merge takes only the parts/);
+    const exhaustive = join(folder, 'exhaustive-part.json');
+    assert.equal(
+      runKfmesh([
+        'verify',
+        '--equivalence',
+        before,
+        after,
+        '--shard',
+        '1/3',
+        '--part',
+        exhaustive,
+        '--exhaustive',
+      ]).code,
+      0,
+    );
+    refused(['--merge', part(0), exhaustive, part(2)], /made from other configurations/);
     refused(['--equivalence', before, after, '--shard', '3/3'], /--shard 3\/3: expected I\/N/);
     refused(['--equivalence', before, after, '--jobs', '0'], /--jobs 0: expected a whole number/);
     refused(['--equivalence', before, after, '--shard', '0/2', '--jobs', '2'], /give --jobs or --shard/);
