@@ -2,8 +2,9 @@
  * The fast way through a manifest: the text cut into its YAML documents, each read by js-yaml (several
  * times faster than a parser that keeps every node's position) with the YAML 1.1 scalar rules of
  * `model/yaml11.ts`. Positions are not kept: a document is parsed again with positions only when an error
- * or a finding names one of its fields (see `parse.ts`). Whatever this reader is not sure to read exactly
- * as the full parser does, it declines, and the full parser reads the whole input.
+ * or a finding names one of its fields (see `parse.ts`). A document this reader is not sure to read
+ * exactly as the full parser does, it declines, and the full parser reads that document (or, for
+ * directives, the whole input).
  */
 import { FAILSAFE_SCHEMA, Type, load } from 'js-yaml';
 import { resolvePlain } from '../model/yaml11.ts';

@@ -2,10 +2,11 @@
  * Writing objects as YAML fast, byte for byte as the `yaml` library writes them with kfmesh's options
  * (YAML 1.1 quoting, no line folding, sequences not indented under their key). The library builds a node
  * tree and asks every scalar which of a dozen styles it needs; this writer goes straight from the value to
- * the text for what almost every Kubernetes object holds (mappings, lists, numbers, booleans, one-line
- * strings that need no quotes), asks the library for each distinct string that needs quotes, and hands any
- * object holding something else (a multi-line string, a date, a very long key) to the library whole. A
- * property test holds the two to the same bytes.
+ * the text for what almost every Kubernetes object holds (mappings, lists, numbers, booleans, strings
+ * that need no quotes), asks the library once for each distinct string that needs quotes or a block (a
+ * block's lines then moved to their depth), and hands any object holding something else (a date, a key
+ * past 1,024 characters, a string starting with a document marker) to the library whole. A property test
+ * holds the two to the same bytes.
  */
 import { stringify } from 'yaml';
 import { isPlainObject } from './object.ts';
