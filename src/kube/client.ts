@@ -81,6 +81,14 @@ export class KubeClient {
     } catch (error) {
       throw new InputError({ location: { file: file ?? 'kubeconfig' } }, (error as Error).message);
     }
+    // With nothing to read, the library falls back to an unauthenticated http://localhost:8080, whose
+    // failures would not say what is missing.
+    const fallback = config.getCurrentCluster();
+    if (!file && fallback?.name === 'cluster' && fallback.server === 'http://localhost:8080')
+      throw new InputError(
+        { location: { file: 'kubeconfig' } },
+        'no cluster configuration: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run in a Pod whose service account token is mounted (KUBERNETES_SERVICE_HOST and a readable /var/run/secrets/kubernetes.io/serviceaccount/token)',
+      );
     if (context) {
       if (!config.getContextObject(context))
         throw new InputError(

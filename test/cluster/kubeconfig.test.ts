@@ -5,11 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
-import { runKfmesh, writeManifest } from '../cli-process.ts';
+import { kfmeshBin, runKfmesh, writeManifest } from '../cli-process.ts';
 import { apiServerTestOptions, TestApiServer } from '../kube-apiserver.ts';
 
 interface JsonFinding {
@@ -115,5 +117,14 @@ describe('--kubeconfig: a live cluster as input', apiServerTestOptions(), () => 
     const unreachable = runKfmesh(['analyze', '--kubeconfig', dead]);
     assert.equal(unreachable.code, 2);
     assert.match(unreachable.stderr, /cannot read the cluster of context test: .*ECONNREFUSED/);
+    // No --kubeconfig, no KUBECONFIG, no ~/.kube/config and no service account token: says what it needs.
+    const home = mkdtempSync(join(tmpdir(), 'kfmesh-home-'));
+    const nothing = spawnSync(process.execPath, [kfmeshBin, 'controller'], {
+      encoding: 'utf8',
+      env: { PATH: process.env['PATH'] ?? '', HOME: home },
+      timeout: 30_000,
+    });
+    assert.equal(nothing.status, 2, nothing.stderr);
+    assert.match(nothing.stderr, /no cluster configuration: pass --kubeconfig, set KUBECONFIG/);
   });
 });
