@@ -2,7 +2,8 @@
 # Builds the controller's image with no container engine and no registry: a root filesystem assembled
 # from Debian 13's packages (mmdebstrap, Node.js 20 from Debian) plus the built application and its
 # production dependencies, packed as an OCI image layout (umoci) that podman, skopeo, crane or a
-# registry take as it is. The Containerfile builds the same image where Docker or Podman can pull.
+# registry take as it is. The Containerfile builds an equivalent image (on the official node:20 base)
+# where Docker or Podman can pull.
 #
 #   bash scripts/build-image.sh            # → build/image/oci (tag = package version), sbom, sizes
 #   skopeo copy oci:build/image/oci:0.1.0 docker://REGISTRY/kfmesh:0.1.0
@@ -86,7 +87,7 @@ trim_base() {
 stage_app() {
   local dir="$1"
   [ -f dist/src/cli/main.js ] || { log "building"; npm run build >/dev/null; }
-  mkdir -p "$dir/opt/kfmesh/dist" "$dir/usr/local/bin"
+  mkdir -p "$dir/opt/kfmesh/dist"
   cp package.json package-lock.json LICENSE README.md "$dir/opt/kfmesh/"
   cp -r dist/src dist/ui "$dir/opt/kfmesh/dist/"
   log "installing the production dependencies"
@@ -99,9 +100,9 @@ stage_app() {
   find "$dir/opt/kfmesh/node_modules" -mindepth 2 -maxdepth 3 -type d \( -name test -o -name tests \
     -o -name __tests__ \) ! -path '*/dist/*' -prune -exec rm -rf {} +
   rm -rf "$dir/opt/kfmesh/node_modules/.package-lock.json"
-  ln -s /opt/kfmesh/dist/src/cli/main.js "$dir/usr/local/bin/kfmesh"
-  chmod 755 "$dir/opt/kfmesh/dist/src/cli/main.js"
-  find "$dir/opt" "$dir/usr" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+  # No kfmesh on PATH: its `#!/usr/bin/env node` line needs an env the image does not have; the
+  # entrypoint names node and the script.
+  find "$dir/opt" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 }
 
 # A digest of the built files the image carries (the image test computes the same).
