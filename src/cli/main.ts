@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { examplePlatformYaml } from '../example/platform.ts';
 import { ExitCode, oneOf, runCommand, type Streams } from './io.ts';
 import { analyzeCommand, type AnalyzeFlags } from './analyze.ts';
-import { controllerCommand, type ControllerFlags } from './controller.ts';
+import type { ControllerFlags } from './controller.ts';
 import { migrateCommand, type MigrateFlags } from './migrate.ts';
 import { renderCommand, type RenderFlags } from './render.ts';
 import { traceCommand, type TraceFlags } from './trace.ts';
@@ -183,6 +183,8 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .option('--workers <n>', 'owners reconciled at the same time', '4')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (flags: ControllerFlags) => {
+      // Loaded for this command alone (the Kubernetes client, pino and prom-client, as io.ts says).
+      const { controllerCommand } = await import('./controller.ts');
       result.code = await controllerCommand(flags, streams);
     });
 

@@ -285,7 +285,9 @@ function checkObject(
         fail(['metadata', field, key], `expected a string, got ${describeValue(v)} (quote it)`);
     }
   }
-  return { ...value, metadata } as KubeObject;
+  // The value itself when it has its metadata: a copy by spread gets a map of its own that V8 cannot
+  // share a frozen form of, and freezing 145,000 such copies cost 27 MB.
+  return (value['metadata'] === metadata ? value : { ...value, metadata }) as KubeObject;
 }
 
 /** A short description of a JSON value for messages: `number 3`, `boolean true`, `a list`. */
