@@ -27,6 +27,14 @@ created="$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)"
 source_url="${KFMESH_SOURCE_URL:-https://github.com/kfmesh/kfmesh}"
 log() { echo "[image] $*" >&2; }
 
+# A digest of the built files the image carries; `--dist-digest` prints the tree's (the image test
+# compares it with the one recorded at build time).
+dist_digest() { (cd dist && find src ui -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-64; }
+if [ "${1:-}" = --dist-digest ]; then
+  dist_digest
+  exit 0
+fi
+
 if [ "$(id -u)" != 0 ]; then
   echo "build-image.sh: run as root (umoci keeps the files' owners when it unpacks and repacks)" >&2
   exit 2
@@ -104,9 +112,6 @@ stage_app() {
   # entrypoint names node and the script.
   find "$dir/opt" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 }
-
-# A digest of the built files the image carries (the image test computes the same).
-dist_digest() { (cd dist && find src ui -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-64; }
 
 if [ "${1:-}" = --trim-base ]; then
   trim_base "$2"

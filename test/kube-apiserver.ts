@@ -22,7 +22,8 @@ import { projectRoot } from './conformance/cases.ts';
 const cacheDir = process.env['KFMESH_CACHE'] ?? join(homedir(), '.cache', 'kfmesh');
 const apiserverBin = join(cacheDir, 'bin', 'kube-apiserver');
 
-function onPath(name: string): string | undefined {
+/** Where a program is on PATH, or undefined. */
+export function onPath(name: string): string | undefined {
   for (const dir of (process.env['PATH'] ?? '').split(':')) {
     const candidate = join(dir, name);
     if (dir && existsSync(candidate)) return candidate;
@@ -40,11 +41,18 @@ export function apiServerMissing(): string | undefined {
     : undefined;
 }
 
+/**
+ * `{ skip }` for `describe` when a real part is `missing` (the reason, or undefined): skipped with the
+ * reason, except under CI=true, where it fails.
+ */
+export function partTestOptions(part: string, missing: string | undefined): { skip: string | false } {
+  if (missing && process.env['CI'] === 'true') throw new Error(`CI=true and ${part} ${missing}`);
+  return { skip: missing ?? false };
+}
+
 /** `{ skip }` for `describe`: skipped with the reason when the server can't run, never under CI=true. */
 export function apiServerTestOptions(): { skip: string | false } {
-  const missing = apiServerMissing();
-  if (missing && process.env['CI'] === 'true') throw new Error(`CI=true and the API server ${missing}`);
-  return { skip: missing ?? false };
+  return partTestOptions('the API server', apiServerMissing());
 }
 
 /** The real Kubeflow platform (../shared/real), which holds the Notebook CRD the shared CRDs lack. */
@@ -54,10 +62,12 @@ export const realPlatformFile = resolve(projectRoot, '../shared/real/kubeflow-ma
 export function realPlatformTestOptions(): { skip: string | false } {
   const options = apiServerTestOptions();
   if (options.skip) return options;
-  if (existsSync(realPlatformFile)) return { skip: false };
-  const missing = `${realPlatformFile} is missing (../shared beside the project)`;
-  if (process.env['CI'] === 'true') throw new Error(`CI=true and ${missing}`);
-  return { skip: missing };
+  return partTestOptions(
+    'the real platform',
+    existsSync(realPlatformFile)
+      ? undefined
+      : `${realPlatformFile} is missing (../shared beside the project)`,
+  );
 }
 
 /** Kubeflow's Notebook CRD, as the real platform installs it (its one document of that name). */
