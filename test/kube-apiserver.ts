@@ -123,6 +123,22 @@ export class TestApiServer {
   static async start(
     options: { crds?: boolean; users?: string[]; notebooks?: boolean } = {},
   ): Promise<TestApiServer> {
+    // A free port is only free when it is chosen: a test file running beside this one can take it before
+    // etcd or the API server binds it. Such a start is tried again with new ports, twice at most.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await TestApiServer.#startOnce(options);
+      } catch (error) {
+        if (attempt >= 3 || !/address already in use/.test(String(error))) throw error;
+      }
+    }
+  }
+
+  static async #startOnce(options: {
+    crds?: boolean;
+    users?: string[];
+    notebooks?: boolean;
+  }): Promise<TestApiServer> {
     const server = new TestApiServer();
     for (const user of options.users ?? []) server.#users.set(user, randomBytes(16).toString('hex'));
     try {
