@@ -19,6 +19,10 @@ import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts'
 import { conflictingVirtualServices } from './rules/KFM402-conflicting-virtual-services.ts';
 import { exportHidesRoute } from './rules/KFM403-export-hides-route.ts';
 import { ingressNotServed } from './rules/KFM404-ingress-not-served.ts';
+import { missingGateway } from './rules/KFM405-missing-gateway.ts';
+import { hostNotOnGateway } from './rules/KFM406-host-not-on-gateway.ts';
+import { invalidExportTo } from './rules/KFM407-invalid-export-to.ts';
+import { gatewayRouteSkipsSubsets } from './rules/KFM408-gateway-route-skips-subsets.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 
@@ -35,6 +39,10 @@ export const rules: readonly Rule[] = [
   conflictingVirtualServices,
   exportHidesRoute,
   ingressNotServed,
+  missingGateway,
+  hostNotOnGateway,
+  invalidExportTo,
+  gatewayRouteSkipsSubsets,
   meshRouteCost,
 ];
 
@@ -42,7 +50,7 @@ export interface AnalyzeOptions {
   clusterDomain?: string;
 }
 
-/** Runs every rule. */
+/** Runs every rule whose inputs are present (a rule without objects of the kinds it reads finds nothing). */
 export function analyze(snapshot: Snapshot, options: AnalyzeOptions = {}): Finding[] {
   let mesh: Mesh | undefined;
   const context: AnalyzeContext = {
@@ -50,7 +58,9 @@ export function analyze(snapshot: Snapshot, options: AnalyzeOptions = {}): Findi
     mesh: () =>
       (mesh ??= compileMesh(snapshot, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {})),
   };
-  const findings = rules.flatMap((rule) => rule.check(context));
+  const findings = rules
+    .filter((rule) => rule.reads.some((kind) => snapshot.holds(kind)))
+    .flatMap((rule) => rule.check(context));
   return findings.sort(compareFindings);
 }
 
@@ -75,11 +85,10 @@ function compareFindings(a: Finding, b: Finding): number {
   );
 }
 
-/** The findings as `analyze -o json` prints them: a summary by severity, the rules, and each finding with its location as text. */
 /** The findings as `kfmesh analyze -o json` prints them: counts, the rules, and each finding with its location as text. */
 export interface FindingsDocument {
   summary: { findings: number; error: number; warning: number; info: number };
-  rules: Pick<Rule, 'code' | 'name' | 'severity' | 'description'>[];
+  rules: Pick<Rule, 'code' | 'name' | 'severity' | 'description' | 'istio'>[];
   findings: (Omit<Finding, 'location'> & { location?: string | undefined })[];
 }
 
@@ -94,7 +103,13 @@ export function findingsDocument(findings: readonly Finding[]): FindingsDocument
   }));
   return {
     summary,
-    rules: rules.map(({ code, name, severity, description }) => ({ code, name, severity, description })),
+    rules: rules.map(({ code, name, severity, description, istio }) => ({
+      code,
+      name,
+      severity,
+      description,
+      ...(istio ? { istio: [...istio] } : {}),
+    })),
     findings: withText,
   };
 }

@@ -2,7 +2,7 @@
  * An analyzer rule: a stable code, a severity, and a check over the snapshot (and, where a finding needs
  * proof, the compiled mesh, which the rules share). Each rule lives in its own file named by its code.
  */
-import type { Finding, PatchOperation, Severity } from '../model/finding.ts';
+import type { Finding, IstioCounterpart, PatchOperation, Severity } from '../model/finding.ts';
 import type { FieldPath } from '../load/parse.ts';
 import type { KubeObject } from '../model/object.ts';
 import { refOf } from '../model/object.ts';
@@ -23,19 +23,30 @@ export interface Rule {
   severity: Severity;
   /** One sentence: what the rule finds and why it matters. */
   description: string;
+  /**
+   * The kinds (`group/Kind`, the core group empty: `/Service`) whose objects the rule checks. `analyze`
+   * runs the rule only when the input holds an object of one of them; without any, it has nothing to find.
+   */
+  reads: readonly string[];
+  /**
+   * What `istioctl analyze` reports for the problems this rule finds, where it reports them at all. A
+   * finding carries the one it corresponds to (the rule's only one, unless the rule names it).
+   */
+  istio?: readonly IstioCounterpart[];
   check(context: AnalyzeContext): Finding[];
 }
 
 /** A finding of a rule about an object (and a field of it), located in its source file. */
 export function findingOf(
-  rule: Pick<Rule, 'code' | 'severity'>,
+  rule: Pick<Rule, 'code' | 'severity' | 'istio'>,
   context: AnalyzeContext,
   object: KubeObject,
   field: FieldPath | undefined,
   message: string,
-  extra: { fix?: string; patch?: PatchOperation[]; evidence?: string[] } = {},
+  extra: { fix?: string; patch?: PatchOperation[]; evidence?: string[]; istio?: IstioCounterpart } = {},
 ): Finding {
   const location = context.snapshot.locate(object, field ?? []);
+  const istio = extra.istio ?? (rule.istio?.length === 1 ? rule.istio[0] : undefined);
   return {
     code: rule.code,
     severity: rule.severity,
@@ -46,6 +57,7 @@ export function findingOf(
     ...(extra.fix ? { fix: extra.fix } : {}),
     ...(extra.patch && extra.patch.length > 0 ? { patch: extra.patch } : {}),
     ...(extra.evidence && extra.evidence.length > 0 ? { evidence: extra.evidence } : {}),
+    ...(istio ? { istio } : {}),
   };
 }
 

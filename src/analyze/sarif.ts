@@ -27,6 +27,7 @@ export function toSarif(findings: readonly Finding[], rules: readonly Rule[], ve
               name: r.name,
               shortDescription: { text: r.description },
               defaultConfiguration: { level: levels[r.severity] },
+              ...(r.istio ? { properties: { istio: r.istio.map((c) => c.code) } } : {}),
             })),
           },
         },
@@ -54,11 +55,12 @@ export function toSarif(findings: readonly Finding[], rules: readonly Rule[], ve
             level: levels[f.severity],
             message: { text: `${f.message}${f.fix ? `. Fix: ${f.fix}` : ''}` },
             locations: [{ ...physical, logicalLocations: [{ fullyQualifiedName: name, kind: 'object' }] }],
-            ...(f.evidence || f.patch
+            ...(f.evidence || f.patch || f.istio
               ? {
                   properties: {
                     ...(f.evidence ? { evidence: f.evidence } : {}),
                     ...(f.patch ? { patch: f.patch } : {}),
+                    ...(f.istio ? { istio: f.istio.code } : {}),
                   },
                 }
               : {}),

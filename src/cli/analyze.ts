@@ -49,7 +49,8 @@ export function findingsText(findings: readonly Finding[]): string {
   const lines: string[] = [];
   for (const f of findings) {
     const where = f.location ? `${formatLocation(f.location)}: ` : '';
-    lines.push(`${where}${f.severity} ${f.code}: ${describeRef(f.object)}${f.field ? ` ${f.field}` : ''}`);
+    const code = `${f.code}${f.istio ? ` (${f.istio.code})` : ''}`;
+    lines.push(`${where}${f.severity} ${code}: ${describeRef(f.object)}${f.field ? ` ${f.field}` : ''}`);
     lines.push(`  ${f.message}`);
     if (f.fix) lines.push(`  fix: ${f.fix}`);
     if (f.patch) lines.push(`  patch: ${kubectlPatch(f)}`);

@@ -37,6 +37,7 @@ export class Snapshot {
   readonly #byKind = new Map<string, KubeObject[]>();
   readonly #byKey = new Map<string, KubeObject>();
   readonly #sources = new WeakMap<KubeObject, LoadedObject>();
+  #namespaces: ReadonlySet<string> | undefined;
   /** Objects that replaced an earlier definition of the same object, in input order. */
   readonly replacements: Replacement[] = [];
 
@@ -90,14 +91,36 @@ export class Snapshot {
     return namespace === undefined ? list : list.filter((o) => (o.metadata.namespace ?? '') === namespace);
   }
 
-  /** One object by identity. */
+  /** True when the snapshot holds an object of this `group/Kind` (the core group empty: `/Service`). */
+  holds(groupKind: string): boolean {
+    return this.#byKind.has(groupKind);
+  }
+
+  /**
+   * The namespaces the input shows: those of its Namespace objects and those its objects name in their
+   * metadata.
+   */
+  namespaces(): ReadonlySet<string> {
+    if (this.#namespaces) return this.#namespaces;
+    const names = new Set<string>();
+    for (const ns of this.list('', 'Namespace')) names.add(ns.metadata.name ?? '');
+    for (const object of this.#objects) if (object.metadata.namespace) names.add(object.metadata.namespace);
+    return (this.#namespaces = names);
+  }
+
+  /**
+   * One object by identity. An object the input gives without a namespace is found in `default`, where
+   * `kubectl apply` would put it.
+   */
   get<T extends KubeObject = KubeObject>(
     group: string,
     kind: string,
     namespace: string,
     name: string,
   ): T | undefined {
-    return this.#byKey.get(objectKey({ group, kind, namespace, name })) as T | undefined;
+    const found = this.#byKey.get(objectKey({ group, kind, namespace, name }));
+    if (found || namespace !== 'default') return found as T | undefined;
+    return this.#byKey.get(objectKey({ group, kind, namespace: '', name })) as T | undefined;
   }
 
   /** The objects of one kind whose labels carry every key/value of `match`. */

@@ -141,9 +141,8 @@ function buildGatewayRouteTable(
     for (const server of servers.filter((s) => bound.includes(s.gateway))) {
       const gwNamespace = server.gateway.split('/')[0] ?? '';
       for (const entry of server.hosts) {
-        const [ns, host] = entry.includes('/') ? (entry.split('/') as [string, string]) : ['*', entry];
-        const nsOk = ns === '*' || (ns === '.' ? vs.namespace === gwNamespace : ns === vs.namespace);
-        if (!nsOk) continue;
+        const host = serverHostFor(entry, gwNamespace, vs.namespace);
+        if (host === undefined) continue;
         for (const vsHost of vs.hosts) {
           const common = intersectHosts(host, vsHost);
           if (common) domains.add(common);
@@ -169,6 +168,22 @@ function buildGatewayRouteTable(
     ];
   }
   return { name: `http.${listenPort}`, gatewayNames, servers, virtualHosts };
+}
+
+/**
+ * The host of a Gateway server's `hosts` entry (`[namespace/]host`, `.` for the Gateway's own namespace)
+ * when the entry admits VirtualServices of `vsNamespace`, else undefined.
+ */
+export function serverHostFor(
+  entry: string,
+  gatewayNamespace: string,
+  vsNamespace: string,
+): string | undefined {
+  const slash = entry.indexOf('/');
+  if (slash < 0) return entry;
+  const ns = entry.slice(0, slash);
+  const admitted = ns === '*' || (ns === '.' ? vsNamespace === gatewayNamespace : ns === vsNamespace);
+  return admitted ? entry.slice(slash + 1) : undefined;
 }
 
 /** The more specific of two hosts when one covers the other. */

@@ -22,6 +22,15 @@ export interface Finding {
   patch?: PatchOperation[];
   /** What proves it (for example the hops of a trace), one line each. */
   evidence?: string[];
+  /** The message `istioctl analyze` gives for the same problem, when it has one. */
+  istio?: IstioCounterpart;
+}
+
+/** An analyzer of `istioctl analyze` and the message code it reports (`IST0109`). */
+export interface IstioCounterpart {
+  /** The analyzer's name as Istio declares it (`virtualservice.ConflictingMeshGatewayHostsAnalyzer`). */
+  analyzer: string;
+  code: string;
 }
 
 /** One operation of a JSON Patch (RFC 6902); kfmesh writes only `add` and `replace`. */

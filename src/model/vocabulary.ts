@@ -81,8 +81,12 @@ export const AppProtocol = {
   Wss: 'kubernetes.io/wss',
 } as const;
 
-/** `group/Kind` keys of the kinds kfmesh owns objects for or applies. */
+/** `group/Kind` keys of the kinds kfmesh owns objects for, applies, or names as a rule's input. */
 export const GroupKind = {
+  Namespace: '/Namespace',
+  Service: '/Service',
+  DestinationRule: 'networking.istio.io/DestinationRule',
+  ServiceEntry: 'networking.istio.io/ServiceEntry',
   InferenceService: 'serving.kserve.io/InferenceService',
   Profile: 'kubeflow.org/Profile',
   Notebook: 'kubeflow.org/Notebook',

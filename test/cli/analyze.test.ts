@@ -80,6 +80,10 @@ describe('kfmesh analyze', () => {
         'KFM402',
         'KFM403',
         'KFM404',
+        'KFM405',
+        'KFM406',
+        'KFM407',
+        'KFM408',
         'KFM501',
       ],
     );

@@ -5,67 +5,8 @@ import type { KubeObject } from '../../src/model/object.ts';
 import type { Finding } from '../../src/model/finding.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { analyze, atOrAbove } from '../../src/analyze/analyze.ts';
-import fastJsonPatch from 'fast-json-patch';
-import type { Operation } from 'fast-json-patch';
 
-const ns = (name: string, labels: Record<string, string>): KubeObject => ({
-  apiVersion: 'v1',
-  kind: 'Namespace',
-  metadata: { name, labels },
-});
-const app = (namespace: string, name: string): KubeObject[] => [
-  {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace },
-    spec: {
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { serviceAccountName: name, containers: [{ name }] },
-      },
-    },
-  },
-  {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name, namespace },
-    spec: { selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
-  },
-];
-const policy = (namespace: string, name: string, spec: Record<string, unknown>): KubeObject => ({
-  apiVersion: 'security.istio.io/v1',
-  kind: 'AuthorizationPolicy',
-  metadata: { name, namespace },
-  spec,
-});
-const waypoint = (namespace: string, name = 'waypoint'): KubeObject => ({
-  apiVersion: 'gateway.networking.k8s.io/v1',
-  kind: 'Gateway',
-  metadata: { name, namespace },
-  spec: { gatewayClassName: 'istio-waypoint', listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }] },
-});
-
-function codes(objects: KubeObject[]): string[] {
-  return analyze(Snapshot.of(objects, 'test.yaml')).map(
-    (f) => `${f.code} ${f.object.kind} ${f.object.namespace}/${f.object.name}`,
-  );
-}
-
-function only(objects: KubeObject[], code: string): Finding[] {
-  return analyze(Snapshot.of(objects, 'test.yaml')).filter((f) => f.code === code);
-}
-
-/** The objects with a finding's patch applied to its object (as `kubectl patch --type=json` would). */
-function patched(objects: KubeObject[], finding: Finding | undefined): KubeObject[] {
-  assert.ok(finding?.patch, 'the finding has a patch');
-  const { kind, namespace, name } = finding.object;
-  return objects.map((o) =>
-    o.kind === kind && o.metadata.namespace === namespace && o.metadata.name === name
-      ? fastJsonPatch.applyPatch(structuredClone(o), finding.patch as Operation[], true, false).newDocument
-      : o,
-  );
-}
+import { app, codes, ns, only, patched, policy, waypoint } from './analyze-fixtures.ts';
 
 describe('KFM101 passthrough-for-mesh-clients', () => {
   const base = [
@@ -276,37 +217,6 @@ describe('KFM202 missing-waypoint and KFM203 unused-waypoint', () => {
   });
 });
 
-describe('KFM401 route-to-missing-target', () => {
-  const route = (host: string, port: number, gateways?: string[]): KubeObject => ({
-    apiVersion: 'networking.istio.io/v1',
-    kind: 'VirtualService',
-    metadata: { name: 'r', namespace: 'apps' },
-    spec: {
-      hosts: ['api'],
-      ...(gateways ? { gateways } : {}),
-      http: [{ route: [{ destination: { host, port: { number: port } } }] }],
-    },
-  });
-  const base = [ns('apps', { 'istio-injection': 'enabled' }), ...app('apps', 'api')];
-
-  test('a missing Service, a missing port, a missing gateway', () => {
-    assert.match(
-      only([...base, route('gone', 80)], 'KFM401')[0]?.message ?? '',
-      /gone\.apps\.svc\.cluster\.local, which no Service has/,
-    );
-    const port = only([...base, route('api', 9090)], 'KFM401');
-    assert.match(port[0]?.message ?? '', /port 9090 .* has ports 80/);
-    assert.deepEqual(only(patched([...base, route('api', 9090)], port[0]), 'KFM401'), []);
-    const gw = only([...base, route('api', 80, ['nowhere'])], 'KFM401');
-    assert.equal(gw[0]?.field, 'spec.gateways[0]');
-    assert.match(gw[0]?.message ?? '', /gateway apps\/nowhere, which does not exist/);
-  });
-
-  test('a route to an existing Service port: nothing', () => {
-    assert.deepEqual(only([...base, route('api', 80)], 'KFM401'), []);
-  });
-});
-
 describe('KFM102 internal-host-not-bound-to-mesh', () => {
   const base = [ns('apps', { 'istio-injection': 'enabled' }), ...app('apps', 'api')];
   const vs = (gateways: string[]): KubeObject => ({
@@ -366,30 +276,6 @@ describe('KFM204 sidecar-client-skips-waypoint', () => {
 
   test('no sidecar clients: nothing', () => {
     assert.deepEqual(only(objects({ 'istio.io/dataplane-mode': 'ambient' }), 'KFM204'), []);
-  });
-});
-
-describe('KFM402 conflicting-virtual-services', () => {
-  const vs = (name: string, created: string): KubeObject => ({
-    apiVersion: 'networking.istio.io/v1',
-    kind: 'VirtualService',
-    metadata: { name, namespace: 'apps', creationTimestamp: created },
-    spec: { hosts: ['api'], http: [{ route: [{ destination: { host: 'api' } }] }] },
-  });
-  const base = [ns('apps', { 'istio-injection': 'enabled' }), ...app('apps', 'api')];
-
-  test('two mesh VirtualServices for one host: the younger is reported, naming the older', () => {
-    const found = only(
-      [...base, vs('new', '2026-02-01T00:00:00Z'), vs('old', '2026-01-01T00:00:00Z')],
-      'KFM402',
-    );
-    assert.equal(found.length, 1);
-    assert.equal(found[0]?.object.name, 'new');
-    assert.match(found[0]?.message ?? '', /claimed by VirtualService apps\/old, which is older/);
-  });
-
-  test('one VirtualService: nothing', () => {
-    assert.deepEqual(only([...base, vs('old', '2026-01-01T00:00:00Z')], 'KFM402'), []);
   });
 });
 

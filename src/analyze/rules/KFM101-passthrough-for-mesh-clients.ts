@@ -7,6 +7,7 @@
  * caller's identity does not reach the model.
  */
 import { Severity } from '../../model/finding.ts';
+import { GroupKind } from '../../model/vocabulary.ts';
 import type { Finding } from '../../model/finding.ts';
 import { compileMesh } from '../../mesh/mesh.ts';
 import { traceRequest } from '../../mesh/trace.ts';
@@ -23,6 +24,7 @@ export const passthroughForMeshClients: Rule = {
   severity: Severity.Warning,
   description:
     'in-mesh callers of a host whose VirtualService is not bound to mesh skip its route: PassthroughCluster before Istio 1.21 (502 under REGISTRY_ONLY), a second gateway pass after',
+  reads: [GroupKind.VirtualService, GroupKind.Ingress, GroupKind.HTTPRoute],
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
     // One sidecar client per namespace (the first by name) speaks for its namespace.

@@ -4,6 +4,7 @@
  * rewrites, headers, timeouts and splits apply only to traffic through the gateways.
  */
 import { Severity } from '../../model/finding.ts';
+import { GroupKind } from '../../model/vocabulary.ts';
 import type { Finding } from '../../model/finding.ts';
 import { bindToMesh } from '../patches.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
@@ -15,6 +16,7 @@ export const internalHostNotBoundToMesh: Rule = {
   severity: Severity.Warning,
   description:
     'a VirtualService for a cluster Service is bound only to gateways: in-mesh callers get the default route, without its rules',
+  reads: [GroupKind.VirtualService, GroupKind.Ingress, GroupKind.HTTPRoute],
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
     const meshHosts = new Set(

@@ -6,6 +6,7 @@
  */
 import { addTo } from '../../model/multimap.ts';
 import { Severity } from '../../model/finding.ts';
+import { GroupKind } from '../../model/vocabulary.ts';
 import type { Finding } from '../../model/finding.ts';
 import { l7AttributesOf, waypointReasonsOf, WaypointOnlyActions } from '../../mesh/ambient.ts';
 import { policySpec } from '../../mesh/authorization.ts';
@@ -18,6 +19,7 @@ export const l7PolicyWithoutWaypoint: Rule = {
   severity: Severity.Error,
   description:
     'an AuthorizationPolicy that ztunnel cannot enforce whole selects ambient pods: HTTP conditions (an L7-only ALLOW denies everything, L7 DENY rules never match) or a CUSTOM or AUDIT action, which ztunnel does not run',
+  reads: [GroupKind.AuthorizationPolicy],
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
     const root = mesh.config.rootNamespace;

@@ -8,7 +8,7 @@ import type { Finding } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
 import { targetRefsOf } from '../../mesh/authorization.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
-import { GatewayClass, Label } from '../../model/vocabulary.ts';
+import { GatewayClass, GroupKind, Label } from '../../model/vocabulary.ts';
 import { gatewayClassOf } from '../../model/specs.ts';
 import { isPlainObject } from '../../model/object.ts';
 
@@ -20,6 +20,12 @@ export const missingWaypoint: Rule = {
   severity: Severity.Error,
   description:
     'istio.io/use-waypoint names no waypoint, or a policy targets a Gateway or Service that does not exist: its L7 policy applies nowhere',
+  reads: [
+    GroupKind.Namespace,
+    GroupKind.Service,
+    GroupKind.AuthorizationPolicy,
+    GroupKind.RequestAuthentication,
+  ],
   check(context: AnalyzeContext): Finding[] {
     const { snapshot } = context;
     const findings: Finding[] = [];

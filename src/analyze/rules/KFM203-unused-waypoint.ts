@@ -1,5 +1,5 @@
 /** KFM203: a waypoint no Service or namespace uses: it runs, costs, and enforces nothing. */
-import { GatewayClass } from '../../model/vocabulary.ts';
+import { GatewayClass, GroupKind } from '../../model/vocabulary.ts';
 import { gatewayClassOf } from '../../model/specs.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
@@ -11,6 +11,7 @@ export const unusedWaypoint: Rule = {
   name: 'unused-waypoint',
   severity: Severity.Warning,
   description: 'a waypoint no Service or namespace uses (istio.io/use-waypoint): it enforces nothing',
+  reads: [GroupKind.Gateway],
   check(context: AnalyzeContext): Finding[] {
     const { snapshot } = context;
     const used = new Set<string>();

@@ -4,6 +4,7 @@
  * policy at ztunnel decides. Shown with the trace of one such client.
  */
 import { Severity } from '../../model/finding.ts';
+import { GroupKind } from '../../model/vocabulary.ts';
 import type { Finding } from '../../model/finding.ts';
 import { targetRefsOf } from '../../mesh/authorization.ts';
 import { traceRequest } from '../../mesh/trace.ts';
@@ -15,6 +16,7 @@ export const sidecarClientSkipsWaypoint: Rule = {
   severity: Severity.Warning,
   description:
     "sidecar clients of a Service whose L7 policy is on a waypoint skip the waypoint: the policy doesn't apply to them",
+  reads: [GroupKind.AuthorizationPolicy],
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
     const clients = [...mesh.workloadByName]

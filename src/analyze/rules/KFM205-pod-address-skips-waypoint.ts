@@ -7,6 +7,7 @@
  * applies at ztunnel) and carries both traces.
  */
 import { Severity } from '../../model/finding.ts';
+import { GroupKind } from '../../model/vocabulary.ts';
 import type { Finding } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
 import { traceRequest } from '../../mesh/trace.ts';
@@ -27,6 +28,7 @@ export const podAddressSkipsWaypoint: Rule = {
   severity: Severity.Error,
   description:
     "ztunnel admits clients that address a Service's pods directly, skipping the waypoint that holds the Service's policies (it serves only Service traffic)",
+  reads: [GroupKind.AuthorizationPolicy],
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
     if (mesh.waypoints.size === 0) return [];

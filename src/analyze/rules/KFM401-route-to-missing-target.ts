@@ -1,132 +1,174 @@
 /**
- * KFM401: a VirtualService route to a destination that doesn't exist (no Service or ServiceEntry host, or a
- * port the Service doesn't have), or bound to a gateway that doesn't exist. Requests on that route get
- * 503 NC (no cluster) or are never routed at all.
+ * KFM401: a VirtualService route or mirror to a host no Service or ServiceEntry gives to the namespaces the
+ * VirtualService applies in, to a port that host lacks, or without a port where the host has several
+ * (docs/semantics.md, Route destinations). Requests on that route get 503 NC (no cluster).
  */
 import { specOf } from '../../model/specs.ts';
+import { addTo } from '../../model/multimap.ts';
 import { Severity } from '../../model/finding.ts';
-import type { Finding } from '../../model/finding.ts';
+import { GroupKind } from '../../model/vocabulary.ts';
+import type { Finding, IstioCounterpart } from '../../model/finding.ts';
 import { pointerOf } from '../../model/finding.ts';
-import { isPlainObject, type KubeObject } from '../../model/object.ts';
-import { resolveGatewayName, resolveShortName } from '../../mesh/virtual-services.ts';
+import type { KubeObject } from '../../model/object.ts';
+import type { FieldPath } from '../../load/parse.ts';
+import { isExportedTo } from '../../mesh/services.ts';
+import { hostMatches } from '../../mesh/security.ts';
+import { resolveShortName } from '../../mesh/virtual-services.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+
+const analyzer = 'virtualservice.DestinationHostAnalyzer';
+const notFound: IstioCounterpart = { analyzer, code: 'IST0101' };
+const portRequired: IstioCounterpart = { analyzer, code: 'IST0112' };
 
 export const routeToMissingTarget: Rule = {
   code: 'KFM401',
   name: 'route-to-missing-target',
   severity: Severity.Error,
-  description: 'a route to a Service, port or gateway that does not exist',
+  description:
+    'a route or mirror to a host or port that no Service or ServiceEntry visible to the VirtualService has',
+  reads: [GroupKind.VirtualService],
+  istio: [notFound, portRequired],
   check(context: AnalyzeContext): Finding[] {
-    const { snapshot } = context;
-    const entryHosts = new Set(
-      snapshot
-        .list('networking.istio.io', 'ServiceEntry')
-        .flatMap((e) => specOf(e, 'networking.istio.io/ServiceEntry').hosts ?? []),
-    );
-    const gateways = new Set(
-      snapshot
-        .list('networking.istio.io', 'Gateway')
-        .map((g) => `${g.metadata.namespace ?? 'default'}/${g.metadata.name}`),
-    );
-    return snapshot.list('networking.istio.io', 'VirtualService').flatMap((vs) => {
-      const spec = specOf(vs, 'networking.istio.io/VirtualService');
-      const destinations = (spec.http ?? []).flatMap((route, r) =>
-        isPlainObject(route) && Array.isArray(route['route'])
-          ? (route['route'] as unknown[]).map((d, i) => ({
-              d,
-              field: ['spec', 'http', r, 'route', i, 'destination'],
-            }))
-          : [],
-      );
-      return [
-        ...missingGateways(context, vs, spec.gateways ?? [], gateways),
-        ...destinations.flatMap(({ d, field }) => {
-          const destination =
-            isPlainObject(d) && isPlainObject(d['destination']) ? d['destination'] : undefined;
-          return destination ? missingDestination(context, vs, destination, field, entryHosts) : [];
-        }),
-      ];
+    const targets = targetsOf(context);
+    const exact = new Map<string, Target[]>();
+    for (const t of targets) if (!t.host.startsWith('*')) addTo(exact, t.host, t);
+    const wildcards = targets.filter((t) => t.host.startsWith('*'));
+    return context.snapshot.list('networking.istio.io', 'VirtualService').flatMap((vs) => {
+      const namespace = vs.metadata.namespace ?? 'default';
+      const exportTo = specOf(vs, 'networking.istio.io/VirtualService').exportTo ?? [];
+      // A VirtualService without exportTo is checked against its own namespace's view.
+      const appliesIn = (ns: string) =>
+        exportTo.length === 0 ? ns === namespace : isExportedTo(exportTo, namespace, ns);
+      const visible = (t: Target) =>
+        t.exportTo.includes('*') || exportTo.includes('*') || t.exportTo.some(appliesIn);
+      return destinationsOf(vs).flatMap((d) => {
+        const host = resolveShortName(d.host, namespace, context.mesh().clusterDomain);
+        const target =
+          (exact.get(host) ?? []).find(visible) ??
+          wildcards.find((t) => hostMatches(t.host, host) && visible(t));
+        return target ? portFindings(context, vs, d, host, target) : [missing(context, vs, d, host)];
+      });
     });
   },
 };
 
-/** The gateways a VirtualService is bound to that don't exist. */
-function missingGateways(
-  context: AnalyzeContext,
-  vs: KubeObject,
-  bound: readonly string[],
-  gateways: ReadonlySet<string>,
-): Finding[] {
-  const ns = vs.metadata.namespace ?? 'default';
-  return bound.flatMap((g, i) => {
-    const resolved = resolveGatewayName(g, ns);
-    if (resolved === 'mesh' || gateways.has(resolved)) return [];
-    return [
-      findingOf(
-        routeToMissingTarget,
-        context,
-        vs,
-        ['spec', 'gateways', i],
-        `bound to gateway ${resolved}, which does not exist: nothing serves these routes there`,
-        {
-          fix: `create Gateway ${resolved} or correct the name (short names are taken from the VirtualService's namespace)`,
-        },
-      ),
-    ];
-  });
+/** A host a route can reach: a Service's or a ServiceEntry's, with the namespaces it is exported to. */
+interface Target {
+  host: string;
+  /** `*`, or namespace names. */
+  exportTo: string[];
+  /** Port numbers, or undefined where any port reaches it (ExternalName). */
+  ports: number[] | undefined;
 }
 
-/** A route destination (at `field`) whose host no Service has, or whose port its Service lacks. */
-function missingDestination(
+function targetsOf(context: AnalyzeContext): Target[] {
+  const mesh = context.mesh();
+  const scope = (exportTo: readonly string[], own: string) =>
+    exportTo.length === 0 ? ['*'] : exportTo.flatMap((e) => (e === '~' ? [] : [e === '.' ? own : e]));
+  const services: Target[] = mesh.services.map((s) => ({
+    host: s.hostname,
+    exportTo: scope(s.exportTo, s.namespace),
+    ports: s.type === 'ExternalName' ? undefined : s.ports.map((p) => p.port),
+  }));
+  const entries = context.snapshot.list('networking.istio.io', 'ServiceEntry').flatMap((entry) => {
+    const ns = entry.metadata.namespace ?? 'default';
+    const spec = specOf(entry, 'networking.istio.io/ServiceEntry');
+    return (spec.hosts ?? []).map((h) => ({
+      host: resolveShortName(h, ns, mesh.clusterDomain),
+      exportTo: scope(spec.exportTo ?? [], ns),
+      ports: (spec.ports ?? []).map((p) => p.number ?? 0),
+    }));
+  });
+  return [...services, ...entries];
+}
+
+/** A destination of a route or mirror, where it is written. */
+interface Destination {
+  host: string;
+  port: number | undefined;
+  field: FieldPath;
+  mirror: boolean;
+}
+
+function destinationsOf(vs: KubeObject): Destination[] {
+  const spec = specOf(vs, 'networking.istio.io/VirtualService');
+  const out: Destination[] = [];
+  const add = (
+    d: { host?: string; port?: { number?: number } } | undefined,
+    field: FieldPath,
+    mirror = false,
+  ) => {
+    if (typeof d?.host === 'string') out.push({ host: d.host, port: d.port?.number, field, mirror });
+  };
+  for (const kind of ['http', 'tcp', 'tls'] as const)
+    (spec[kind] ?? []).forEach((rule, r) =>
+      (rule.route ?? []).forEach((route, i) =>
+        add(route.destination, ['spec', kind, r, 'route', i, 'destination']),
+      ),
+    );
+  (spec.http ?? []).forEach((rule, r) => {
+    add(rule.mirror, ['spec', 'http', r, 'mirror'], true);
+    (rule.mirrors ?? []).forEach((m, i) =>
+      add(m.destination, ['spec', 'http', r, 'mirrors', i, 'destination'], true),
+    );
+  });
+  return out;
+}
+
+function missing(context: AnalyzeContext, vs: KubeObject, d: Destination, host: string): Finding {
+  const what = d.mirror ? 'mirrors to' : 'routes to';
+  return findingOf(
+    routeToMissingTarget,
+    context,
+    vs,
+    [...d.field, 'host'],
+    `${what} ${host}, which no Service or ServiceEntry gives to the namespaces this VirtualService applies in: ${d.mirror ? 'the mirrored copies go nowhere' : 'requests on this route get 503 NC'}`,
+    {
+      fix: "create the Service (or a ServiceEntry), export it to this VirtualService's namespaces, or correct the host (short names are taken from the VirtualService's namespace)",
+      istio: notFound,
+    },
+  );
+}
+
+function portFindings(
   context: AnalyzeContext,
   vs: KubeObject,
-  destination: Record<string, unknown>,
-  field: (string | number)[],
-  entryHosts: ReadonlySet<string>,
+  d: Destination,
+  host: string,
+  target: Target,
 ): Finding[] {
-  if (typeof destination['host'] !== 'string') return [];
-  const mesh = context.mesh();
-  const ns = vs.metadata.namespace ?? 'default';
-  const host = destination['host'].includes('*')
-    ? destination['host']
-    : resolveShortName(destination['host'], ns, mesh.clusterDomain);
-  const service = mesh.serviceByHostname.get(host);
-  if (!service) {
-    if (entryHosts.has(host) || host.includes('*') || !host.endsWith(`.svc.${mesh.clusterDomain}`)) return [];
+  const ports = target.ports;
+  if (ports === undefined) return [];
+  if (d.port === undefined) {
+    if (ports.length <= 1) return [];
     return [
       findingOf(
         routeToMissingTarget,
         context,
         vs,
-        [...field, 'host'],
-        `routes to ${host}, which no Service has: requests on this route get 503 NC`,
-        {
-          fix: "create the Service, or correct the host (short names are taken from the VirtualService's namespace)",
-        },
+        [...d.field, 'host'],
+        `${d.mirror ? 'mirrors' : 'routes'} to ${host} without a port, and it has ports ${ports.join(', ')}: a gateway cannot tell which to send to`,
+        { fix: `name the port (destination.port.number, one of ${ports.join(', ')})`, istio: portRequired },
       ),
     ];
   }
-  const port = isPlainObject(destination['port']) ? destination['port']['number'] : undefined;
-  if (
-    typeof port !== 'number' ||
-    service.type === 'ExternalName' ||
-    service.ports.some((p) => p.port === port)
-  )
-    return [];
-  const ports = service.ports.map((p) => p.port);
+  if (ports.includes(d.port)) return [];
   const only = ports.length === 1 ? ports[0] : undefined;
   return [
     findingOf(
       routeToMissingTarget,
       context,
       vs,
-      [...field, 'port', 'number'],
-      `routes to port ${port} of ${host}, which has ports ${ports.join(', ') || 'none'}: requests on this route get 503 NC`,
+      [...d.field, 'port', 'number'],
+      `${d.mirror ? 'mirrors' : 'routes'} to port ${d.port} of ${host}, which has ports ${ports.join(', ') || 'none'}: requests on this route get 503 NC`,
       {
-        fix: `use one of the Service's ports (${ports.join(', ')})`,
+        fix: `use one of its ports (${ports.join(', ')})`,
+        istio: notFound,
         ...(only !== undefined
           ? {
-              patch: [{ op: 'replace' as const, path: pointerOf([...field, 'port', 'number']), value: only }],
+              patch: [
+                { op: 'replace' as const, path: pointerOf([...d.field, 'port', 'number']), value: only },
+              ],
             }
           : {}),
       },

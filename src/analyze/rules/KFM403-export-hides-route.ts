@@ -3,6 +3,7 @@
  * gateway's pods: the gateway never sees it, so its routes are not served there.
  */
 import { Severity } from '../../model/finding.ts';
+import { GroupKind } from '../../model/vocabulary.ts';
 import type { Finding } from '../../model/finding.ts';
 import { isExportedTo } from '../../mesh/services.ts';
 import { appendTo } from '../patches.ts';
@@ -14,6 +15,7 @@ export const exportHidesRoute: Rule = {
   name: 'export-hides-route',
   severity: Severity.Error,
   description: "a VirtualService's exportTo hides it from the pods of a gateway it is bound to",
+  reads: [GroupKind.VirtualService, GroupKind.Ingress, GroupKind.HTTPRoute],
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
     const podNamespaces = new Map<string, Set<string>>();

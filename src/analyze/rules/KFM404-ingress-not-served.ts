@@ -8,7 +8,7 @@ import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { specOf } from '../../model/specs.ts';
 import { ingressServed } from '../../mesh/kube-ingress.ts';
-import { Annotation, IstioIngressController } from '../../model/vocabulary.ts';
+import { Annotation, GroupKind, IstioIngressController } from '../../model/vocabulary.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const ingressNotServed: Rule = {
@@ -17,6 +17,7 @@ export const ingressNotServed: Rule = {
   severity: Severity.Warning,
   description:
     "an Ingress of Istio's class that istiod does not serve (no IngressClass naming its controller)",
+  reads: [GroupKind.Ingress],
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
     const className = mesh.config.ingress.className;

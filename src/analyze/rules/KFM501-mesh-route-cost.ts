@@ -6,6 +6,7 @@
  */
 import { addTo } from '../../model/multimap.ts';
 import { Severity } from '../../model/finding.ts';
+import { GroupKind } from '../../model/vocabulary.ts';
 import type { Finding } from '../../model/finding.ts';
 import { sidecarScopeOf } from '../../mesh/sidecar-outbound.ts';
 import type { ResolvedVirtualService } from '../../mesh/virtual-services.ts';
@@ -17,6 +18,7 @@ export const meshRouteCost: Rule = {
   severity: Severity.Info,
   description:
     "a namespace's mesh-bound VirtualServices are in the configuration of sidecars in other namespaces: virtual hosts and routes each of them receives",
+  reads: [GroupKind.VirtualService, GroupKind.Ingress, GroupKind.HTTPRoute],
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
     const reach = new Map<ResolvedVirtualService, { sidecars: number; namespaces: Set<string> }>();

@@ -1,0 +1,123 @@
+/**
+ * The analyzers of `istioctl analyze` (Istio 1.31's `pkg/config/analysis/analyzers`) that no kfmesh rule
+ * corresponds to: those that do not apply to a Kubeflow/KServe platform's objects, with the reason, and
+ * those that apply but have no kfmesh rule yet. The analyzers kfmesh does cover are the ones its rules name
+ * in their `istio` metadata (rule.ts). docs/analyzers.md lists all three.
+ */
+
+/** An Istio analyzer kfmesh leaves out, and why. */
+export interface UncoveredAnalyzer {
+  analyzer: string;
+  reason: string;
+}
+
+/** Analyzers about Istio's own installation, or about kinds kfmesh does not model. */
+export const notApplicable: readonly UncoveredAnalyzer[] = [
+  {
+    analyzer: 'authn.BlockedCIDRsAnalyzer',
+    reason: "checks istiod's own environment (BLOCKED_CIDRS_IN_JWKS_URIS), part of installing Istio",
+  },
+  {
+    analyzer: 'conditions.ConditionAnalyzer',
+    reason:
+      "reads the status conditions controllers write; kfmesh checks the configuration, not controllers' reports",
+  },
+  {
+    analyzer: 'envoyfilter.EnvoyPatchAnalyzer',
+    reason:
+      'EnvoyFilter patches Envoy configuration directly; kfmesh does not model it, and neither Kubeflow nor KServe writes one',
+  },
+  {
+    analyzer: 'externalcontrolplane.ExternalControlPlaneAnalyzer',
+    reason: 'checks the webhooks of an istiod running outside the cluster, part of installing Istio',
+  },
+  {
+    analyzer: 'injection.ImageAnalyzer',
+    reason:
+      "compares running pods' proxy images with the injector's template, an Istio upgrade check; kfmesh reads no injector template",
+  },
+  {
+    analyzer: 'k8sgateway.CRDVersionAnalyzer',
+    reason: 'checks the installed Gateway API CRDs; kfmesh reads objects, not CRDs',
+  },
+  {
+    analyzer: 'multicluster.MeshNetworksAnalyzer',
+    reason: "checks a multi-network mesh's meshNetworks; kfmesh models one cluster",
+  },
+  {
+    analyzer: 'telemetry.DefaultSelectorAnalyzer',
+    reason: 'Telemetry resources configure metrics and tracing providers; kfmesh does not model them',
+  },
+  {
+    analyzer: 'telemetry.LightstepAnalyzer',
+    reason: 'checks a tracing provider of the mesh configuration; kfmesh does not model telemetry providers',
+  },
+  {
+    analyzer: 'telemetry.ProviderAnalyzer',
+    reason: 'checks the telemetry providers of the mesh configuration; kfmesh does not model them',
+  },
+  {
+    analyzer: 'telemetry.SelectorAnalyzer',
+    reason: 'Telemetry resources configure metrics and tracing providers; kfmesh does not model them',
+  },
+  {
+    analyzer: 'webhook.Analyzer',
+    reason: "checks that Istio's own injection webhooks do not overlap, part of installing Istio",
+  },
+];
+
+/** Analyzers that apply to a Kubeflow/KServe platform and have no kfmesh rule yet. */
+export const notYetCovered: readonly UncoveredAnalyzer[] = [
+  { analyzer: 'annotations.K8sAnalyzer', reason: 'unknown, misplaced and deprecated Istio annotations' },
+  {
+    analyzer: 'authz.AuthorizationPoliciesAnalyzer',
+    reason: 'policies that select no workload or name missing namespaces',
+  },
+  { analyzer: 'deployment.ApplicationUIDAnalyzer', reason: "containers running as the proxy's UID 1337" },
+  {
+    analyzer: 'deployment.ServiceAssociationAnalyzer',
+    reason: 'pods of several Services with conflicting ports',
+  },
+  { analyzer: 'deprecation.FieldAnalyzer', reason: 'deprecated fields' },
+  { analyzer: 'destinationrule.CaCertificateAnalyzer', reason: 'TLS origination without a CA certificate' },
+  { analyzer: 'destinationrule.PodNotSelectedAnalyzer', reason: 'subsets that select no pod' },
+  {
+    analyzer: 'gateway.ConflictingGatewayAnalyzer',
+    reason: 'Gateways claiming one port and host on one workload',
+  },
+  {
+    analyzer: 'gateway.IngressGatewayPortAnalyzer',
+    reason: "Gateway ports the gateway's Service does not have",
+  },
+  { analyzer: 'gateway.SecretAnalyzer', reason: 'missing or malformed credential Secrets' },
+  {
+    analyzer: 'injection.Analyzer',
+    reason: 'namespaces and pods with conflicting or missing injection settings',
+  },
+  {
+    analyzer: 'k8sgateway.SelectorAnalyzer',
+    reason: 'workload selectors on pods a Gateway API gateway runs',
+  },
+  { analyzer: 'maturity.AlphaAnalyzer', reason: 'alpha Istio annotations' },
+  {
+    analyzer: 'schemaValidation.CollectionValidationAnalyzer',
+    reason: 'VirtualService matches that can never apply',
+  },
+  { analyzer: 'service.PortNameAnalyzer', reason: 'Service ports named against the protocol convention' },
+  {
+    analyzer: 'serviceentry.ConflictingServiceEntryProtocolAnalyzer',
+    reason: 'one host and port with two protocols',
+  },
+  {
+    analyzer: 'serviceentry.ProtocolAddressesAnalyzer',
+    reason: 'ServiceEntries without addresses or protocol',
+  },
+  {
+    analyzer: 'sidecar.SelectorAnalyzer',
+    reason: 'Sidecars selecting no workload, or several on one workload',
+  },
+  {
+    analyzer: 'virtualservice.JWTClaimRouteAnalyzer',
+    reason: 'routes on JWT claims on gateways without RequestAuthentication',
+  },
+];
