@@ -15,6 +15,8 @@ import { missingWaypoint } from './rules/KFM202-missing-waypoint.ts';
 import { unusedWaypoint } from './rules/KFM203-unused-waypoint.ts';
 import { sidecarClientSkipsWaypoint } from './rules/KFM204-sidecar-client-skips-waypoint.ts';
 import { podAddressSkipsWaypoint } from './rules/KFM205-pod-address-skips-waypoint.ts';
+import { portProtocolUnknown } from './rules/KFM301-port-protocol-unknown.ts';
+import { appRunsAsProxyUid } from './rules/KFM302-app-runs-as-proxy-uid.ts';
 import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
 import { conflictingVirtualServices } from './rules/KFM402-conflicting-virtual-services.ts';
 import { exportHidesRoute } from './rules/KFM403-export-hides-route.ts';
@@ -35,6 +37,8 @@ export const rules: readonly Rule[] = [
   unusedWaypoint,
   sidecarClientSkipsWaypoint,
   podAddressSkipsWaypoint,
+  portProtocolUnknown,
+  appRunsAsProxyUid,
   routeToMissingTarget,
   conflictingVirtualServices,
   exportHidesRoute,

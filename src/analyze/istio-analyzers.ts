@@ -73,7 +73,6 @@ export const notYetCovered: readonly UncoveredAnalyzer[] = [
     analyzer: 'authz.AuthorizationPoliciesAnalyzer',
     reason: 'policies that select no workload or name missing namespaces',
   },
-  { analyzer: 'deployment.ApplicationUIDAnalyzer', reason: "containers running as the proxy's UID 1337" },
   {
     analyzer: 'deployment.ServiceAssociationAnalyzer',
     reason: 'pods of several Services with conflicting ports',
@@ -103,7 +102,6 @@ export const notYetCovered: readonly UncoveredAnalyzer[] = [
     analyzer: 'schemaValidation.CollectionValidationAnalyzer',
     reason: 'VirtualService matches that can never apply',
   },
-  { analyzer: 'service.PortNameAnalyzer', reason: 'Service ports named against the protocol convention' },
   {
     analyzer: 'serviceentry.ConflictingServiceEntryProtocolAnalyzer',
     reason: 'one host and port with two protocols',

@@ -87,6 +87,13 @@ export interface Container {
   name?: string;
   args?: string[];
   ports?: { name?: string; containerPort?: number; protocol?: string }[];
+  securityContext?: SecurityContext;
+  [field: string]: unknown;
+}
+
+/** core/v1 (Pod)SecurityContext: the part kfmesh reads. */
+export interface SecurityContext {
+  runAsUser?: number;
   [field: string]: unknown;
 }
 
@@ -99,6 +106,7 @@ export interface PodSpec {
   subdomain?: string;
   containers?: Container[];
   initContainers?: Container[];
+  securityContext?: SecurityContext;
   [field: string]: unknown;
 }
 

@@ -28,9 +28,16 @@ describe('kfmesh analyze', () => {
   test('the example platform (KServe with the mesh binding): no errors or warnings, exit 0', () => {
     const run = runKfmesh(['analyze', example]);
     assert.equal(run.code, 0, run.stderr);
-    // Only what the pipelines UI's and notebook controller's `*/*` Sidecars cost (KFM501, info).
-    assert.match(run.stdout, /\n2 findings: 0 errors, 0 warnings, 2 infos\n$/);
-    assert.deepEqual(run.stdout.match(/ info KFM\d+/g), [' info KFM501', ' info KFM501']);
+    // Only what the pipelines UI's and notebook controller's `*/*` Sidecars cost (KFM501, info), and three
+    // Kubeflow Service ports named without a protocol (katib-ui's `ui`, metadata-envoy's `md-envoy`, dex's).
+    assert.match(run.stdout, /\n5 findings: 0 errors, 0 warnings, 5 infos\n$/);
+    assert.deepEqual(run.stdout.match(/ info KFM\d+/g), [
+      ' info KFM301',
+      ' info KFM301',
+      ' info KFM301',
+      ' info KFM501',
+      ' info KFM501',
+    ]);
     assert.equal(runKfmesh(['analyze', example, '--fail-on', 'warning']).code, 0);
   });
 
@@ -64,7 +71,7 @@ describe('kfmesh analyze', () => {
       rules: { code: string }[];
       findings: { code: string; location: string; evidence: string[] }[];
     };
-    assert.equal(result.summary.findings, 6);
+    assert.equal(result.summary.findings, 9);
     assert.equal(result.summary.warning, 4);
     assert.deepEqual(
       result.rules.map((r) => r.code),
@@ -76,6 +83,8 @@ describe('kfmesh analyze', () => {
         'KFM203',
         'KFM204',
         'KFM205',
+        'KFM301',
+        'KFM302',
         'KFM401',
         'KFM402',
         'KFM403',
@@ -143,7 +152,7 @@ describe('kfmesh analyze', () => {
     const validate = new Ajv04({ strict: false, allErrors: true, unicodeRegExp: false }).compile(sarifSchema);
     assert.ok(validate(log), JSON.stringify(validate.errors?.slice(0, 3)));
     const results = log.runs[0]?.results ?? [];
-    assert.equal(results.length, 6);
+    assert.equal(results.length, 9);
     const first = results.find((r) => r.ruleId === 'KFM101');
     assert.equal(first?.ruleId, 'KFM101');
     assert.equal(first?.level, 'warning');

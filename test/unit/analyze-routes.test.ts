@@ -228,3 +228,76 @@ describe('KFM408 gateway-route-skips-subsets', () => {
     assert.deepEqual(only([...base, ingress({})], 'KFM408'), []);
   });
 });
+
+describe('KFM301 port-protocol-unknown and KFM302 app-runs-as-proxy-uid', () => {
+  const service = (
+    namespace: string,
+    ports: Record<string, unknown>[],
+    labels: Record<string, string> = {},
+  ): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'svc', namespace, labels },
+    spec: { selector: { app: 'svc' }, ports },
+  });
+
+  test('an unnamed or unconventional port is reported (info), a named one or appProtocol is not', () => {
+    const found = only(
+      [
+        service('apps', [
+          { port: 8080 },
+          { name: 'web', port: 8081 },
+          { name: 'http-ui', port: 80 },
+          { name: 'x', port: 81, appProtocol: 'grpc' },
+        ]),
+      ],
+      'KFM301',
+    );
+    assert.deepEqual(
+      found.map((f) => `${f.severity} ${f.field} ${f.istio?.code}`),
+      ['info spec.ports[0] IST0118', 'info spec.ports[1] IST0118'],
+    );
+  });
+
+  test("Istio's control plane and Kubernetes' system namespaces are left alone", () => {
+    assert.deepEqual(only([service('kube-system', [{ port: 8080 }])], 'KFM301'), []);
+    assert.deepEqual(only([service('istio-system', [{ port: 8080 }], { istio: 'pilot' })], 'KFM301'), []);
+  });
+
+  test('an application container, or a pod, running as 1337; the proxy itself is not reported', () => {
+    const deployment = (
+      podUid: number | undefined,
+      containerUid: number | undefined,
+      name = 'app',
+    ): KubeObject => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'train', namespace: 'apps' },
+      spec: {
+        selector: { matchLabels: { app: 'train' } },
+        template: {
+          metadata: { labels: { app: 'train' } },
+          spec: {
+            ...(podUid === undefined ? {} : { securityContext: { runAsUser: podUid } }),
+            containers: [
+              {
+                name,
+                ...(containerUid === undefined ? {} : { securityContext: { runAsUser: containerUid } }),
+              },
+            ],
+          },
+        },
+      },
+    });
+    assert.equal(
+      only([deployment(1337, undefined)], 'KFM302')[0]?.field,
+      'spec.template.spec.securityContext.runAsUser',
+    );
+    assert.equal(
+      only([deployment(undefined, 1337)], 'KFM302')[0]?.field,
+      'spec.template.spec.containers[0].securityContext.runAsUser',
+    );
+    assert.deepEqual(only([deployment(undefined, 1337, 'istio-proxy')], 'KFM302'), []);
+    assert.deepEqual(only([deployment(1000, 1000)], 'KFM302'), []);
+  });
+});
