@@ -25,6 +25,8 @@ import { missingGateway } from './rules/KFM405-missing-gateway.ts';
 import { hostNotOnGateway } from './rules/KFM406-host-not-on-gateway.ts';
 import { invalidExportTo } from './rules/KFM407-invalid-export-to.ts';
 import { gatewayRouteSkipsSubsets } from './rules/KFM408-gateway-route-skips-subsets.ts';
+import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
+import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 
@@ -48,6 +50,8 @@ export const rules: readonly Rule[] = [
   invalidExportTo,
   gatewayRouteSkipsSubsets,
   meshRouteCost,
+  policySelectsNoWorkload,
+  policyNamesMissingNamespace,
 ];
 
 export interface AnalyzeOptions {

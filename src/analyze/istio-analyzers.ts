@@ -70,10 +70,6 @@ export const notApplicable: readonly UncoveredAnalyzer[] = [
 export const notYetCovered: readonly UncoveredAnalyzer[] = [
   { analyzer: 'annotations.K8sAnalyzer', reason: 'unknown, misplaced and deprecated Istio annotations' },
   {
-    analyzer: 'authz.AuthorizationPoliciesAnalyzer',
-    reason: 'policies that select no workload or name missing namespaces',
-  },
-  {
     analyzer: 'deployment.ServiceAssociationAnalyzer',
     reason: 'pods of several Services with conflicting ports',
   },
