@@ -25,6 +25,8 @@ import { missingGateway } from './rules/KFM405-missing-gateway.ts';
 import { hostNotOnGateway } from './rules/KFM406-host-not-on-gateway.ts';
 import { invalidExportTo } from './rules/KFM407-invalid-export-to.ts';
 import { gatewayRouteSkipsSubsets } from './rules/KFM408-gateway-route-skips-subsets.ts';
+import { subsetSelectsNoPod } from './rules/KFM409-subset-selects-no-pod.ts';
+import { tlsWithoutCa } from './rules/KFM410-tls-without-ca.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
@@ -49,6 +51,8 @@ export const rules: readonly Rule[] = [
   hostNotOnGateway,
   invalidExportTo,
   gatewayRouteSkipsSubsets,
+  subsetSelectsNoPod,
+  tlsWithoutCa,
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,

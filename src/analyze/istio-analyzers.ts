@@ -74,8 +74,6 @@ export const notYetCovered: readonly UncoveredAnalyzer[] = [
     reason: 'pods of several Services with conflicting ports',
   },
   { analyzer: 'deprecation.FieldAnalyzer', reason: 'deprecated fields' },
-  { analyzer: 'destinationrule.CaCertificateAnalyzer', reason: 'TLS origination without a CA certificate' },
-  { analyzer: 'destinationrule.PodNotSelectedAnalyzer', reason: 'subsets that select no pod' },
   {
     analyzer: 'gateway.ConflictingGatewayAnalyzer',
     reason: 'Gateways claiming one port and host on one workload',

@@ -52,6 +52,8 @@ export type HTTPRouteSpec = Loose<IHTTPRouteSpec>;
 /** TLS settings of a DestinationRule (networking.istio.io/v1 ClientTLSSettings): the part kfmesh reads. */
 export interface ClientTls {
   mode?: string;
+  caCertificates?: string;
+  credentialName?: string;
   [field: string]: unknown;
 }
 
@@ -107,6 +109,8 @@ export interface PodSpec {
   containers?: Container[];
   initContainers?: Container[];
   securityContext?: SecurityContext;
+  /** The node the pod runs on. */
+  nodeName?: string;
   [field: string]: unknown;
 }
 

@@ -7,6 +7,10 @@
 
 /** Label keys (a few, such as `sidecar.istio.io/inject`, are read as annotations too). */
 export const Label = {
+  TopologyRegion: 'topology.kubernetes.io/region',
+  TopologyZone: 'topology.kubernetes.io/zone',
+  TopologySubzone: 'topology.istio.io/subzone',
+  Hostname: 'kubernetes.io/hostname',
   // Istio: injection and revisions (docs/semantics.md, "Sidecar injection").
   IstioInjection: 'istio-injection',
   IstioRev: 'istio.io/rev',
