@@ -27,6 +27,7 @@ import { invalidExportTo } from './rules/KFM407-invalid-export-to.ts';
 import { gatewayRouteSkipsSubsets } from './rules/KFM408-gateway-route-skips-subsets.ts';
 import { subsetSelectsNoPod } from './rules/KFM409-subset-selects-no-pod.ts';
 import { tlsWithoutCa } from './rules/KFM410-tls-without-ca.ts';
+import { gatewayPortNotOnService } from './rules/KFM411-gateway-port-not-on-service.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
@@ -53,6 +54,7 @@ export const rules: readonly Rule[] = [
   gatewayRouteSkipsSubsets,
   subsetSelectsNoPod,
   tlsWithoutCa,
+  gatewayPortNotOnService,
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,

@@ -78,10 +78,6 @@ export const notYetCovered: readonly UncoveredAnalyzer[] = [
     analyzer: 'gateway.ConflictingGatewayAnalyzer',
     reason: 'Gateways claiming one port and host on one workload',
   },
-  {
-    analyzer: 'gateway.IngressGatewayPortAnalyzer',
-    reason: "Gateway ports the gateway's Service does not have",
-  },
   { analyzer: 'gateway.SecretAnalyzer', reason: 'missing or malformed credential Secrets' },
   {
     analyzer: 'injection.Analyzer',

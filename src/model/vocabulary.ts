@@ -34,6 +34,8 @@ export const Label = {
   GatewayClassName: 'gateway.networking.k8s.io/gateway-class-name',
   // The plain `app` and `version` labels Istio falls back on for telemetry and canonical names.
   App: 'app',
+  /** The label Istio's gateway charts give their pods (`istio: ingressgateway`). */
+  Istio: 'istio',
   Version: 'version',
   // Kubernetes.
   MetadataName: 'kubernetes.io/metadata.name',

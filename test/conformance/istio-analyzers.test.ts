@@ -44,6 +44,45 @@ const cases: IstioCase[] = missing
 const counts = { cases: cases.length, applicable: 0, matched: 0, notApplicable: 0, notYetCovered: 0 };
 const key = (e: Expectation) => `${e.code} ${e.kind} ${e.namespace ?? '-'}/${e.name}`;
 
+/**
+ * What Istio's test harness adds to every case (`AddDefaultResources` of its local analyzer, unless the mesh
+ * configuration turns Ingress off, which no case does): a stand-in ingress gateway, a pod labelled
+ * `istio: ingressgateway` and its Service `istio-ingressgateway` in istio-system. kfmesh gets the same.
+ */
+const istioDefaults = (() => {
+  const dir = mkdtempSync(join(tmpdir(), 'kfmesh-istio-defaults-'));
+  const path = join(dir, 'istio-defaults.yaml');
+  const port = (name: string, number: number) => ({
+    name,
+    port: number,
+    protocol: 'TCP',
+    targetPort: number,
+  });
+  const objects = [
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'istio-ingressgateway-dummypod',
+        namespace: 'istio-system',
+        labels: { istio: 'ingressgateway' },
+      },
+      spec: { containers: [{ name: 'istio-proxy' }] },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'istio-ingressgateway', namespace: 'istio-system' },
+      spec: {
+        selector: { istio: 'ingressgateway' },
+        ports: [port('http2', 80), port('https', 443), port('tcp', 31400), port('tls', 15443)],
+      },
+    },
+  ];
+  writeFileSync(path, objects.map((o) => stringify(o)).join('---\n'));
+  return path;
+})();
+
 /** The mesh configuration as istiod reads it: the ConfigMap `istio-system/istio`, key `mesh`. */
 function meshConfigMap(file: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'kfmesh-istio-case-'));
@@ -90,6 +129,7 @@ describe(
       test(name, () => {
         const inputs = c.inputs.map((f) => join(suite, 'testdata', f));
         if (c.meshConfig) inputs.push(meshConfigMap(c.meshConfig));
+        inputs.push(istioDefaults);
         const run = runKfmesh(['analyze', '-o', 'json', '--fail-on', 'never', ...inputs]);
         assert.equal(run.code, 0, run.stderr);
         const document = JSON.parse(run.stdout) as {

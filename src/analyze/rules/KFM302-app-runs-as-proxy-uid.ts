@@ -8,7 +8,7 @@ import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
 import { specOf, type PodSpec } from '../../model/specs.ts';
-import { GroupKind } from '../../model/vocabulary.ts';
+import { GroupKind, Label } from '../../model/vocabulary.ts';
 import type { FieldPath } from '../../load/parse.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
@@ -76,7 +76,7 @@ const systemNamespaces = new Set(['kube-system', 'kube-public', 'kube-node-lease
 export function isIstioOrSystem(object: KubeObject): boolean {
   const labels = object.metadata.labels ?? {};
   return (
-    'istio' in labels ||
+    Label.Istio in labels ||
     labels['release'] === 'istio' ||
     systemNamespaces.has(object.metadata.namespace ?? '')
   );

@@ -1,0 +1,78 @@
+/** The gateway rules (KFM411 to KFM413) on configurations that break them and ones that do not. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { KubeObject } from '../../src/model/object.ts';
+import { only } from './analyze-fixtures.ts';
+
+/** Istio's ingress gateway: a Deployment labelled `istio: ingressgateway` and its Service. */
+export const ingressGateway = (
+  ports: { port: number; targetPort?: number }[] = [{ port: 80, targetPort: 8080 }],
+): KubeObject[] => [
+  {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'istio-ingressgateway', namespace: 'istio-system' },
+    spec: {
+      selector: { matchLabels: { istio: 'ingressgateway' } },
+      template: {
+        metadata: { labels: { istio: 'ingressgateway', app: 'istio-ingressgateway' } },
+        spec: { containers: [{ name: 'istio-proxy', args: ['proxy', 'router'] }] },
+      },
+    },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'istio-ingressgateway', namespace: 'istio-system' },
+    spec: {
+      selector: { istio: 'ingressgateway' },
+      ports: ports.map((p, i) => ({ name: `http-${i}`, protocol: 'TCP', ...p })),
+    },
+  },
+];
+
+export const istioGateway = (
+  name: string,
+  selector: Record<string, string>,
+  servers: Record<string, unknown>[],
+): KubeObject => ({
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'Gateway',
+  metadata: { name, namespace: 'kubeflow' },
+  spec: { selector, servers },
+});
+
+const http = (number: number, hosts = ['*']) => ({
+  port: { number, name: `http-${number}`, protocol: 'HTTP' },
+  hosts,
+});
+
+describe('KFM411 gateway-port-not-on-service', () => {
+  test('a selector no pod carries (IST0101), a port no Service offers (IST0162)', () => {
+    const typo = only(
+      [...ingressGateway(), istioGateway('g', { istio: 'ingresgateway' }, [http(80)])],
+      'KFM411',
+    );
+    assert.equal(typo[0]?.istio?.code, 'IST0101');
+    assert.match(typo[0]?.message ?? '', /selects istio=ingresgateway, which no pod carries/);
+    const port = only(
+      [...ingressGateway(), istioGateway('g', { istio: 'ingressgateway' }, [http(80), http(9000)])],
+      'KFM411',
+    );
+    assert.deepEqual(
+      port.map((f) => `${f.field} ${f.istio?.code}`),
+      ['spec.servers[1].port.number IST0162'],
+    );
+  });
+
+  test('a Service port or its target port will do; an input without gateway pods is not judged', () => {
+    assert.deepEqual(
+      only(
+        [...ingressGateway(), istioGateway('g', { istio: 'ingressgateway' }, [http(80), http(8080)])],
+        'KFM411',
+      ),
+      [],
+    );
+    assert.deepEqual(only([istioGateway('g', { istio: 'ingressgateway' }, [http(9000)])], 'KFM411'), []);
+  });
+});
