@@ -28,6 +28,7 @@ import { gatewayRouteSkipsSubsets } from './rules/KFM408-gateway-route-skips-sub
 import { subsetSelectsNoPod } from './rules/KFM409-subset-selects-no-pod.ts';
 import { tlsWithoutCa } from './rules/KFM410-tls-without-ca.ts';
 import { gatewayPortNotOnService } from './rules/KFM411-gateway-port-not-on-service.ts';
+import { conflictingGateways } from './rules/KFM412-conflicting-gateways.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
@@ -55,6 +56,7 @@ export const rules: readonly Rule[] = [
   subsetSelectsNoPod,
   tlsWithoutCa,
   gatewayPortNotOnService,
+  conflictingGateways,
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,

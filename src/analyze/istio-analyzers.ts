@@ -74,10 +74,6 @@ export const notYetCovered: readonly UncoveredAnalyzer[] = [
     reason: 'pods of several Services with conflicting ports',
   },
   { analyzer: 'deprecation.FieldAnalyzer', reason: 'deprecated fields' },
-  {
-    analyzer: 'gateway.ConflictingGatewayAnalyzer',
-    reason: 'Gateways claiming one port and host on one workload',
-  },
   { analyzer: 'gateway.SecretAnalyzer', reason: 'missing or malformed credential Secrets' },
   {
     analyzer: 'injection.Analyzer',

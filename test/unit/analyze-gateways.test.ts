@@ -76,3 +76,61 @@ describe('KFM411 gateway-port-not-on-service', () => {
     assert.deepEqual(only([istioGateway('g', { istio: 'ingressgateway' }, [http(9000)])], 'KFM411'), []);
   });
 });
+
+describe('KFM412 conflicting-gateways', () => {
+  const selector = { istio: 'ingressgateway' };
+  const tls = (host: string) => ({
+    port: { number: 443, name: 'https', protocol: 'HTTPS' },
+    hosts: [host],
+    tls: { mode: 'SIMPLE', credentialName: 'cert' },
+  });
+
+  test('TLS servers for one host and port on one pod: a warning on each Gateway', () => {
+    const found = only(
+      [
+        ...ingressGateway(),
+        istioGateway('a', selector, [tls('models.example.com')]),
+        istioGateway('b', selector, [tls('models.example.com')]),
+      ],
+      'KFM412',
+    );
+    assert.deepEqual(found.map((f) => `${f.severity} ${f.object.name} ${f.istio?.code}`).sort(), [
+      'warning a IST0145',
+      'warning b IST0145',
+    ]);
+    assert.match(found[0]?.message ?? '', /istiod serves one of the TLS servers and skips the other/);
+  });
+
+  test('plain servers merge (info); other hosts, ports or pods do not conflict', () => {
+    const plain = only(
+      [...ingressGateway(), istioGateway('a', selector, [http(80)]), istioGateway('b', selector, [http(80)])],
+      'KFM412',
+    );
+    assert.deepEqual(
+      plain.map((f) => f.severity),
+      ['info', 'info'],
+    );
+    assert.deepEqual(
+      only(
+        [
+          ...ingressGateway(),
+          istioGateway('a', selector, [http(80, ['a.com'])]),
+          istioGateway('b', selector, [http(80, ['b.com'])]),
+        ],
+        'KFM412',
+      ),
+      [],
+    );
+    assert.deepEqual(
+      only(
+        [
+          ...ingressGateway(),
+          istioGateway('a', selector, [http(80)]),
+          istioGateway('b', { istio: 'other' }, [http(80)]),
+        ],
+        'KFM412',
+      ),
+      [],
+    );
+  });
+});
