@@ -25,7 +25,11 @@ export const layers = [
     may: ['model', 'load', 'mesh', 'kserve', 'kubeflow'],
     about: 'the migration from sidecar to ambient mode',
   },
-  { folder: 'analyze', may: ['model', 'load', 'mesh', 'ambient'], about: 'the analyzer and its rules' },
+  {
+    folder: 'analyze',
+    may: ['model', 'load', 'mesh', 'kserve', 'kubeflow', 'ambient'],
+    about: 'the analyzer and its rules',
+  },
   {
     folder: 'verify',
     may: ['model', 'load', 'mesh', 'kserve', 'kubeflow'],

@@ -10,11 +10,15 @@ import { compileMesh } from '../mesh/mesh.ts';
 import type { AnalyzeContext, Rule } from './rule.ts';
 import { passthroughForMeshClients } from './rules/KFM101-passthrough-for-mesh-clients.ts';
 import { internalHostNotBoundToMesh } from './rules/KFM102-internal-host-not-bound-to-mesh.ts';
+import { controllerConfigNamesMissing } from './rules/KFM103-controller-config-names-missing.ts';
 import { l7PolicyWithoutWaypoint } from './rules/KFM201-l7-policy-without-waypoint.ts';
 import { missingWaypoint } from './rules/KFM202-missing-waypoint.ts';
 import { unusedWaypoint } from './rules/KFM203-unused-waypoint.ts';
 import { sidecarClientSkipsWaypoint } from './rules/KFM204-sidecar-client-skips-waypoint.ts';
 import { podAddressSkipsWaypoint } from './rules/KFM205-pod-address-skips-waypoint.ts';
+import { injectionAndAmbient } from './rules/KFM206-injection-and-ambient.ts';
+import { optedOutPodEnrolled } from './rules/KFM207-opted-out-pod-enrolled.ts';
+import { networkPolicyBlocksHbone } from './rules/KFM208-network-policy-blocks-hbone.ts';
 import { portProtocolUnknown } from './rules/KFM301-port-protocol-unknown.ts';
 import { appRunsAsProxyUid } from './rules/KFM302-app-runs-as-proxy-uid.ts';
 import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
@@ -38,11 +42,15 @@ import type { Mesh } from '../mesh/compiled.ts';
 export const rules: readonly Rule[] = [
   passthroughForMeshClients,
   internalHostNotBoundToMesh,
+  controllerConfigNamesMissing,
   l7PolicyWithoutWaypoint,
   missingWaypoint,
   unusedWaypoint,
   sidecarClientSkipsWaypoint,
   podAddressSkipsWaypoint,
+  injectionAndAmbient,
+  optedOutPodEnrolled,
+  networkPolicyBlocksHbone,
   portProtocolUnknown,
   appRunsAsProxyUid,
   routeToMissingTarget,

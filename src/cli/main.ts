@@ -82,7 +82,10 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
   withCluster(root.command('trace'))
     .description('follow one request through the mesh: hops, rewrites, mTLS, authorization, metrics')
     .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
-    .requiredOption('--from <workload>', 'the client: NAMESPACE/WORKLOAD, or external')
+    .requiredOption(
+      '--from <workload>',
+      'the client: NAMESPACE/WORKLOAD, external (through an ingress gateway), or kube-apiserver (outside the mesh, straight to the Service)',
+    )
     .requiredOption('--url <url>', 'the URL the client requests')
     .option('--method <method>', 'HTTP method', 'GET')
     .option(

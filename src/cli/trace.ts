@@ -32,7 +32,8 @@ export interface TraceFlags extends ClusterFlags {
 export function traceCommand(paths: string[], flags: TraceFlags, streams: Streams): Promise<ExitCode> {
   return runCommand(streams, async () => {
     const format = oneOf('-o', flags.output, ['text', 'json']);
-    if (!flags.from) throw new UsageError('--from is required: NAMESPACE/WORKLOAD or external');
+    if (!flags.from)
+      throw new UsageError('--from is required: NAMESPACE/WORKLOAD, external or kube-apiserver');
     if (!flags.url) throw new UsageError('--url is required');
     const version = istioVersionFlag(flags.istioVersion);
     const headers: Record<string, string> = {};

@@ -249,10 +249,18 @@ export function ztunnelAuthorize(
     );
     if (match) return { allowed: true, policy: named(p), reason: `ALLOW policy ${named(p)} matches` };
   }
-  const dropped = allow.filter((p) => rulesOf(p, 'ALLOW').every((r) => r === undefined));
-  const why =
-    dropped.length > 0
-      ? `; ${dropped.map(named).join(', ')} had only L7 rules, which ztunnel drops (deny all)`
-      : '';
+  const empty = allow.filter((p) => rulesOf(p, 'ALLOW').length === 0);
+  const dropped = allow.filter((p) => {
+    const rules = rulesOf(p, 'ALLOW');
+    return rules.length > 0 && rules.every((r) => r === undefined);
+  });
+  const why = [
+    ...(empty.length > 0 ? [`${empty.map(named).join(', ')} has no rules (admits no one)`] : []),
+    ...(dropped.length > 0
+      ? [`${dropped.map(named).join(', ')} had only L7 rules, which ztunnel drops (deny all)`]
+      : []),
+  ]
+    .map((w) => `; ${w}`)
+    .join('');
   return { allowed: false, reason: `no ALLOW rule matches at ztunnel${why}` };
 }

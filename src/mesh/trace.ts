@@ -8,7 +8,7 @@ import { ztunnelInbound, ztunnelOutbound } from './trace/ambient.ts';
 import { fromExternal, gateway } from './trace/gateway.ts';
 import { sentByHttpProxy, sidecarInbound } from './trace/inbound.ts';
 import { networkPolicyStep } from './trace/network.ts';
-import { type TraceInput, findWorkload, parseUrl } from './trace/request.ts';
+import { ApiServerClient, type TraceInput, findWorkload, parseUrl } from './trace/request.ts';
 import { direct, sidecarOutbound, takeRoute } from './trace/sidecar.ts';
 import {
   AmbientUnsupported,
@@ -56,6 +56,8 @@ function trace(
   let outcome: Outcome;
   if (input.from === 'external') {
     outcome = fromExternal(tracer, host, port, url.scheme === 'https', input.via);
+  } else if (input.from === ApiServerClient) {
+    outcome = direct(tracer, undefined, host, port);
   } else {
     const client = findWorkload(mesh, input.from);
     if (client.proxy === 'waypoint' || client.proxy === 'ztunnel') tracer.unsupported = AmbientUnsupported;

@@ -20,6 +20,7 @@ import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.
 import type { IGatewaySpec } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewaySpec';
 import type { IHTTPRouteSpec } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRouteSpec';
 import { groupOf, isPlainObject, type KubeObject } from './object.ts';
+import { GroupKind } from './vocabulary.ts';
 
 /**
  * Every field optional, at every depth. (Written without distributing over unions: the distributive form
@@ -319,4 +320,31 @@ export function dataOf(configMap: KubeObject | undefined): Readonly<Record<strin
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(data)) if (typeof value === 'string') out[key] = value;
   return out;
+}
+
+/** A webhook of an admissionregistration.k8s.io/v1 webhook configuration: the part kfmesh reads. */
+export interface Webhook {
+  name?: string;
+  clientConfig?: {
+    service?: { namespace?: string; name?: string; path?: string; port?: number };
+    url?: string;
+  };
+  [field: string]: unknown;
+}
+
+/**
+ * The webhooks of a ValidatingWebhookConfiguration or MutatingWebhookConfiguration (top-level `webhooks`,
+ * checked against the schema when loaded); empty when it has none.
+ */
+export function webhooksOf(configuration: KubeObject): readonly Webhook[] {
+  const actual = groupKindOf(configuration);
+  if (
+    actual !== GroupKind.ValidatingWebhookConfiguration &&
+    actual !== GroupKind.MutatingWebhookConfiguration
+  )
+    throw new WrongKindError(
+      `read the webhooks of a webhook configuration from ${actual} ${configuration.metadata.name}`,
+    );
+  const webhooks = configuration['webhooks'];
+  return Array.isArray(webhooks) ? (webhooks.filter(isPlainObject) as Webhook[]) : [];
 }

@@ -91,7 +91,10 @@ export const AppProtocol = {
 export const GroupKind = {
   Namespace: '/Namespace',
   Service: '/Service',
+  ConfigMap: '/ConfigMap',
   DestinationRule: 'networking.istio.io/DestinationRule',
+  ValidatingWebhookConfiguration: 'admissionregistration.k8s.io/ValidatingWebhookConfiguration',
+  MutatingWebhookConfiguration: 'admissionregistration.k8s.io/MutatingWebhookConfiguration',
   ServiceEntry: 'networking.istio.io/ServiceEntry',
   InferenceService: 'serving.kserve.io/InferenceService',
   Profile: 'kubeflow.org/Profile',

@@ -12,8 +12,8 @@ import type { Finding } from '../../model/finding.ts';
 import { compileMesh } from '../../mesh/mesh.ts';
 import { traceRequest } from '../../mesh/trace.ts';
 import { bindToMesh } from '../patches.ts';
+import { hopsText } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
-import type { Hop } from '../../model/trace-result.ts';
 import { writtenAsVirtualService } from '../../mesh/virtual-services.ts';
 
 const legacy = { major: 1, minor: 20 };
@@ -84,9 +84,3 @@ export const passthroughForMeshClients: Rule = {
     return findings;
   },
 };
-
-function hopsText(hops: readonly Hop[]): string {
-  return hops
-    .map((h) => `${h.kind} ${h.namespace}/${h.workload}${h.cluster ? ` [${h.cluster}]` : ''}`)
-    .join(' → ');
-}

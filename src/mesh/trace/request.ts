@@ -8,7 +8,7 @@ import type { Mesh } from '../compiled.ts';
 
 /** The request to trace. */
 export interface TraceInput {
-  /** `namespace/workload` or `external`. */
+  /** `namespace/workload`, `external`, or `kube-apiserver` (ApiServerClient). */
   from: string;
   url: string;
   method?: string;
@@ -22,6 +22,12 @@ export interface TraceInput {
    */
   via?: string;
 }
+
+/**
+ * The client name of a caller outside the mesh inside the cluster network, as the Kubernetes API server is
+ * when it calls an admission webhook or an aggregated API: plaintext to the Service, no identity.
+ */
+export const ApiServerClient = 'kube-apiserver';
 
 /** A request header written `Name: value`, or undefined when no name comes before a colon. */
 export function parseHeaderLine(text: string): [name: string, value: string] | undefined {

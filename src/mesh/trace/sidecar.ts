@@ -36,11 +36,16 @@ import type { Workload } from '../workloads.ts';
 import { specIfKind } from '../../model/specs.ts';
 import type { Mesh } from '../compiled.ts';
 
-/** A client without a proxy: DNS, then straight to an endpoint of the Service (kube-proxy), plaintext. */
-export function direct(t: Tracer, client: Workload, host: string, port: number): Outcome {
-  const resolution = resolveHost(t.mesh, host, client.namespace);
+/**
+ * A client without a proxy: DNS, then straight to an endpoint of the Service (kube-proxy), plaintext.
+ * Without a client workload it is a caller outside the mesh in the cluster network (the API server calling
+ * a webhook): names resolve as from `default`, and it has no identity.
+ */
+export function direct(t: Tracer, client: Workload | undefined, host: string, port: number): Outcome {
+  const namespace = client?.namespace ?? 'default';
+  const resolution = resolveHost(t.mesh, host, namespace);
   if (resolution.kind === 'nxdomain')
-    return t.localReply(-1, 0, 'DNS', `${host} does not resolve from ${client.namespace}`);
+    return t.localReply(-1, 0, 'DNS', `${host} does not resolve from ${namespace}`);
   const conn = connectionTo(t, resolution, port, client, -1);
   if (!conn) return { code: 503, flags: '-', hop: -1, summary: `no endpoint behind ${host}:${port}` };
   return t.walks.deliver(t, conn);

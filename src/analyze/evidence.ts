@@ -1,0 +1,34 @@
+/** How findings show a trace as evidence, and where a workload is written. */
+import type { Hop, TraceResult } from '../model/trace-result.ts';
+import type { KubeObject } from '../model/object.ts';
+import type { FieldPath } from '../load/parse.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+import type { Workload } from '../mesh/workloads.ts';
+
+/** The hops of a trace on one line: `sidecar ns/workload [cluster] → ...`. */
+export function hopsText(hops: readonly Hop[]): string {
+  return hops
+    .map((h) => `${h.kind} ${h.namespace}/${h.workload}${h.cluster ? ` [${h.cluster}]` : ''}`)
+    .join(' → ');
+}
+
+/** One line of evidence: the request, its hops and its answer. */
+export function traceLine(request: string, result: TraceResult): string {
+  const hops = hopsText(result.hops);
+  return `${request}: ${hops ? `${hops} → ` : ''}${result.response.code}${result.response.flags !== '-' ? ` ${result.response.flags}` : ''} (${result.summary})`;
+}
+
+/**
+ * The object that defines a workload's pods, and the path of its pod metadata: its Deployment, StatefulSet
+ * or DaemonSet (`spec.template.metadata`), else the pod itself (`metadata`).
+ */
+export function definingObject(
+  snapshot: Snapshot,
+  workload: Workload,
+): { object: KubeObject; podMetadata: FieldPath } {
+  for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet']) {
+    const owner = snapshot.get('apps', kind, workload.namespace, workload.name);
+    if (owner) return { object: owner, podMetadata: ['spec', 'template', 'metadata'] };
+  }
+  return { object: workload.object, podMetadata: ['metadata'] };
+}

@@ -1,0 +1,110 @@
+/**
+ * KFM208: an ingress NetworkPolicy of an ambient pod that admits a mesh peer on the pod's own port but not
+ * on 15008, where ztunnel delivers mesh traffic to ambient pods over HBONE; or that does not admit the
+ * waypoint that sends the pod its Service's traffic (docs/semantics.md, NetworkPolicy). The CNI drops
+ * those connections: the callers the policy meant to admit time out (503 UF behind a proxy). A policy
+ * written for sidecars, kept through a move to ambient, does this. Shown with a trace where the peer is a
+ * client the simulator can start from.
+ */
+import { Severity } from '../../model/finding.ts';
+import type { Finding } from '../../model/finding.ts';
+import { GroupKind } from '../../model/vocabulary.ts';
+import { waypointForService } from '../../mesh/ambient.ts';
+import { servicePortsOf } from '../../mesh/services.ts';
+import { HboneTargetPort } from '../../mesh/trace/network.ts';
+import { traceRequest } from '../../mesh/trace.ts';
+import { ProxyKind, type Workload } from '../../mesh/workloads.ts';
+import type { Mesh } from '../../mesh/compiled.ts';
+import { traceLine } from '../evidence.ts';
+import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+
+/** Proxies that reach an ambient pod over HBONE. */
+const meshPeers = new Set<string>([
+  ProxyKind.Sidecar,
+  ProxyKind.Ambient,
+  ProxyKind.Gateway,
+  ProxyKind.Waypoint,
+]);
+
+export const networkPolicyBlocksHbone: Rule = {
+  code: 'KFM208',
+  name: 'network-policy-blocks-hbone',
+  severity: Severity.Error,
+  description:
+    "an ambient pod's ingress NetworkPolicy admits a mesh peer on the pod's port but not on HBONE's 15008, or not the waypoint in front of it: those connections are dropped",
+  reads: [GroupKind.NetworkPolicy],
+  check(context: AnalyzeContext): Finding[] {
+    const mesh = context.mesh();
+    const policies = mesh.networkPolicies;
+    const findings: Finding[] = [];
+    const reported = new Set<string>();
+    for (const pod of mesh.workloads) {
+      if (pod.proxy !== ProxyKind.Ambient) continue;
+      if (policies.admittedPeers(pod, HboneTargetPort).open) continue;
+      for (const { service, port, targetPort } of servicePortsOf(mesh, pod)) {
+        const waypoint =
+          mesh.waypoints.size > 0 ? waypointForService(mesh.snapshot, mesh.waypoints, service) : undefined;
+        const hbone = (peer: Workload) =>
+          policies.ingress({ workload: peer, ip: peer.ip }, pod, HboneTargetPort);
+        // The waypoint sends all of the Service's traffic: it must be admitted on 15008.
+        const blocked: { peer: Workload; by: string[]; why: string }[] = [];
+        if (waypoint) {
+          const verdict = hbone(waypoint.workload);
+          if (verdict.isolated && !verdict.allowed)
+            blocked.push({
+              peer: waypoint.workload,
+              by: verdict.by,
+              why: `its waypoint ${waypoint.namespace}/${waypoint.name} sends ${service.name}'s traffic`,
+            });
+        } else {
+          // Reported on the policy that admits the peer on the original port: the rule meant for it.
+          for (const c of mesh.workloads) {
+            if (!meshPeers.has(c.proxy) || c === pod) continue;
+            const original = policies.ingress({ workload: c, ip: c.ip }, pod, targetPort);
+            if (!original.isolated || !original.allowed) continue;
+            const tunnelled = hbone(c);
+            if (!tunnelled.isolated || tunnelled.allowed) continue;
+            blocked.push({
+              peer: c,
+              by: [original.by],
+              why: `it admits ${c.namespace}/${c.name} on port ${targetPort}, but mesh traffic arrives on ${HboneTargetPort}`,
+            });
+            break;
+          }
+        }
+        for (const { peer, by, why } of blocked) {
+          for (const name of by) {
+            const key = `${name}|${pod.namespace}/${pod.name}`;
+            if (reported.has(key)) continue;
+            reported.add(key);
+            const [ns = '', policyName = ''] = name.split('/');
+            const policy = context.snapshot.get('networking.k8s.io', 'NetworkPolicy', ns, policyName);
+            if (!policy) continue;
+            const evidence = traced(mesh, peer, `http://${service.hostname}:${port.port}/`);
+            findings.push(
+              findingOf(
+                networkPolicyBlocksHbone,
+                context,
+                policy,
+                ['spec', 'ingress'],
+                `refuses HBONE (port ${HboneTargetPort}) to ambient pods of ${pod.namespace}/${pod.name}: ${why}, so those connections are dropped`,
+                {
+                  fix: `admit port ${HboneTargetPort} from the same peers${waypoint ? `, and the waypoint's pods` : ''} (a rule with ports: [{port: ${HboneTargetPort}}])`,
+                  ...(evidence ? { evidence: [evidence] } : {}),
+                },
+              ),
+            );
+          }
+        }
+      }
+    }
+    return findings;
+  },
+};
+
+/** A trace from the peer when the simulator can start from it (a pod with a sidecar or in ambient). */
+function traced(mesh: Mesh, peer: Workload, url: string): string | undefined {
+  if (peer.proxy !== ProxyKind.Sidecar && peer.proxy !== ProxyKind.Ambient) return undefined;
+  const from = `${peer.namespace}/${peer.name}`;
+  return traceLine(`GET ${url} from ${from}`, traceRequest(mesh, { from, url }));
+}

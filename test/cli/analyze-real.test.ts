@@ -1,0 +1,134 @@
+/**
+ * The analyzer's Kubeflow rules on inputs derived from the real Kubeflow platform
+ * (../shared/real/kubeflow-manifests/platform.yaml) the way platform teams derive them: the platform as it
+ * ships (no error or warning), its `kubeflow` namespace moved to ambient as Kubeflow's `overlays/ambient`
+ * patch does (the label added beside `istio-injection: enabled`), the same after kfmesh's migration, the
+ * ingress Gateway renamed, and a NetworkPolicy written for sidecars kept through a move to ambient.
+ * Skipped with the reason when ../shared is absent; under CI=true that fails.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { runKfmesh, writeManifest } from '../cli-process.ts';
+import { projectRoot } from '../conformance/cases.ts';
+import { partTestOptions } from '../kube-apiserver.ts';
+
+const platform = join(projectRoot, '../shared/real/kubeflow-manifests/platform.yaml');
+const missing = existsSync(platform) ? undefined : `${platform} is missing (../shared beside the project)`;
+
+interface Obj {
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+}
+interface Found {
+  code: string;
+  severity: string;
+  object: { kind: string; namespace: string; name: string };
+  message: string;
+  evidence?: string[];
+  patch?: unknown[];
+}
+
+const objects = (): Obj[] =>
+  parseAllDocuments(readFileSync(platform, 'utf8'))
+    .map((d) => d.toJS() as Obj)
+    .filter((o) => o !== null);
+
+function analyze(input: Obj[]): Found[] {
+  const run = runKfmesh(['analyze', writeManifest(input), '-o', 'json', '--fail-on', 'never']);
+  assert.equal(run.code, 0, run.stderr);
+  return (JSON.parse(run.stdout) as { findings: Found[] }).findings;
+}
+
+const namespace = (all: Obj[], name: string): Obj => {
+  const found = all.find((o) => o.kind === 'Namespace' && o.metadata.name === name);
+  assert.ok(found, `Namespace ${name}`);
+  return found;
+};
+const serious = (findings: Found[]) => findings.filter((f) => f.severity !== 'info');
+
+describe(
+  'analyze: the Kubeflow rules on the real platform',
+  partTestOptions('the real Kubeflow platform', missing),
+  () => {
+    test('as it ships: no error or warning', () => {
+      assert.deepEqual(serious(analyze(objects())), []);
+    });
+
+    test("kubeflow moved to ambient as Kubeflow's overlay does: KFM206 on the namespace, KFM207 on each opted-out webhook, traced", () => {
+      const all = objects();
+      const kubeflow = namespace(all, 'kubeflow');
+      kubeflow.metadata.labels = { ...kubeflow.metadata.labels, 'istio.io/dataplane-mode': 'ambient' };
+      const found = serious(analyze(all));
+      const both = found.filter((f) => f.code === 'KFM206');
+      assert.deepEqual(
+        both.map((f) => f.object.name),
+        ['kubeflow'],
+      );
+      assert.match(both[0]?.message ?? '', /\d+ workload\(s\) keep theirs \(.*centraldashboard/);
+      const enrolled = found.filter((f) => f.code === 'KFM207');
+      const refused = enrolled.filter((f) => f.severity === 'error').map((f) => f.object.name);
+      // The webhooks the API server calls, refused by the mesh-wide deny-all once ztunnel takes them.
+      for (const name of [
+        'admission-webhook-deployment',
+        'katib-controller',
+        'kserve-controller-manager',
+        'spark-operator-webhook',
+      ])
+        assert.ok(refused.includes(name), `${name} among ${refused.join(', ')}`);
+      const kserve = enrolled.find((f) => f.object.name === 'kserve-controller-manager');
+      assert.match(
+        kserve?.evidence?.[0] ?? '',
+        /^POST https:\/\/kserve-webhook-server-service\.kubeflow\.svc:443\/.* from kube-apiserver: ztunnel .* DENY/,
+      );
+      assert.ok(kserve?.patch, 'a patch that labels the pods out of ambient');
+    });
+
+    test("the same after kfmesh's migration: nothing", () => {
+      const migrated = runKfmesh(['migrate', platform, '--to', 'ambient']);
+      assert.equal(migrated.code, 0, migrated.stderr);
+      const input = parseAllDocuments(migrated.stdout)
+        .map((d) => d.toJS() as Obj)
+        .filter((o) => o !== null);
+      assert.deepEqual(
+        serious(analyze(input)).map((f) => `${f.code} ${f.object.name}`),
+        [],
+      );
+    });
+
+    test('the ingress Gateway renamed: KFM103 on KServe, Knative and the notebook controller that still name it', () => {
+      const all = objects();
+      const gateway = all.find((o) => o.kind === 'Gateway' && o.metadata.name === 'kubeflow-gateway');
+      assert.ok(gateway);
+      gateway.metadata.name = 'ingress';
+      const found = serious(analyze(all)).filter((f) => f.code === 'KFM103');
+      assert.deepEqual(found.map((f) => f.object.name.replace(/-[a-z0-9]{10}$/, '')).sort(), [
+        'config-istio',
+        'inferenceservice-config',
+        'notebook-controller-config',
+      ]);
+    });
+
+    test("auth moved to ambient with dex's NetworkPolicy limited to dex's port, as written for sidecars: KFM208", () => {
+      const all = objects();
+      const auth = namespace(all, 'auth');
+      auth.metadata.labels = { ...auth.metadata.labels, 'istio.io/dataplane-mode': 'ambient' };
+      const policy = all.find(
+        (o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'allow-istio-and-oauth2-proxy',
+      );
+      assert.ok(policy?.spec);
+      const rules = policy.spec['ingress'] as Record<string, unknown>[];
+      policy.spec['ingress'] = rules.map((r) => ({ ...r, ports: [{ port: 5556, protocol: 'TCP' }] }));
+      // Only the policy limited to 5556: the namespace's own allow-same-namespace policy admits every port.
+      const found = serious(analyze(all)).filter((f) => f.code === 'KFM208');
+      assert.deepEqual(
+        found.map((f) => `${f.object.namespace}/${f.object.name}`),
+        ['auth/allow-istio-and-oauth2-proxy'],
+      );
+      assert.match(found[0]?.message ?? '', /refuses HBONE \(port 15008\) to ambient pods of auth\/dex/);
+    });
+  },
+);
