@@ -38,6 +38,14 @@ export const networkPolicyBlocksHbone: Rule = {
     const policies = mesh.networkPolicies;
     const findings: Finding[] = [];
     const reported = new Set<string>();
+    // One peer per way the policies see a source: peers with the same view are admitted and refused alike.
+    const views = new Map<string, Workload>();
+    for (const c of mesh.workloads) {
+      if (!meshPeers.has(c.proxy)) continue;
+      const view = policies.sourceView(c);
+      if (!views.has(view)) views.set(view, c);
+    }
+    const peers = [...views.values()];
     for (const pod of mesh.workloads) {
       if (pod.proxy !== ProxyKind.Ambient) continue;
       if (policies.admittedPeers(pod, HboneTargetPort).open) continue;
@@ -58,8 +66,8 @@ export const networkPolicyBlocksHbone: Rule = {
             });
         } else {
           // Reported on the policy that admits the peer on the original port: the rule meant for it.
-          for (const c of mesh.workloads) {
-            if (!meshPeers.has(c.proxy) || c === pod) continue;
+          for (const c of peers) {
+            if (c === pod) continue;
             const original = policies.ingress({ workload: c, ip: c.ip }, pod, targetPort);
             if (!original.isolated || !original.allowed) continue;
             const tunnelled = hbone(c);

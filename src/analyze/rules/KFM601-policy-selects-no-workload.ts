@@ -10,7 +10,8 @@ import type { Finding } from '../../model/finding.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
 import { labelsMatch } from '../../load/snapshot.ts';
 import { policySpec, targetRefsOf } from '../../mesh/authorization.ts';
-import { ProxyKind } from '../../mesh/workloads.ts';
+import { ProxyKind, type Workload } from '../../mesh/workloads.ts';
+import { addTo } from '../../model/multimap.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const policySelectsNoWorkload: Rule = {
@@ -25,12 +26,14 @@ export const policySelectsNoWorkload: Rule = {
     const mesh = context.mesh();
     const root = mesh.config.rootNamespace;
     const proxied = mesh.workloads.filter((w) => w.proxy !== ProxyKind.None && w.proxy !== ProxyKind.Ztunnel);
+    const byNamespace = new Map<string, Workload[]>();
+    for (const w of proxied) addTo(byNamespace, w.namespace, w);
     return context.snapshot.list('security.istio.io', 'AuthorizationPolicy').flatMap((policy) => {
       if (targetRefsOf(policy).length > 0) return [];
       const ns = policy.metadata.namespace ?? 'default';
       const selector = policySpec(policy).selector?.matchLabels;
       if (ns === root && selector === undefined) return [];
-      const candidates = ns === root ? proxied : proxied.filter((w) => w.namespace === ns);
+      const candidates = ns === root ? proxied : (byNamespace.get(ns) ?? []);
       if (candidates.some((w) => selector === undefined || labelsMatch(w.labels, selector))) return [];
       const selectorText = Object.entries(selector ?? {})
         .map(([k, v]) => `${k}=${v}`)
