@@ -19,6 +19,7 @@ import { podAddressSkipsWaypoint } from './rules/KFM205-pod-address-skips-waypoi
 import { injectionAndAmbient } from './rules/KFM206-injection-and-ambient.ts';
 import { optedOutPodEnrolled } from './rules/KFM207-opted-out-pod-enrolled.ts';
 import { networkPolicyBlocksHbone } from './rules/KFM208-network-policy-blocks-hbone.ts';
+import { sidecarResourceOnAmbient } from './rules/KFM209-sidecar-resource-on-ambient.ts';
 import { portProtocolUnknown } from './rules/KFM301-port-protocol-unknown.ts';
 import { appRunsAsProxyUid } from './rules/KFM302-app-runs-as-proxy-uid.ts';
 import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
@@ -33,6 +34,7 @@ import { subsetSelectsNoPod } from './rules/KFM409-subset-selects-no-pod.ts';
 import { tlsWithoutCa } from './rules/KFM410-tls-without-ca.ts';
 import { gatewayPortNotOnService } from './rules/KFM411-gateway-port-not-on-service.ts';
 import { conflictingGateways } from './rules/KFM412-conflicting-gateways.ts';
+import { sidecarResourceScope } from './rules/KFM413-sidecar-resource-scope.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
@@ -51,6 +53,7 @@ export const rules: readonly Rule[] = [
   injectionAndAmbient,
   optedOutPodEnrolled,
   networkPolicyBlocksHbone,
+  sidecarResourceOnAmbient,
   portProtocolUnknown,
   appRunsAsProxyUid,
   routeToMissingTarget,
@@ -65,6 +68,7 @@ export const rules: readonly Rule[] = [
   tlsWithoutCa,
   gatewayPortNotOnService,
   conflictingGateways,
+  sidecarResourceScope,
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,

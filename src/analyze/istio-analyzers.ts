@@ -97,10 +97,6 @@ export const notYetCovered: readonly UncoveredAnalyzer[] = [
     reason: 'ServiceEntries without addresses or protocol',
   },
   {
-    analyzer: 'sidecar.SelectorAnalyzer',
-    reason: 'Sidecars selecting no workload, or several on one workload',
-  },
-  {
     analyzer: 'virtualservice.JWTClaimRouteAnalyzer',
     reason: 'routes on JWT claims on gateways without RequestAuthentication',
   },

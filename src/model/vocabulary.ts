@@ -96,6 +96,7 @@ export const GroupKind = {
   ValidatingWebhookConfiguration: 'admissionregistration.k8s.io/ValidatingWebhookConfiguration',
   MutatingWebhookConfiguration: 'admissionregistration.k8s.io/MutatingWebhookConfiguration',
   ServiceEntry: 'networking.istio.io/ServiceEntry',
+  Sidecar: 'networking.istio.io/Sidecar',
   InferenceService: 'serving.kserve.io/InferenceService',
   Profile: 'kubeflow.org/Profile',
   Notebook: 'kubeflow.org/Notebook',

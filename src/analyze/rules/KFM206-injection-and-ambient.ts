@@ -9,7 +9,7 @@ import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { pointerOf } from '../../model/finding.ts';
 import { GroupKind, Label } from '../../model/vocabulary.ts';
-import { ProxyKind } from '../../mesh/workloads.ts';
+import { namespaceIsAmbient, ProxyKind } from '../../mesh/workloads.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const injectionAndAmbient: Rule = {
@@ -24,10 +24,8 @@ export const injectionAndAmbient: Rule = {
     return context.snapshot.list('', 'Namespace').flatMap((ns) => {
       const labels = ns.metadata.labels ?? {};
       const name = ns.metadata.name ?? '';
-      if (labels[Label.DataplaneMode] !== 'ambient') return [];
+      if (labels[Label.DataplaneMode] !== 'ambient' || namespaceIsAmbient(labels)) return [];
       const injection = labels[Label.IstioInjection] === 'enabled';
-      const revision = labels[Label.IstioRev] !== undefined && labels[Label.IstioInjection] !== 'disabled';
-      if (!injection && !revision) return [];
       const kept = [
         ...new Set(
           mesh.workloads

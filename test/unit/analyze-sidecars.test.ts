@@ -1,0 +1,69 @@
+/** The Sidecar resource rules (KFM209, KFM413) on configurations that break them and ones that do not. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { KubeObject } from '../../src/model/object.ts';
+import { app, ns, only } from './analyze-fixtures.ts';
+
+const sidecar = (namespace: string, name: string, labels?: Record<string, string>): KubeObject => ({
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'Sidecar',
+  metadata: { name, namespace },
+  spec: {
+    ...(labels ? { workloadSelector: { labels } } : {}),
+    egress: [{ hosts: ['./*', 'istio-system/*'] }],
+  },
+});
+
+describe('KFM413 sidecar-resource-scope', () => {
+  const base = [ns('team', { 'istio-injection': 'enabled' }), ...app('team', 'api')];
+
+  test('a selector no workload of the namespace carries (IST0101)', () => {
+    const found = only([...base, sidecar('team', 's', { app: 'apii' })], 'KFM413');
+    assert.deepEqual(
+      found.map((f) => f.istio?.code),
+      ['IST0101'],
+    );
+  });
+
+  test('two Sidecars on one workload (IST0110), two without a selector in one namespace (IST0111)', () => {
+    const two = only(
+      [...base, sidecar('team', 'a', { app: 'api' }), sidecar('team', 'b', { app: 'api' })],
+      'KFM413',
+    );
+    assert.deepEqual(two.map((f) => `${f.object.name} ${f.istio?.code}`).sort(), ['a IST0110', 'b IST0110']);
+    const defaults = only([...base, sidecar('team', 'a'), sidecar('team', 'b')], 'KFM413');
+    assert.deepEqual(defaults.map((f) => `${f.object.name} ${f.istio?.code}`).sort(), [
+      'a IST0111',
+      'b IST0111',
+    ]);
+  });
+
+  test('one Sidecar per workload and one default per namespace: nothing', () => {
+    assert.deepEqual(
+      only([...base, sidecar('team', 'a', { app: 'api' }), sidecar('team', 'b')], 'KFM413'),
+      [],
+    );
+  });
+});
+
+describe('KFM209 sidecar-resource-on-ambient', () => {
+  test('in an ambient namespace, or selecting ambient pods (IST0167)', () => {
+    const ambient = [ns('team', { 'istio.io/dataplane-mode': 'ambient' }), ...app('team', 'api')];
+    const found = only(
+      [...ambient, sidecar('team', 'all'), sidecar('team', 'one', { app: 'api' })],
+      'KFM209',
+    );
+    assert.deepEqual(found.map((f) => `${f.object.name} ${f.istio?.code}`).sort(), [
+      'all IST0167',
+      'one IST0167',
+    ]);
+  });
+
+  test('a namespace labelled ambient that keeps injection is not ambient: nothing', () => {
+    const both = [
+      ns('team', { 'istio.io/dataplane-mode': 'ambient', 'istio-injection': 'enabled' }),
+      ...app('team', 'api'),
+    ];
+    assert.deepEqual(only([...both, sidecar('team', 'all')], 'KFM209'), []);
+  });
+});
