@@ -35,6 +35,8 @@ import { tlsWithoutCa } from './rules/KFM410-tls-without-ca.ts';
 import { gatewayPortNotOnService } from './rules/KFM411-gateway-port-not-on-service.ts';
 import { conflictingGateways } from './rules/KFM412-conflicting-gateways.ts';
 import { sidecarResourceScope } from './rules/KFM413-sidecar-resource-scope.ts';
+import { serviceEntryWithoutAddress } from './rules/KFM414-service-entry-without-address.ts';
+import { conflictingServiceEntryProtocols } from './rules/KFM415-conflicting-service-entry-protocols.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
@@ -69,6 +71,8 @@ export const rules: readonly Rule[] = [
   gatewayPortNotOnService,
   conflictingGateways,
   sidecarResourceScope,
+  serviceEntryWithoutAddress,
+  conflictingServiceEntryProtocols,
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,

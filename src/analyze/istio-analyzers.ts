@@ -89,14 +89,6 @@ export const notYetCovered: readonly UncoveredAnalyzer[] = [
     reason: 'VirtualService matches that can never apply',
   },
   {
-    analyzer: 'serviceentry.ConflictingServiceEntryProtocolAnalyzer',
-    reason: 'one host and port with two protocols',
-  },
-  {
-    analyzer: 'serviceentry.ProtocolAddressesAnalyzer',
-    reason: 'ServiceEntries without addresses or protocol',
-  },
-  {
     analyzer: 'virtualservice.JWTClaimRouteAnalyzer',
     reason: 'routes on JWT claims on gateways without RequestAuthentication',
   },

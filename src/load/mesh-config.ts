@@ -22,6 +22,12 @@ export interface MeshConfig {
    * "true"`, as Istio's ambient profile sets): the injector labels their pods `networking.istio.io/tunnel: http`.
    */
   sidecarsAcceptHbone: boolean;
+  /**
+   * Sidecars answer DNS and give ServiceEntries without addresses an address of their own
+   * (`defaultConfig.proxyMetadata`: `ISTIO_META_DNS_CAPTURE` with `ISTIO_META_DNS_AUTO_ALLOCATE` or
+   * `PILOT_ENABLE_IP_AUTOALLOCATE`).
+   */
+  dnsAutoAllocate: boolean;
   /** Which Kubernetes Ingresses istiod serves, and on which gateway pods (`ingressControllerMode`, ...). */
   ingress: IngressSettings;
 }
@@ -46,6 +52,7 @@ export const defaultMeshConfig: MeshConfig = {
   enableAutoMtls: true,
   defaultExportTo: { virtualService: ['*'], service: ['*'], destinationRule: ['*'] },
   sidecarsAcceptHbone: false,
+  dnsAutoAllocate: false,
   ingress: { mode: 'STRICT', className: 'istio', selector: '', service: 'istio-ingressgateway' },
 };
 
@@ -110,6 +117,7 @@ export function meshConfigFrom(snapshot: Snapshot): MeshConfig {
       destinationRule: list('defaultDestinationRuleExportTo'),
     },
     sidecarsAcceptHbone: proxyMetadataOf(mesh)[EnableHboneMetadata] === 'true',
+    dnsAutoAllocate: dnsAutoAllocates(proxyMetadataOf(mesh)),
     ingress: {
       mode: ingressMode as IngressSettings['mode'],
       className: str('ingressClass', defaultMeshConfig.ingress.className),
@@ -117,6 +125,14 @@ export function meshConfigFrom(snapshot: Snapshot): MeshConfig {
       service: str('ingressService', defaultMeshConfig.ingress.service),
     },
   };
+}
+
+function dnsAutoAllocates(metadata: Readonly<Record<string, string>>): boolean {
+  return (
+    metadata['ISTIO_META_DNS_CAPTURE'] === 'true' &&
+    (metadata['ISTIO_META_DNS_AUTO_ALLOCATE'] === 'true' ||
+      metadata['PILOT_ENABLE_IP_AUTOALLOCATE'] === 'true')
+  );
 }
 
 /** `defaultConfig.proxyMetadata` of a parsed mesh config, values as strings (Istio reads them so). */

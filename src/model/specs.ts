@@ -241,6 +241,8 @@ export interface Specs {
 /** The statuses kfmesh reads. */
 export interface Statuses {
   '/Pod': PodStatus;
+  /** The addresses istiod allocated to a ServiceEntry without its own (Istio 1.23 and later). */
+  'networking.istio.io/ServiceEntry': { addresses?: { value?: string }[]; [field: string]: unknown };
 }
 
 /** `group/Kind` of an object. */
