@@ -40,7 +40,6 @@ import { conflictingServiceEntryProtocols } from './rules/KFM415-conflicting-ser
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
-import type { Mesh } from '../mesh/compiled.ts';
 
 /** Every rule, by code. */
 export const rules: readonly Rule[] = [
@@ -84,12 +83,10 @@ export interface AnalyzeOptions {
 
 /** Runs every rule whose inputs are present (a rule without objects of the kinds it reads finds nothing). */
 export function analyze(snapshot: Snapshot, options: AnalyzeOptions = {}): Finding[] {
-  let mesh: Mesh | undefined;
-  const context: AnalyzeContext = {
-    snapshot,
-    mesh: () =>
-      (mesh ??= compileMesh(snapshot, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {})),
-  };
+  // Compiled whatever rules run: compiling checks the input (a malformed NetworkPolicy is an error even
+  // where no rule that reads NetworkPolicies runs).
+  const mesh = compileMesh(snapshot, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {});
+  const context: AnalyzeContext = { snapshot, mesh: () => mesh };
   const findings = rules
     .filter((rule) => rule.reads.some((kind) => snapshot.holds(kind)))
     .flatMap((rule) => rule.check(context));

@@ -248,7 +248,10 @@ describe('the console in Chromium', browserTestOptions(), () => {
     test('a finding: shown on the graph and as its object', async () => {
       await page.click('.tabs button[data-tab="findings"]');
       await page.waitForSelector('[data-testid="findings"] li');
-      const first = page.locator('[data-testid="findings"] li').first();
+      const first = page
+        .locator('[data-testid="findings"] li')
+        .filter({ hasText: /VirtualService / })
+        .first();
       const text = (await first.textContent()) ?? '';
       const namespace = /VirtualService ([^/]+)\//.exec(text)?.[1];
       assert.ok(namespace, `the finding names its object: ${text}`);
