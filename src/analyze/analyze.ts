@@ -22,6 +22,7 @@ import { networkPolicyBlocksHbone } from './rules/KFM208-network-policy-blocks-h
 import { sidecarResourceOnAmbient } from './rules/KFM209-sidecar-resource-on-ambient.ts';
 import { portProtocolUnknown } from './rules/KFM301-port-protocol-unknown.ts';
 import { appRunsAsProxyUid } from './rules/KFM302-app-runs-as-proxy-uid.ts';
+import { servicePortsConflict } from './rules/KFM303-service-ports-conflict.ts';
 import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
 import { conflictingVirtualServices } from './rules/KFM402-conflicting-virtual-services.ts';
 import { exportHidesRoute } from './rules/KFM403-export-hides-route.ts';
@@ -57,6 +58,7 @@ export const rules: readonly Rule[] = [
   sidecarResourceOnAmbient,
   portProtocolUnknown,
   appRunsAsProxyUid,
+  servicePortsConflict,
   routeToMissingTarget,
   conflictingVirtualServices,
   exportHidesRoute,
