@@ -20,6 +20,7 @@ import { injectionAndAmbient } from './rules/KFM206-injection-and-ambient.ts';
 import { optedOutPodEnrolled } from './rules/KFM207-opted-out-pod-enrolled.ts';
 import { networkPolicyBlocksHbone } from './rules/KFM208-network-policy-blocks-hbone.ts';
 import { sidecarResourceOnAmbient } from './rules/KFM209-sidecar-resource-on-ambient.ts';
+import { selectorOnGatewayApiPods } from './rules/KFM210-selector-on-gateway-api-pods.ts';
 import { portProtocolUnknown } from './rules/KFM301-port-protocol-unknown.ts';
 import { appRunsAsProxyUid } from './rules/KFM302-app-runs-as-proxy-uid.ts';
 import { servicePortsConflict } from './rules/KFM303-service-ports-conflict.ts';
@@ -38,6 +39,7 @@ import { conflictingGateways } from './rules/KFM412-conflicting-gateways.ts';
 import { sidecarResourceScope } from './rules/KFM413-sidecar-resource-scope.ts';
 import { serviceEntryWithoutAddress } from './rules/KFM414-service-entry-without-address.ts';
 import { conflictingServiceEntryProtocols } from './rules/KFM415-conflicting-service-entry-protocols.ts';
+import { claimRouteWithoutJwt } from './rules/KFM416-claim-route-without-jwt.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
@@ -56,6 +58,7 @@ export const rules: readonly Rule[] = [
   optedOutPodEnrolled,
   networkPolicyBlocksHbone,
   sidecarResourceOnAmbient,
+  selectorOnGatewayApiPods,
   portProtocolUnknown,
   appRunsAsProxyUid,
   servicePortsConflict,
@@ -74,6 +77,7 @@ export const rules: readonly Rule[] = [
   sidecarResourceScope,
   serviceEntryWithoutAddress,
   conflictingServiceEntryProtocols,
+  claimRouteWithoutJwt,
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,

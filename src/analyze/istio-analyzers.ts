@@ -75,17 +75,9 @@ export const notYetCovered: readonly UncoveredAnalyzer[] = [
     analyzer: 'injection.Analyzer',
     reason: 'namespaces and pods with conflicting or missing injection settings',
   },
-  {
-    analyzer: 'k8sgateway.SelectorAnalyzer',
-    reason: 'workload selectors on pods a Gateway API gateway runs',
-  },
   { analyzer: 'maturity.AlphaAnalyzer', reason: 'alpha Istio annotations' },
   {
     analyzer: 'schemaValidation.CollectionValidationAnalyzer',
     reason: 'VirtualService matches that can never apply',
-  },
-  {
-    analyzer: 'virtualservice.JWTClaimRouteAnalyzer',
-    reason: 'routes on JWT claims on gateways without RequestAuthentication',
   },
 ];

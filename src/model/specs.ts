@@ -213,11 +213,21 @@ export interface ProfileSpec {
   owner?: { kind?: string; name?: string };
 }
 
+/** The part kfmesh reads of policies it does not otherwise model (Telemetry, WasmPlugin): what they select. */
+export interface SelectingPolicySpec {
+  selector?: { matchLabels?: Record<string, string> };
+  targetRef?: PolicyTargetRef;
+  targetRefs?: PolicyTargetRef[];
+  [field: string]: unknown;
+}
+
 /** The specs kfmesh reads, by `group/Kind` (the core group is empty: `/Service`). */
 export interface Specs {
   'security.istio.io/AuthorizationPolicy': AuthorizationPolicySpec;
   'security.istio.io/PeerAuthentication': PeerAuthenticationSpec;
   'security.istio.io/RequestAuthentication': RequestAuthenticationSpec;
+  'telemetry.istio.io/Telemetry': SelectingPolicySpec;
+  'extensions.istio.io/WasmPlugin': SelectingPolicySpec;
   'networking.istio.io/DestinationRule': DestinationRuleSpec;
   'networking.istio.io/Gateway': IstioGatewaySpec;
   'networking.istio.io/ServiceEntry': ServiceEntrySpec;

@@ -107,6 +107,8 @@ export const GroupKind = {
   HTTPRoute: 'gateway.networking.k8s.io/HTTPRoute',
   Ingress: 'networking.k8s.io/Ingress',
   RequestAuthentication: 'security.istio.io/RequestAuthentication',
+  Telemetry: 'telemetry.istio.io/Telemetry',
+  WasmPlugin: 'extensions.istio.io/WasmPlugin',
   NetworkPolicy: 'networking.k8s.io/NetworkPolicy',
   Deployment: 'apps/Deployment',
   StatefulSet: 'apps/StatefulSet',

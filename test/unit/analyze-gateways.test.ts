@@ -134,3 +134,73 @@ describe('KFM412 conflicting-gateways', () => {
     );
   });
 });
+
+describe('KFM210 selector-on-gateway-api-pods and KFM416 claim-route-without-jwt', () => {
+  const gatewayApi: KubeObject = {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'web', namespace: 'kubeflow' },
+    spec: { gatewayClassName: 'istio', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
+  };
+  const selecting = (spec: Record<string, unknown>): KubeObject => ({
+    apiVersion: 'security.istio.io/v1',
+    kind: 'AuthorizationPolicy',
+    metadata: { name: 'p', namespace: 'kubeflow' },
+    spec,
+  });
+
+  test("a policy selecting a Gateway API gateway's pods by label (info, IST0166); targetRefs: nothing", () => {
+    const found = only(
+      [
+        gatewayApi,
+        selecting({ selector: { matchLabels: { 'gateway.networking.k8s.io/gateway-name': 'web' } } }),
+      ],
+      'KFM210',
+    );
+    assert.deepEqual(
+      found.map((f) => `${f.severity} ${f.istio?.code}`),
+      ['info IST0166'],
+    );
+    const targeted = selecting({
+      targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'web' }],
+    });
+    assert.deepEqual(only([gatewayApi, targeted], 'KFM210'), []);
+  });
+
+  test('a claim route at a gateway without a RequestAuthentication (IST0149); with one: nothing', () => {
+    const claimRoute: KubeObject = {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'VirtualService',
+      metadata: { name: 'models', namespace: 'kubeflow' },
+      spec: {
+        hosts: ['models.example.com'],
+        gateways: ['kubeflow/g'],
+        http: [
+          {
+            match: [{ headers: { '@request.auth.claims.groups': { exact: 'ml' } } }],
+            route: [{ destination: { host: 'api' } }],
+          },
+        ],
+      },
+    };
+    const objects = [
+      ...ingressGateway(),
+      istioGateway('g', { istio: 'ingressgateway' }, [http(80)]),
+      claimRoute,
+    ];
+    assert.deepEqual(
+      only(objects, 'KFM416').map((f) => f.istio?.code),
+      ['IST0149'],
+    );
+    const jwt: KubeObject = {
+      apiVersion: 'security.istio.io/v1',
+      kind: 'RequestAuthentication',
+      metadata: { name: 'dex', namespace: 'istio-system' },
+      spec: {
+        selector: { matchLabels: { istio: 'ingressgateway' } },
+        jwtRules: [{ issuer: 'http://dex.auth.svc.cluster.local:5556/dex' }],
+      },
+    };
+    assert.deepEqual(only([...objects, jwt], 'KFM416'), []);
+  });
+});
