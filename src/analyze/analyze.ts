@@ -24,6 +24,8 @@ import { selectorOnGatewayApiPods } from './rules/KFM210-selector-on-gateway-api
 import { portProtocolUnknown } from './rules/KFM301-port-protocol-unknown.ts';
 import { appRunsAsProxyUid } from './rules/KFM302-app-runs-as-proxy-uid.ts';
 import { servicePortsConflict } from './rules/KFM303-service-ports-conflict.ts';
+import { namespaceInjection } from './rules/KFM304-namespace-injection.ts';
+import { podMissingProxy } from './rules/KFM305-pod-missing-proxy.ts';
 import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
 import { conflictingVirtualServices } from './rules/KFM402-conflicting-virtual-services.ts';
 import { exportHidesRoute } from './rules/KFM403-export-hides-route.ts';
@@ -62,6 +64,8 @@ export const rules: readonly Rule[] = [
   portProtocolUnknown,
   appRunsAsProxyUid,
   servicePortsConflict,
+  namespaceInjection,
+  podMissingProxy,
   routeToMissingTarget,
   conflictingVirtualServices,
   exportHidesRoute,

@@ -71,10 +71,6 @@ export const notYetCovered: readonly UncoveredAnalyzer[] = [
   { analyzer: 'annotations.K8sAnalyzer', reason: 'unknown, misplaced and deprecated Istio annotations' },
   { analyzer: 'deprecation.FieldAnalyzer', reason: 'deprecated fields' },
   { analyzer: 'gateway.SecretAnalyzer', reason: 'missing or malformed credential Secrets' },
-  {
-    analyzer: 'injection.Analyzer',
-    reason: 'namespaces and pods with conflicting or missing injection settings',
-  },
   { analyzer: 'maturity.AlphaAnalyzer', reason: 'alpha Istio annotations' },
   {
     analyzer: 'schemaValidation.CollectionValidationAnalyzer',

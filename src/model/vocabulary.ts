@@ -92,6 +92,7 @@ export const GroupKind = {
   Namespace: '/Namespace',
   Service: '/Service',
   ConfigMap: '/ConfigMap',
+  Pod: '/Pod',
   DestinationRule: 'networking.istio.io/DestinationRule',
   ValidatingWebhookConfiguration: 'admissionregistration.k8s.io/ValidatingWebhookConfiguration',
   MutatingWebhookConfiguration: 'admissionregistration.k8s.io/MutatingWebhookConfiguration',

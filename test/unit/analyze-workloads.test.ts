@@ -45,3 +45,45 @@ describe('KFM303 service-ports-conflict', () => {
     assert.deepEqual(only(plain, 'KFM303'), []);
   });
 });
+
+describe('KFM304 namespace-injection and KFM305 pod-missing-proxy', () => {
+  test('no injection label (IST0102, info); istio-injection with a revision (IST0123, warning); ambient or disabled: nothing', () => {
+    const found = only(
+      [
+        ns('plain', {}),
+        ns('both', { 'istio-injection': 'enabled', 'istio.io/rev': 'canary' }),
+        ns('off', { 'istio-injection': 'disabled' }),
+        ns('amb', { 'istio.io/dataplane-mode': 'ambient' }),
+        ns('kube-system', {}),
+      ],
+      'KFM304',
+    );
+    assert.deepEqual(found.map((f) => `${f.object.name} ${f.severity} ${f.istio?.code}`).sort(), [
+      'both warning IST0123',
+      'plain info IST0102',
+    ]);
+  });
+
+  test('a running pod without istio-proxy in an injected namespace (IST0103); opted out or host network: nothing', () => {
+    const pod = (
+      name: string,
+      extra: Record<string, unknown> = {},
+      labels: Record<string, string> = {},
+    ): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'team', labels },
+      spec: { containers: [{ name: 'server' }], ...extra },
+    });
+    const objects = [
+      ns('team', { 'istio-injection': 'enabled' }),
+      pod('stale'),
+      pod('host', { hostNetwork: true }),
+      pod('out', {}, { 'sidecar.istio.io/inject': 'false' }),
+    ];
+    assert.deepEqual(
+      only(objects, 'KFM305').map((f) => `${f.object.name} ${f.istio?.code}`),
+      ['stale IST0103'],
+    );
+  });
+});

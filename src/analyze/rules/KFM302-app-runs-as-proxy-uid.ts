@@ -69,6 +69,11 @@ function proxyUidField(spec: PodSpec): FieldPath | undefined {
 /** Kubernetes' own namespaces, whose pods Istio's injector never touches. */
 const systemNamespaces = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'local-path-storage']);
 
+/** One of Kubernetes' own namespaces. */
+export function isSystemNamespace(name: string): boolean {
+  return systemNamespaces.has(name);
+}
+
 /**
  * Objects of Istio's own control plane (labelled `istio`, or `release: istio`) or of Kubernetes' system
  * namespaces, which these checks leave out as istioctl does: they run no application behind a sidecar.
