@@ -11,7 +11,7 @@ import type { KubeObject } from '../../model/object.ts';
 import { specOf } from '../../model/specs.ts';
 import type { Snapshot } from '../../load/snapshot.ts';
 import { intersectHosts, serverHostFor } from '../../mesh/gateways.ts';
-import { Mesh, writtenAsVirtualService } from '../../mesh/virtual-services.ts';
+import { Mesh, writtenAsVirtualService, type ResolvedVirtualService } from '../../mesh/virtual-services.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const hostNotOnGateway: Rule = {
@@ -23,35 +23,46 @@ export const hostNotOnGateway: Rule = {
   reads: [GroupKind.VirtualService],
   istio: [{ analyzer: 'virtualservice.GatewayAnalyzer', code: 'IST0132' }],
   check(context: AnalyzeContext): Finding[] {
-    return context
-      .mesh()
-      .virtualServices.filter(writtenAsVirtualService)
-      .flatMap((vs) =>
-        vs.gateways.flatMap((name, i) => {
-          if (name === Mesh) return [];
-          const hosts = gatewayHosts(gatewayNamed(context.snapshot, name), vs.namespace);
-          if (hosts.some((g) => vs.hosts.some((h) => intersectHosts(g, h)))) return [];
-          return [
-            findingOf(
-              hostNotOnGateway,
-              context,
-              vs.source,
-              ['spec', 'gateways', i],
-              hosts.length === 0
-                ? `bound to gateway ${name}, which takes no host from namespace ${vs.namespace}: its routes are not served there`
-                : `bound to gateway ${name}, which takes ${hosts.join(', ')} and none of ${vs.hosts.join(', ')}: its routes are not served there`,
-              {
-                fix: `add a host of this VirtualService to the gateway's servers, or bind the VirtualService to the gateway that serves it`,
-              },
-            ),
-          ];
-        }),
-      );
+    return gatewayBindings(context).flatMap(({ vs, name, index, gateway }) => {
+      const hosts = gatewayHosts(gateway, vs.namespace);
+      if (hosts.some((g) => vs.hosts.some((h) => intersectHosts(g, h)))) return [];
+      return [
+        findingOf(
+          hostNotOnGateway,
+          context,
+          vs.source,
+          ['spec', 'gateways', index],
+          hosts.length === 0
+            ? `bound to gateway ${name}, which takes no host from namespace ${vs.namespace}: its routes are not served there`
+            : `bound to gateway ${name}, which takes ${hosts.join(', ')} and none of ${vs.hosts.join(', ')}: its routes are not served there`,
+          {
+            fix: `add a host of this VirtualService to the gateway's servers, or bind the VirtualService to the gateway that serves it`,
+          },
+        ),
+      ];
+    });
   },
 };
 
+/**
+ * Each gateway a written VirtualService is bound to (not `mesh`), at its index in `spec.gateways` (resolved
+ * names keep that order), with the Istio or Gateway API Gateway of that name when there is one.
+ */
+export function gatewayBindings(
+  context: AnalyzeContext,
+): { vs: ResolvedVirtualService; name: string; index: number; gateway: KubeObject | undefined }[] {
+  return context
+    .mesh()
+    .virtualServices.filter(writtenAsVirtualService)
+    .flatMap((vs) =>
+      vs.gateways.flatMap((name, index) =>
+        name === Mesh ? [] : [{ vs, name, index, gateway: gatewayNamed(context.snapshot, name) }],
+      ),
+    );
+}
+
 /** The Istio Gateway or Gateway API Gateway a resolved gateway name (`ns/name`) names. */
-export function gatewayNamed(snapshot: Snapshot, name: string): KubeObject | undefined {
+function gatewayNamed(snapshot: Snapshot, name: string): KubeObject | undefined {
   const [ns = '', gateway = ''] = name.split('/');
   return (
     snapshot.get('networking.istio.io', 'Gateway', ns, gateway) ??
