@@ -42,6 +42,7 @@ import { sidecarResourceScope } from './rules/KFM413-sidecar-resource-scope.ts';
 import { serviceEntryWithoutAddress } from './rules/KFM414-service-entry-without-address.ts';
 import { conflictingServiceEntryProtocols } from './rules/KFM415-conflicting-service-entry-protocols.ts';
 import { claimRouteWithoutJwt } from './rules/KFM416-claim-route-without-jwt.ts';
+import { deprecatedFields } from './rules/KFM417-deprecated-fields.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
@@ -82,6 +83,7 @@ export const rules: readonly Rule[] = [
   serviceEntryWithoutAddress,
   conflictingServiceEntryProtocols,
   claimRouteWithoutJwt,
+  deprecatedFields,
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,

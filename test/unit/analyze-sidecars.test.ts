@@ -67,3 +67,33 @@ describe('KFM209 sidecar-resource-on-ambient', () => {
     assert.deepEqual(only([...both, sidecar('team', 'all')], 'KFM209'), []);
   });
 });
+
+describe('KFM417 deprecated-fields', () => {
+  test("a fault delay's percent and a Sidecar's egressProxy (IST0002); percentage: nothing", () => {
+    const vs = (delay: Record<string, unknown>): KubeObject => ({
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'VirtualService',
+      metadata: { name: 'v', namespace: 'team' },
+      spec: {
+        hosts: ['api'],
+        http: [
+          { fault: { delay: { fixedDelay: '1s', ...delay } }, route: [{ destination: { host: 'api' } }] },
+        ],
+      },
+    });
+    const egress: KubeObject = {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'Sidecar',
+      metadata: { name: 's', namespace: 'team' },
+      spec: {
+        outboundTrafficPolicy: { mode: 'ALLOW_ANY', egressProxy: { host: 'proxy', port: { number: 3128 } } },
+      },
+    };
+    const found = only([vs({ percent: 10 }), egress], 'KFM417');
+    assert.deepEqual(found.map((f) => `${f.object.kind} ${f.istio?.code}`).sort(), [
+      'Sidecar IST0002',
+      'VirtualService IST0002',
+    ]);
+    assert.deepEqual(only([vs({ percentage: { value: 10 } })], 'KFM417'), []);
+  });
+});
