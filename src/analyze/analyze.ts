@@ -21,11 +21,6 @@ import { optedOutPodEnrolled } from './rules/KFM207-opted-out-pod-enrolled.ts';
 import { networkPolicyBlocksHbone } from './rules/KFM208-network-policy-blocks-hbone.ts';
 import { sidecarResourceOnAmbient } from './rules/KFM209-sidecar-resource-on-ambient.ts';
 import { selectorOnGatewayApiPods } from './rules/KFM210-selector-on-gateway-api-pods.ts';
-import { portProtocolUnknown } from './rules/KFM301-port-protocol-unknown.ts';
-import { appRunsAsProxyUid } from './rules/KFM302-app-runs-as-proxy-uid.ts';
-import { servicePortsConflict } from './rules/KFM303-service-ports-conflict.ts';
-import { namespaceInjection } from './rules/KFM304-namespace-injection.ts';
-import { podMissingProxy } from './rules/KFM305-pod-missing-proxy.ts';
 import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
 import { conflictingVirtualServices } from './rules/KFM402-conflicting-virtual-services.ts';
 import { exportHidesRoute } from './rules/KFM403-export-hides-route.ts';
@@ -46,6 +41,11 @@ import { deprecatedFields } from './rules/KFM417-deprecated-fields.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
+import { portProtocolUnknown } from './rules/KFM701-port-protocol-unknown.ts';
+import { appRunsAsProxyUid } from './rules/KFM702-app-runs-as-proxy-uid.ts';
+import { servicePortsConflict } from './rules/KFM703-service-ports-conflict.ts';
+import { namespaceInjection } from './rules/KFM704-namespace-injection.ts';
+import { podMissingProxy } from './rules/KFM705-pod-missing-proxy.ts';
 
 /** Every rule, by code. */
 export const rules: readonly Rule[] = [
@@ -62,11 +62,6 @@ export const rules: readonly Rule[] = [
   networkPolicyBlocksHbone,
   sidecarResourceOnAmbient,
   selectorOnGatewayApiPods,
-  portProtocolUnknown,
-  appRunsAsProxyUid,
-  servicePortsConflict,
-  namespaceInjection,
-  podMissingProxy,
   routeToMissingTarget,
   conflictingVirtualServices,
   exportHidesRoute,
@@ -87,6 +82,11 @@ export const rules: readonly Rule[] = [
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,
+  portProtocolUnknown,
+  appRunsAsProxyUid,
+  servicePortsConflict,
+  namespaceInjection,
+  podMissingProxy,
 ];
 
 export interface AnalyzeOptions {

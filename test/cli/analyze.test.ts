@@ -32,16 +32,16 @@ describe('kfmesh analyze', () => {
     // Only what the pipelines UI's and notebook controller's `*/*` Sidecars cost (KFM501, info), three
     // Kubeflow Service ports named without a protocol (katib-ui's `ui`, metadata-envoy's `md-envoy`, dex's),
     // kubeflow-gateway sharing the ingress gateway's port 80 with istio-ingressgateway (KFM412, info), and
-    // the namespaces Kubeflow keeps out of the mesh (auth, oauth2-proxy: KFM304, info).
+    // the namespaces Kubeflow keeps out of the mesh (auth, oauth2-proxy: KFM704, info).
     assert.match(run.stdout, /\n9 findings: 0 errors, 0 warnings, 9 infos\n$/);
     assert.deepEqual(run.stdout.match(/ info KFM\d+/g), [
-      ' info KFM304',
-      ' info KFM304',
+      ' info KFM704',
+      ' info KFM704',
       ' info KFM412',
       ' info KFM412',
-      ' info KFM301',
-      ' info KFM301',
-      ' info KFM301',
+      ' info KFM701',
+      ' info KFM701',
+      ' info KFM701',
       ' info KFM501',
       ' info KFM501',
     ]);

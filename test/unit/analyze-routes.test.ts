@@ -229,7 +229,7 @@ describe('KFM408 gateway-route-skips-subsets', () => {
   });
 });
 
-describe('KFM301 port-protocol-unknown and KFM302 app-runs-as-proxy-uid', () => {
+describe('KFM701 port-protocol-unknown and KFM702 app-runs-as-proxy-uid', () => {
   const service = (
     namespace: string,
     ports: Record<string, unknown>[],
@@ -251,7 +251,7 @@ describe('KFM301 port-protocol-unknown and KFM302 app-runs-as-proxy-uid', () => 
           { name: 'x', port: 81, appProtocol: 'grpc' },
         ]),
       ],
-      'KFM301',
+      'KFM701',
     );
     assert.deepEqual(
       found.map((f) => `${f.severity} ${f.field} ${f.istio?.code}`),
@@ -260,8 +260,8 @@ describe('KFM301 port-protocol-unknown and KFM302 app-runs-as-proxy-uid', () => 
   });
 
   test("Istio's control plane and Kubernetes' system namespaces are left alone", () => {
-    assert.deepEqual(only([service('kube-system', [{ port: 8080 }])], 'KFM301'), []);
-    assert.deepEqual(only([service('istio-system', [{ port: 8080 }], { istio: 'pilot' })], 'KFM301'), []);
+    assert.deepEqual(only([service('kube-system', [{ port: 8080 }])], 'KFM701'), []);
+    assert.deepEqual(only([service('istio-system', [{ port: 8080 }], { istio: 'pilot' })], 'KFM701'), []);
   });
 
   test('an application container, or a pod, running as 1337; the proxy itself is not reported', () => {
@@ -290,14 +290,14 @@ describe('KFM301 port-protocol-unknown and KFM302 app-runs-as-proxy-uid', () => 
       },
     });
     assert.equal(
-      only([deployment(1337, undefined)], 'KFM302')[0]?.field,
+      only([deployment(1337, undefined)], 'KFM702')[0]?.field,
       'spec.template.spec.securityContext.runAsUser',
     );
     assert.equal(
-      only([deployment(undefined, 1337)], 'KFM302')[0]?.field,
+      only([deployment(undefined, 1337)], 'KFM702')[0]?.field,
       'spec.template.spec.containers[0].securityContext.runAsUser',
     );
-    assert.deepEqual(only([deployment(undefined, 1337, 'istio-proxy')], 'KFM302'), []);
-    assert.deepEqual(only([deployment(1000, 1000)], 'KFM302'), []);
+    assert.deepEqual(only([deployment(undefined, 1337, 'istio-proxy')], 'KFM702'), []);
+    assert.deepEqual(only([deployment(1000, 1000)], 'KFM702'), []);
   });
 });

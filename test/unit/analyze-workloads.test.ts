@@ -1,4 +1,4 @@
-/** KFM303 service-ports-conflict on configurations that break it and ones that do not. */
+/** KFM703 service-ports-conflict on configurations that break it and ones that do not. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../src/model/object.ts';
@@ -11,17 +11,17 @@ const service = (name: string, ports: Record<string, unknown>[]): KubeObject => 
   spec: { selector: { app: 'api' }, ports },
 });
 
-describe('KFM303 service-ports-conflict', () => {
+describe('KFM703 service-ports-conflict', () => {
   const base = [ns('team', { 'istio-injection': 'enabled' }), ...app('team', 'api')];
 
   test('one port with two protocols (IST0116); one target port through ports of two protocols (IST0137)', () => {
-    const udp = only([...base, service('dns', [{ name: 'dns', port: 80, protocol: 'UDP' }])], 'KFM303');
+    const udp = only([...base, service('dns', [{ name: 'dns', port: 80, protocol: 'UDP' }])], 'KFM703');
     assert.deepEqual(
       udp.map((f) => f.istio?.code),
       ['IST0116'],
     );
     const alias = service('alias', [{ name: 'tcp-raw', port: 9000, targetPort: 8080 }]);
-    const found = only([...base, alias], 'KFM303');
+    const found = only([...base, alias], 'KFM703');
     assert.deepEqual(
       found.map((f) => f.istio?.code),
       ['IST0137'],
@@ -34,7 +34,7 @@ describe('KFM303 service-ports-conflict', () => {
 
   test('an alias port of the same protocol, or a workload without a sidecar: nothing', () => {
     assert.deepEqual(
-      only([...base, service('alias', [{ name: 'http-alt', port: 9000, targetPort: 8080 }])], 'KFM303'),
+      only([...base, service('alias', [{ name: 'http-alt', port: 9000, targetPort: 8080 }])], 'KFM703'),
       [],
     );
     const plain = [
@@ -42,11 +42,11 @@ describe('KFM303 service-ports-conflict', () => {
       ...app('team', 'api'),
       service('alias', [{ name: 'tcp-raw', port: 9000, targetPort: 8080 }]),
     ];
-    assert.deepEqual(only(plain, 'KFM303'), []);
+    assert.deepEqual(only(plain, 'KFM703'), []);
   });
 });
 
-describe('KFM304 namespace-injection and KFM305 pod-missing-proxy', () => {
+describe('KFM704 namespace-injection and KFM705 pod-missing-proxy', () => {
   test('no injection label (IST0102, info); istio-injection with a revision (IST0123, warning); ambient or disabled: nothing', () => {
     const found = only(
       [
@@ -56,7 +56,7 @@ describe('KFM304 namespace-injection and KFM305 pod-missing-proxy', () => {
         ns('amb', { 'istio.io/dataplane-mode': 'ambient' }),
         ns('kube-system', {}),
       ],
-      'KFM304',
+      'KFM704',
     );
     assert.deepEqual(found.map((f) => `${f.object.name} ${f.severity} ${f.istio?.code}`).sort(), [
       'both warning IST0123',
@@ -82,7 +82,7 @@ describe('KFM304 namespace-injection and KFM305 pod-missing-proxy', () => {
       pod('out', {}, { 'sidecar.istio.io/inject': 'false' }),
     ];
     assert.deepEqual(
-      only(objects, 'KFM305').map((f) => `${f.object.name} ${f.istio?.code}`),
+      only(objects, 'KFM705').map((f) => `${f.object.name} ${f.istio?.code}`),
       ['stale IST0103'],
     );
   });

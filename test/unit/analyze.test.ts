@@ -387,3 +387,16 @@ describe('analyze', () => {
     assert.equal(atOrAbove(warning, 'never'), false);
   });
 });
+
+describe('finding codes', () => {
+  test("the analyzer's rule codes are its own: none is a code the render or migration findings use", async () => {
+    const { rules } = await import('../../src/analyze/analyze.ts');
+    const { ServerlessInAmbient } = await import('../../src/kserve/ambient.ts');
+    const { AmbientToSidecarWithoutHbone, SidecarCallerSkipsWaypoint } =
+      await import('../../src/kubeflow/mixed-mode.ts');
+    const codes = rules.map((r) => r.code);
+    assert.equal(new Set(codes).size, codes.length, 'each rule code once');
+    for (const code of [ServerlessInAmbient, AmbientToSidecarWithoutHbone, SidecarCallerSkipsWaypoint])
+      assert.ok(!codes.includes(code), `${code} is both a rule and a render finding`);
+  });
+});

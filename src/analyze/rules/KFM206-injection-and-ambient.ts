@@ -11,7 +11,7 @@ import { pointerOf } from '../../model/finding.ts';
 import { GroupKind, Label } from '../../model/vocabulary.ts';
 import { namespaceIsAmbient, ProxyKind } from '../../mesh/workloads.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
-import { multipleInjectionLabels } from './KFM304-namespace-injection.ts';
+import { multipleInjectionLabels } from './KFM704-namespace-injection.ts';
 
 export const injectionAndAmbient: Rule = {
   code: 'KFM206',

@@ -1,5 +1,5 @@
 /**
- * KFM304: how a namespace's labels set sidecar injection, where that is worth knowing (docs/semantics.md,
+ * KFM704: how a namespace's labels set sidecar injection, where that is worth knowing (docs/semantics.md,
  * Sidecar injection): a namespace with no injection label at all is outside the sidecar mesh (or, where
  * the injector's values say `enableNamespacesByDefault`, injected without saying so); one labelled both
  * `istio-injection: enabled` and `istio.io/rev` is injected by the default revision and not the one named.
@@ -13,7 +13,7 @@ import { dataOf } from '../../model/specs.ts';
 import { GroupKind, Label } from '../../model/vocabulary.ts';
 import type { Snapshot } from '../../load/snapshot.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
-import { isSystemNamespace } from './KFM302-app-runs-as-proxy-uid.ts';
+import { isSystemNamespace } from './KFM702-app-runs-as-proxy-uid.ts';
 
 const analyzer = 'injection.Analyzer';
 const notInjected: IstioCounterpart = { analyzer, code: 'IST0102' };
@@ -21,7 +21,7 @@ const injectedByDefault: IstioCounterpart = { analyzer, code: 'IST0148' };
 export const multipleInjectionLabels: IstioCounterpart = { analyzer, code: 'IST0123' };
 
 export const namespaceInjection: Rule = {
-  code: 'KFM304',
+  code: 'KFM704',
   name: 'namespace-injection',
   severity: Severity.Info,
   description:

@@ -1,5 +1,5 @@
 /**
- * KFM305: a running pod without a sidecar in a namespace with `istio-injection: enabled`, that did not opt
+ * KFM705: a running pod without a sidecar in a namespace with `istio-injection: enabled`, that did not opt
  * out (docs/semantics.md, Sidecar injection). It started before the namespace was labelled (or while the
  * injector was down): it is outside the mesh until it restarts, and STRICT mTLS or policies naming
  * identities refuse its calls. Host-network pods are never injected and are left alone.
@@ -11,7 +11,7 @@ import { GroupKind, Label } from '../../model/vocabulary.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const podMissingProxy: Rule = {
-  code: 'KFM305',
+  code: 'KFM705',
   name: 'pod-missing-proxy',
   severity: Severity.Warning,
   description:

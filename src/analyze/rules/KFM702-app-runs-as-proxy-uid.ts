@@ -1,5 +1,5 @@
 /**
- * KFM302: an application container (or a whole pod) that runs as UID 1337, the sidecar proxy's own user
+ * KFM702: an application container (or a whole pod) that runs as UID 1337, the sidecar proxy's own user
  * (docs/semantics.md, Sidecar outbound). The sidecar's traffic capture exempts that user's connections so
  * that the proxy's own do not loop, so such an application's traffic leaves without the sidecar: no mTLS,
  * no routing, no policy on it.
@@ -18,7 +18,7 @@ const ProxyUid = 1337;
 const istioContainers = new Set(['istio-proxy', 'istio-operator']);
 
 export const appRunsAsProxyUid: Rule = {
-  code: 'KFM302',
+  code: 'KFM702',
   name: 'app-runs-as-proxy-uid',
   severity: Severity.Warning,
   description:

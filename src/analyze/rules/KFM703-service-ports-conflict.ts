@@ -1,5 +1,5 @@
 /**
- * KFM303: the Services of a workload with a sidecar that disagree about its ports (docs/semantics.md,
+ * KFM703: the Services of a workload with a sidecar that disagree about its ports (docs/semantics.md,
  * Sidecar outbound): one port number with two protocols (TCP and UDP) across its Services, or one target
  * port reached through Service ports of different protocols. The sidecar builds one inbound listener per
  * target port, with one protocol: one of the Services' traffic is handled as the other's.
@@ -21,7 +21,7 @@ const twoProtocols: IstioCounterpart = { analyzer, code: 'IST0116' };
 const twoPorts: IstioCounterpart = { analyzer, code: 'IST0137' };
 
 export const servicePortsConflict: Rule = {
-  code: 'KFM303',
+  code: 'KFM703',
   name: 'service-ports-conflict',
   severity: Severity.Warning,
   description:

@@ -1,5 +1,5 @@
 /**
- * KFM301: a Service port whose protocol Istio cannot tell from its name or `appProtocol`
+ * KFM701: a Service port whose protocol Istio cannot tell from its name or `appProtocol`
  * (docs/semantics.md, Sidecar outbound: the listener). Istio then sniffs the protocol of each connection,
  * which adds latency to the first bytes and, for server-first protocols (databases), fails; and the port
  * cannot be counted on for HTTP routing or L7 policy. Istio's own control plane (labelled `istio` or
@@ -11,10 +11,10 @@ import { specOf } from '../../model/specs.ts';
 import { GroupKind, Label } from '../../model/vocabulary.ts';
 import { Protocol, protocolOf } from '../../mesh/services.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
-import { isIstioOrSystem } from './KFM302-app-runs-as-proxy-uid.ts';
+import { isIstioOrSystem } from './KFM702-app-runs-as-proxy-uid.ts';
 
 export const portProtocolUnknown: Rule = {
-  code: 'KFM301',
+  code: 'KFM701',
   name: 'port-protocol-unknown',
   severity: Severity.Info,
   description:
