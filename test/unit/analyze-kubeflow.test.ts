@@ -88,6 +88,15 @@ describe('KFM208 network-policy-blocks-hbone', () => {
     assert.match(found[0]?.evidence?.[0] ?? '', /from team\/web: .*503 UF|from team\/web: .*0 /);
   });
 
+  test('a rule that admits every peer on the port: a warning (its callers may all be outside the mesh)', () => {
+    const found = only([...base, netpol(8080, [])], 'KFM208');
+    assert.deepEqual(
+      found.map((f) => f.severity),
+      ['warning'],
+    );
+    assert.match(found[0]?.message ?? '', /it admits every peer on port 8080, but mesh traffic/);
+  });
+
   test('a rule that admits 15008 too, or a pod not in ambient: nothing', () => {
     const both: KubeObject = netpol(8080, fromWeb);
     (both.spec as { ingress: { ports: unknown[] }[] }).ingress[0]?.ports.push({

@@ -4,7 +4,9 @@
  * waypoint that sends the pod its Service's traffic (docs/semantics.md, NetworkPolicy). The CNI drops
  * those connections: the callers the policy meant to admit time out (503 UF behind a proxy). A policy
  * written for sidecars, kept through a move to ambient, does this. Shown with a trace where the peer is a
- * client the simulator can start from.
+ * client the simulator can start from. An error where the policy names the peers it admits; a warning
+ * where it admits every peer on the port, since its callers may all be outside the mesh (the API server
+ * calling a webhook keeps the pod's own port).
  */
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
@@ -38,14 +40,16 @@ export const networkPolicyBlocksHbone: Rule = {
     const policies = mesh.networkPolicies;
     const findings: Finding[] = [];
     const reported = new Set<string>();
-    // One peer per way the policies see a source: peers with the same view are admitted and refused alike.
-    const views = new Map<string, Workload>();
+    // Two peers per way the policies see a source (peers with the same view are admitted and refused alike;
+    // two, so that one differs from the pod being checked).
+    const views = new Map<string, Workload[]>();
     for (const c of mesh.workloads) {
       if (!meshPeers.has(c.proxy)) continue;
       const view = policies.sourceView(c);
-      if (!views.has(view)) views.set(view, c);
+      const list = views.get(view) ?? [];
+      if (list.length < 2) views.set(view, [...list, c]);
     }
-    const peers = [...views.values()];
+    const peers = [...views.values()].flat();
     for (const pod of mesh.workloads) {
       if (pod.proxy !== ProxyKind.Ambient) continue;
       if (policies.admittedPeers(pod, HboneTargetPort).open) continue;
@@ -55,7 +59,7 @@ export const networkPolicyBlocksHbone: Rule = {
         const hbone = (peer: Workload) =>
           policies.ingress({ workload: peer, ip: peer.ip }, pod, HboneTargetPort);
         // The waypoint sends all of the Service's traffic: it must be admitted on 15008.
-        const blocked: { peer: Workload; by: string[]; why: string }[] = [];
+        const blocked: { peer: Workload; by: string[]; why: string; named: boolean }[] = [];
         if (waypoint) {
           const verdict = hbone(waypoint.workload);
           if (verdict.isolated && !verdict.allowed)
@@ -63,9 +67,12 @@ export const networkPolicyBlocksHbone: Rule = {
               peer: waypoint.workload,
               by: verdict.by,
               why: `its waypoint ${waypoint.namespace}/${waypoint.name} sends ${service.name}'s traffic`,
+              named: true,
             });
         } else {
-          // Reported on the policy that admits the peer on the original port: the rule meant for it.
+          // Reported on the policy that admits the peer on the original port: the rule meant for it. A rule
+          // that admits every peer on the port names no mesh peer: whether one calls is not known (warning).
+          const everyone = policies.admittedPeers(pod, targetPort).open;
           for (const c of peers) {
             if (c === pod) continue;
             const original = policies.ingress({ workload: c, ip: c.ip }, pod, targetPort);
@@ -75,12 +82,15 @@ export const networkPolicyBlocksHbone: Rule = {
             blocked.push({
               peer: c,
               by: [original.by],
-              why: `it admits ${c.namespace}/${c.name} on port ${targetPort}, but mesh traffic arrives on ${HboneTargetPort}`,
+              why: everyone
+                ? `it admits every peer on port ${targetPort}, but mesh traffic (from ${c.namespace}/${c.name}, say) arrives on ${HboneTargetPort}`
+                : `it admits ${c.namespace}/${c.name} on port ${targetPort}, but mesh traffic arrives on ${HboneTargetPort}`,
+              named: !everyone,
             });
             break;
           }
         }
-        for (const { peer, by, why } of blocked) {
+        for (const { peer, by, why, named } of blocked) {
           for (const name of by) {
             const key = `${name}|${pod.namespace}/${pod.name}`;
             if (reported.has(key)) continue;
@@ -89,19 +99,20 @@ export const networkPolicyBlocksHbone: Rule = {
             const policy = context.snapshot.get('networking.k8s.io', 'NetworkPolicy', ns, policyName);
             if (!policy) continue;
             const evidence = traced(mesh, peer, `http://${service.hostname}:${port.port}/`);
-            findings.push(
-              findingOf(
-                networkPolicyBlocksHbone,
-                context,
-                policy,
-                ['spec', 'ingress'],
-                `refuses HBONE (port ${HboneTargetPort}) to ambient pods of ${pod.namespace}/${pod.name}: ${why}, so those connections are dropped`,
-                {
-                  fix: `admit port ${HboneTargetPort} from the same peers${waypoint ? `, and the waypoint's pods` : ''} (a rule with ports: [{port: ${HboneTargetPort}}])`,
-                  ...(evidence ? { evidence: [evidence] } : {}),
-                },
-              ),
+            const finding = findingOf(
+              networkPolicyBlocksHbone,
+              context,
+              policy,
+              ['spec', 'ingress'],
+              `refuses HBONE (port ${HboneTargetPort}) to ambient pods of ${pod.namespace}/${pod.name}: ${why}, so those connections are dropped`,
+              {
+                fix: `admit port ${HboneTargetPort} from the same peers${waypoint ? `, and the waypoint's pods` : ''} (a rule with ports: [{port: ${HboneTargetPort}}])`,
+                ...(evidence ? { evidence: [evidence] } : {}),
+              },
             );
+            // A policy that names the peer meant to admit it; one that admits everyone may serve only callers
+            // outside the mesh (the API server calling a webhook), which keep their port.
+            findings.push(named ? finding : { ...finding, severity: Severity.Warning });
           }
         }
       }
