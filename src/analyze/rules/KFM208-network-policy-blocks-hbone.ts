@@ -11,8 +11,8 @@
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
-import { waypointForService } from '../../mesh/ambient.ts';
-import { servicePortsOf } from '../../mesh/services.ts';
+import { waypointForService, type Waypoint } from '../../mesh/ambient.ts';
+import { servicePortsOf, type MeshService } from '../../mesh/services.ts';
 import { HboneTargetPort } from '../../mesh/trace/network.ts';
 import { traceRequest } from '../../mesh/trace.ts';
 import { ProxyKind, type Workload } from '../../mesh/workloads.ts';
@@ -56,40 +56,7 @@ export const networkPolicyBlocksHbone: Rule = {
       for (const { service, port, targetPort } of servicePortsOf(mesh, pod)) {
         const waypoint =
           mesh.waypoints.size > 0 ? waypointForService(mesh.snapshot, mesh.waypoints, service) : undefined;
-        const hbone = (peer: Workload) =>
-          policies.ingress({ workload: peer, ip: peer.ip }, pod, HboneTargetPort);
-        // The waypoint sends all of the Service's traffic: it must be admitted on 15008.
-        const blocked: { peer: Workload; by: string[]; why: string; named: boolean }[] = [];
-        if (waypoint) {
-          const verdict = hbone(waypoint.workload);
-          if (verdict.isolated && !verdict.allowed)
-            blocked.push({
-              peer: waypoint.workload,
-              by: verdict.by,
-              why: `its waypoint ${waypoint.namespace}/${waypoint.name} sends ${service.name}'s traffic`,
-              named: true,
-            });
-        } else {
-          // Reported on the policy that admits the peer on the original port: the rule meant for it. A rule
-          // that admits every peer on the port names no mesh peer: whether one calls is not known (warning).
-          const everyone = policies.admittedPeers(pod, targetPort).open;
-          for (const c of peers) {
-            if (c === pod) continue;
-            const original = policies.ingress({ workload: c, ip: c.ip }, pod, targetPort);
-            if (!original.isolated || !original.allowed) continue;
-            const tunnelled = hbone(c);
-            if (!tunnelled.isolated || tunnelled.allowed) continue;
-            blocked.push({
-              peer: c,
-              by: [original.by],
-              why: everyone
-                ? `it admits every peer on port ${targetPort}, but mesh traffic (from ${c.namespace}/${c.name}, say) arrives on ${HboneTargetPort}`
-                : `it admits ${c.namespace}/${c.name} on port ${targetPort}, but mesh traffic arrives on ${HboneTargetPort}`,
-              named: !everyone,
-            });
-            break;
-          }
-        }
+        const blocked = blockedPeers(mesh, pod, service, targetPort, waypoint, peers);
         for (const { peer, by, why, named } of blocked) {
           for (const name of by) {
             const key = `${name}|${pod.namespace}/${pod.name}`;
@@ -120,6 +87,64 @@ export const networkPolicyBlocksHbone: Rule = {
     return findings;
   },
 };
+
+/** A peer refused on HBONE: by which policies, why, and whether the policy names it (else: everyone). */
+interface Blocked {
+  peer: Workload;
+  by: string[];
+  why: string;
+  named: boolean;
+}
+
+/**
+ * The peer an ambient pod's policies refuse on 15008 for one Service port: its waypoint when it has one
+ * (which sends all of the Service's traffic), else the first mesh peer admitted on the pod's own port.
+ */
+function blockedPeers(
+  mesh: Mesh,
+  pod: Workload,
+  service: MeshService,
+  targetPort: number,
+  waypoint: Waypoint | undefined,
+  peers: readonly Workload[],
+): Blocked[] {
+  const policies = mesh.networkPolicies;
+  const hbone = (peer: Workload) => policies.ingress({ workload: peer, ip: peer.ip }, pod, HboneTargetPort);
+  if (waypoint) {
+    const verdict = hbone(waypoint.workload);
+    return verdict.isolated && !verdict.allowed
+      ? [
+          {
+            peer: waypoint.workload,
+            by: verdict.by,
+            why: `its waypoint ${waypoint.namespace}/${waypoint.name} sends ${service.name}'s traffic`,
+            named: true,
+          },
+        ]
+      : [];
+  }
+  // Reported on the policy that admits the peer on the original port: the rule meant for it. A rule that
+  // admits every peer on the port names no mesh peer: whether one calls is not known (warning).
+  const everyone = policies.admittedPeers(pod, targetPort).open;
+  for (const c of peers) {
+    if (c === pod) continue;
+    const original = policies.ingress({ workload: c, ip: c.ip }, pod, targetPort);
+    if (!original.isolated || !original.allowed) continue;
+    const tunnelled = hbone(c);
+    if (!tunnelled.isolated || tunnelled.allowed) continue;
+    return [
+      {
+        peer: c,
+        by: [original.by],
+        why: everyone
+          ? `it admits every peer on port ${targetPort}, but mesh traffic (from ${c.namespace}/${c.name}, say) arrives on ${HboneTargetPort}`
+          : `it admits ${c.namespace}/${c.name} on port ${targetPort}, but mesh traffic arrives on ${HboneTargetPort}`,
+        named: !everyone,
+      },
+    ];
+  }
+  return [];
+}
 
 /** A trace from the peer when the simulator can start from it (a pod with a sidecar or in ambient). */
 function traced(mesh: Mesh, peer: Workload, url: string): string | undefined {
