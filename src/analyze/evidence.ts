@@ -1,4 +1,4 @@
-/** How findings show a trace as evidence, and where a workload is written. */
+/** How findings show a trace as evidence and a label selector, and where a workload is written. */
 import type { Hop, TraceResult } from '../model/trace-result.ts';
 import type { KubeObject } from '../model/object.ts';
 import type { FieldPath } from '../load/parse.ts';
@@ -31,4 +31,11 @@ export function definingObject(
     if (owner) return { object: owner, podMetadata: ['spec', 'template', 'metadata'] };
   }
   return { object: workload.object, podMetadata: ['metadata'] };
+}
+
+/** A label selector as findings write it: `app=api,version=v2`. */
+export function selectorText(selector: Readonly<Record<string, string>>): string {
+  return Object.entries(selector)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
 }

@@ -261,6 +261,15 @@ function endpoint(
   return workload ? { ip, workload, portFor } : { ip, portFor };
 }
 
+/**
+ * The namespaces an `exportTo` list exports to: `['*']` for every namespace (an empty list, or one with
+ * `*`), else the names, `.` read as the object's own namespace and `~` (no one) left out.
+ */
+export function exportedNamespaces(exportTo: readonly string[], ownNamespace: string): string[] {
+  if (exportTo.length === 0 || exportTo.includes('*')) return ['*'];
+  return exportTo.flatMap((e) => (e === '~' ? [] : [e === '.' ? ownNamespace : e]));
+}
+
 /** True when the service is visible from `namespace` under its export scope (`*`, `.`, `~`, or names). */
 export function isExportedTo(exportTo: readonly string[], ownNamespace: string, namespace: string): boolean {
   if (exportTo.length === 0 || exportTo.includes('*')) return true;

@@ -11,7 +11,7 @@ import type { Finding, IstioCounterpart } from '../../model/finding.ts';
 import { pointerOf } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
 import type { FieldPath } from '../../load/parse.ts';
-import { isExportedTo } from '../../mesh/services.ts';
+import { exportedNamespaces, isExportedTo } from '../../mesh/services.ts';
 import { hostMatches } from '../../mesh/security.ts';
 import { resolveShortName } from '../../mesh/virtual-services.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
@@ -63,11 +63,9 @@ interface Target {
 
 function targetsOf(context: AnalyzeContext): Target[] {
   const mesh = context.mesh();
-  const scope = (exportTo: readonly string[], own: string) =>
-    exportTo.length === 0 ? ['*'] : exportTo.flatMap((e) => (e === '~' ? [] : [e === '.' ? own : e]));
   const services: Target[] = mesh.services.map((s) => ({
     host: s.hostname,
-    exportTo: scope(s.exportTo, s.namespace),
+    exportTo: exportedNamespaces(s.exportTo, s.namespace),
     ports: s.type === 'ExternalName' ? undefined : s.ports.map((p) => p.port),
   }));
   const entries = context.snapshot.list('networking.istio.io', 'ServiceEntry').flatMap((entry) => {
@@ -75,7 +73,7 @@ function targetsOf(context: AnalyzeContext): Target[] {
     const spec = specOf(entry, 'networking.istio.io/ServiceEntry');
     return (spec.hosts ?? []).map((h) => ({
       host: resolveShortName(h, ns, mesh.clusterDomain),
-      exportTo: scope(spec.exportTo ?? [], ns),
+      exportTo: exportedNamespaces(spec.exportTo ?? [], ns),
       ports: (spec.ports ?? []).map((p) => p.number ?? 0),
     }));
   });

@@ -14,6 +14,7 @@ import type { Snapshot } from '../../load/snapshot.ts';
 import { labelsMatch } from '../../load/snapshot.ts';
 import { resolveShortName } from '../../mesh/virtual-services.ts';
 import type { Workload } from '../../mesh/workloads.ts';
+import { selectorText } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 /** The node labels Istio copies onto a pod's endpoint labels. */
@@ -47,9 +48,7 @@ export const subsetSelectsNoPod: Rule = {
             rule,
             ['spec', 'subsets', i, 'labels'],
             `subset ${subset.name ?? i} selects ${
-              Object.entries(labels)
-                .map(([k, v]) => `${k}=${v}`)
-                .join(',') || 'every pod'
+              selectorText(labels) || 'every pod'
             }, which no pod of ${host} carries${pods.length === 0 ? ' (it has none)' : ''}: routes to it get 503 UH`,
             { fix: "correct the subset's labels to those of the pods it is meant for, or deploy them" },
           ),

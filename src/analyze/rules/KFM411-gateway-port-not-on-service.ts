@@ -12,6 +12,7 @@ import { specOf } from '../../model/specs.ts';
 import { GroupKind, Label } from '../../model/vocabulary.ts';
 import { ProxyKind } from '../../mesh/workloads.ts';
 import { labelsMatch } from '../../load/snapshot.ts';
+import { selectorText } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 const analyzer = 'gateway.IngressGatewayPortAnalyzer';
@@ -34,9 +35,7 @@ export const gatewayPortNotOnService: Rule = {
     return context.snapshot.list('networking.istio.io', 'Gateway').flatMap((gateway) => {
       const spec = specOf(gateway, 'networking.istio.io/Gateway');
       const selector = spec.selector ?? {};
-      const selectorText = Object.entries(selector)
-        .map(([k, v]) => `${k}=${v}`)
-        .join(',');
+      const selected = selectorText(selector);
       const pods = mesh.workloads.filter((w) => labelsMatch(w.labels, selector));
       if (pods.length === 0)
         return [
@@ -45,7 +44,7 @@ export const gatewayPortNotOnService: Rule = {
             context,
             gateway,
             ['spec', 'selector'],
-            `selects ${selectorText || 'every pod'}, which no pod carries: this Gateway configures nothing`,
+            `selects ${selected || 'every pod'}, which no pod carries: this Gateway configures nothing`,
             {
               fix: 'correct the selector to the labels of the gateway pods (istio: ingressgateway for the default ingress gateway)',
               istio: { analyzer, code: 'IST0101' },
@@ -73,7 +72,7 @@ export const gatewayPortNotOnService: Rule = {
             context,
             gateway,
             ['spec', 'servers', i, 'port', 'number'],
-            `serves port ${number}, which no Service of its pods (${selectorText}) exposes or targets: its hosts are served nowhere`,
+            `serves port ${number}, which no Service of its pods (${selected}) exposes or targets: its hosts are served nowhere`,
             {
               fix: `add port ${number} to the gateway's Service, or use one of its ports`,
               istio: { analyzer, code: 'IST0162' },

@@ -13,6 +13,7 @@ import { GroupKind } from '../../model/vocabulary.ts';
 import { labelsMatch } from '../../load/snapshot.ts';
 import { addTo } from '../../model/multimap.ts';
 import { namespaceIsAmbient, ProxyKind, type Workload } from '../../mesh/workloads.ts';
+import { selectorText } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 const analyzer = 'sidecar.SelectorAnalyzer';
@@ -101,12 +102,6 @@ export const sidecarResourceScope: Rule = {
     return findings;
   },
 };
-
-function selectorText(selector: Readonly<Record<string, string>>): string {
-  return Object.entries(selector)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');
-}
 
 function names(sidecars: readonly KubeObject[], except: KubeObject): string {
   return sidecars

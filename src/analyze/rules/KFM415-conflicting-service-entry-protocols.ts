@@ -10,6 +10,7 @@ import type { KubeObject } from '../../model/object.ts';
 import { addTo } from '../../model/multimap.ts';
 import { specOf } from '../../model/specs.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
+import { exportedNamespaces } from '../../mesh/services.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 interface Claim {
@@ -31,9 +32,7 @@ export const conflictingServiceEntryProtocols: Rule = {
     for (const entry of context.snapshot.list('networking.istio.io', 'ServiceEntry')) {
       const spec = specOf(entry, 'networking.istio.io/ServiceEntry');
       const own = entry.metadata.namespace ?? 'default';
-      const exportTo = spec.exportTo ?? [];
-      const scope =
-        exportTo.length === 0 || exportTo.includes('*') ? ['*'] : exportTo.map((e) => (e === '.' ? own : e));
+      const scope = exportedNamespaces(spec.exportTo ?? [], own);
       for (const host of spec.hosts ?? [])
         for (const port of spec.ports ?? [])
           addTo(claims, `${host}:${port.number ?? 0}`, {

@@ -12,6 +12,7 @@ import { labelsMatch } from '../../load/snapshot.ts';
 import { policySpec, targetRefsOf } from '../../mesh/authorization.ts';
 import { ProxyKind, type Workload } from '../../mesh/workloads.ts';
 import { addTo } from '../../model/multimap.ts';
+import { selectorText } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const policySelectsNoWorkload: Rule = {
@@ -35,9 +36,6 @@ export const policySelectsNoWorkload: Rule = {
       if (ns === root && selector === undefined) return [];
       const candidates = ns === root ? proxied : (byNamespace.get(ns) ?? []);
       if (candidates.some((w) => selector === undefined || labelsMatch(w.labels, selector))) return [];
-      const selectorText = Object.entries(selector ?? {})
-        .map(([k, v]) => `${k}=${v}`)
-        .join(',');
       return [
         findingOf(
           policySelectsNoWorkload,
@@ -45,7 +43,7 @@ export const policySelectsNoWorkload: Rule = {
           policy,
           selector ? ['spec', 'selector'] : [],
           selector
-            ? `selects ${selectorText}, which no workload with a proxy${ns === root ? ' in any namespace' : ` in ${ns}`} carries: the policy applies to nothing`
+            ? `selects ${selectorText(selector)}, which no workload with a proxy${ns === root ? ' in any namespace' : ` in ${ns}`} carries: the policy applies to nothing`
             : `applies to the workloads of ${ns}, and ${ns} has none with a proxy: the policy applies to nothing`,
           {
             fix: 'correct the selector (or the namespace) to the workload the policy is meant for, or delete the policy',
