@@ -1,9 +1,10 @@
-/** How findings show a trace as evidence and a label selector, and where a workload is written. */
+/** What rules share: how findings show a trace and a label selector, where a workload is written, and which objects istioctl's checks leave out. */
 import type { Hop, TraceResult } from '../model/trace-result.ts';
 import type { KubeObject } from '../model/object.ts';
 import type { FieldPath } from '../load/parse.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import type { Workload } from '../mesh/workloads.ts';
+import { Label } from '../model/vocabulary.ts';
 
 /** The hops of a trace on one line: `sidecar ns/workload [cluster] → ...`. */
 export function hopsText(hops: readonly Hop[]): string {
@@ -38,4 +39,25 @@ export function selectorText(selector: Readonly<Record<string, string>>): string
   return Object.entries(selector)
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
+}
+
+/** Kubernetes' own namespaces, whose pods Istio's injector never touches. */
+const systemNamespaces = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'local-path-storage']);
+
+/** One of Kubernetes' own namespaces. */
+export function isSystemNamespace(name: string): boolean {
+  return systemNamespaces.has(name);
+}
+
+/**
+ * Objects of Istio's own control plane (labelled `istio`, or `release: istio`) or of Kubernetes' system
+ * namespaces, which these checks leave out as istioctl does: they run no application behind a sidecar.
+ */
+export function isIstioOrSystem(object: KubeObject): boolean {
+  const labels = object.metadata.labels ?? {};
+  return (
+    Label.Istio in labels ||
+    labels['release'] === 'istio' ||
+    systemNamespaces.has(object.metadata.namespace ?? '')
+  );
 }

@@ -11,7 +11,7 @@ import { specOf } from '../../model/specs.ts';
 import { GroupKind, Label } from '../../model/vocabulary.ts';
 import { Protocol, protocolOf } from '../../mesh/services.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
-import { isIstioOrSystem } from './KFM702-app-runs-as-proxy-uid.ts';
+import { isIstioOrSystem } from '../evidence.ts';
 
 export const portProtocolUnknown: Rule = {
   code: 'KFM701',

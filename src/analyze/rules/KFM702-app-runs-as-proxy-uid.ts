@@ -6,10 +6,10 @@
  */
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
-import type { KubeObject } from '../../model/object.ts';
 import { specOf, type PodSpec } from '../../model/specs.ts';
-import { GroupKind, Label } from '../../model/vocabulary.ts';
+import { GroupKind } from '../../model/vocabulary.ts';
 import type { FieldPath } from '../../load/parse.ts';
+import { isIstioOrSystem } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 /** The sidecar proxy's user and group. */
@@ -64,25 +64,4 @@ function proxyUidField(spec: PodSpec): FieldPath | undefined {
     (c) => !istioContainers.has(c.name ?? '') && c.securityContext?.runAsUser === ProxyUid,
   );
   return index >= 0 ? ['containers', index] : undefined;
-}
-
-/** Kubernetes' own namespaces, whose pods Istio's injector never touches. */
-const systemNamespaces = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'local-path-storage']);
-
-/** One of Kubernetes' own namespaces. */
-export function isSystemNamespace(name: string): boolean {
-  return systemNamespaces.has(name);
-}
-
-/**
- * Objects of Istio's own control plane (labelled `istio`, or `release: istio`) or of Kubernetes' system
- * namespaces, which these checks leave out as istioctl does: they run no application behind a sidecar.
- */
-export function isIstioOrSystem(object: KubeObject): boolean {
-  const labels = object.metadata.labels ?? {};
-  return (
-    Label.Istio in labels ||
-    labels['release'] === 'istio' ||
-    systemNamespaces.has(object.metadata.namespace ?? '')
-  );
 }

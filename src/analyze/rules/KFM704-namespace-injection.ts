@@ -13,7 +13,7 @@ import { dataOf } from '../../model/specs.ts';
 import { GroupKind, Label } from '../../model/vocabulary.ts';
 import type { Snapshot } from '../../load/snapshot.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
-import { isSystemNamespace } from './KFM702-app-runs-as-proxy-uid.ts';
+import { isSystemNamespace } from '../evidence.ts';
 
 const analyzer = 'injection.Analyzer';
 const notInjected: IstioCounterpart = { analyzer, code: 'IST0102' };
