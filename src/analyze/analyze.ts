@@ -38,6 +38,7 @@ import { serviceEntryWithoutAddress } from './rules/KFM414-service-entry-without
 import { conflictingServiceEntryProtocols } from './rules/KFM415-conflicting-service-entry-protocols.ts';
 import { claimRouteWithoutJwt } from './rules/KFM416-claim-route-without-jwt.ts';
 import { deprecatedFields } from './rules/KFM417-deprecated-fields.ts';
+import { ruleNeverUsed } from './rules/KFM418-rule-never-used.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
@@ -79,6 +80,7 @@ export const rules: readonly Rule[] = [
   conflictingServiceEntryProtocols,
   claimRouteWithoutJwt,
   deprecatedFields,
+  ruleNeverUsed,
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,

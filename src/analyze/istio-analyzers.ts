@@ -71,8 +71,4 @@ export const notYetCovered: readonly UncoveredAnalyzer[] = [
   { analyzer: 'annotations.K8sAnalyzer', reason: 'unknown, misplaced and deprecated Istio annotations' },
   { analyzer: 'gateway.SecretAnalyzer', reason: 'missing or malformed credential Secrets' },
   { analyzer: 'maturity.AlphaAnalyzer', reason: 'alpha Istio annotations' },
-  {
-    analyzer: 'schemaValidation.CollectionValidationAnalyzer',
-    reason: 'VirtualService matches that can never apply',
-  },
 ];

@@ -138,3 +138,99 @@ export function isCatchAllRule(rule: HttpRule): boolean {
     return m.uri.prefix === '/' || m.uri.regex === '.*' || m.uri.regex === '/.*';
   });
 }
+
+/**
+ * Does every value that `later` accepts also meet `earlier` (docs/semantics.md, Rules that can never
+ * apply)? Only what can be shown from the two patterns: a regex covers an exact value it matches, or the
+ * same regex; nothing else about regexes is decided.
+ */
+export function stringMatchCovers(earlier: StringMatch, later: StringMatch, ignoreCase = false): boolean {
+  const fold = (s: string) => (ignoreCase ? s.toLowerCase() : s);
+  const value = later.exact;
+  if (earlier.regex === '*') return true;
+  if (earlier.exact !== undefined) return value !== undefined && fold(value) === fold(earlier.exact);
+  if (earlier.prefix !== undefined) {
+    const p = fold(earlier.prefix);
+    const start = later.exact ?? later.prefix ?? later.pathSeparatedPrefix;
+    return start !== undefined && fold(start).startsWith(p);
+  }
+  if (earlier.pathSeparatedPrefix !== undefined) {
+    const p = fold(earlier.pathSeparatedPrefix);
+    const under = (s: string) => fold(s).startsWith(`${p}/`);
+    if (value !== undefined) return fold(value) === p || under(value);
+    if (later.pathSeparatedPrefix !== undefined)
+      return fold(later.pathSeparatedPrefix) === p || under(later.pathSeparatedPrefix);
+    return later.prefix !== undefined && under(later.prefix);
+  }
+  if (earlier.regex !== undefined) {
+    if (later.regex !== undefined) return later.regex === earlier.regex;
+    const re = fullMatchRegex(earlier.regex);
+    return value !== undefined && re !== null && re.test(value);
+  }
+  return true;
+}
+
+/** Every condition of `earlier`'s map met by every request `later` accepts (a header `earlier` requires, `later` requires too). */
+function conditionsCover(
+  earlier: Readonly<Record<string, StringMatch>> | undefined,
+  later: Readonly<Record<string, StringMatch>> | undefined,
+): boolean {
+  for (const name in earlier ?? {}) {
+    const condition = later?.[name];
+    if (condition === undefined || !stringMatchCovers(earlier?.[name] as StringMatch, condition))
+      return false;
+  }
+  return true;
+}
+
+/** Every header `earlier` refuses, `later` refuses too (it refuses at least the values `earlier` does). */
+function refusalsCover(
+  earlier: Readonly<Record<string, StringMatch>> | undefined,
+  later: Readonly<Record<string, StringMatch>> | undefined,
+): boolean {
+  for (const name in earlier ?? {}) {
+    const refused = later?.[name];
+    if (refused === undefined || !stringMatchCovers(refused, earlier?.[name] as StringMatch)) return false;
+  }
+  return true;
+}
+
+/** Where `earlier` is generated, `later` is too, and no more widely (per-match gateways, port, source). */
+function scopeCovers(earlier: HttpMatch, later: HttpMatch): boolean {
+  if (earlier.port !== undefined && earlier.port !== later.port) return false;
+  if (earlier.sourceNamespace !== undefined && earlier.sourceNamespace !== later.sourceNamespace)
+    return false;
+  if (earlier.gateways && earlier.gateways.length > 0) {
+    if (!later.gateways || later.gateways.length === 0) return false;
+    if (!later.gateways.every((g) => earlier.gateways?.includes(g))) return false;
+  }
+  for (const [key, value] of Object.entries(earlier.sourceLabels ?? {}))
+    if (later.sourceLabels?.[key] !== value) return false;
+  return true;
+}
+
+/**
+ * Does `earlier` take every request `later` would (so `later`, checked after it, never matches)? A
+ * condition `earlier` sets must be implied by one `later` sets; a condition only `later` sets narrows it
+ * further. A field either leaves undecided makes the answer no.
+ */
+export function matchCovers(earlier: HttpMatch, later: HttpMatch): boolean {
+  if (!scopeCovers(earlier, later)) return false;
+  if (earlier.uri) {
+    if (!later.uri) return false;
+    // A case-blind later match accepts spellings a case-sensitive earlier one refuses.
+    if (later.ignoreUriCase === true && earlier.ignoreUriCase !== true) return false;
+    if (!stringMatchCovers(earlier.uri, later.uri, earlier.ignoreUriCase === true)) return false;
+  }
+  for (const field of ['scheme', 'method', 'authority'] as const) {
+    const condition = earlier[field];
+    if (condition === undefined) continue;
+    const narrower = later[field];
+    if (narrower === undefined || !stringMatchCovers(condition, narrower)) return false;
+  }
+  return (
+    conditionsCover(earlier.headers, later.headers) &&
+    conditionsCover(earlier.queryParams, later.queryParams) &&
+    refusalsCover(earlier.withoutHeaders, later.withoutHeaders)
+  );
+}

@@ -37,6 +37,11 @@ function orderKeys(
   return out;
 }
 
+/** The value as JSON with every object's keys sorted: equal for values that differ only in key order. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortDeep(value));
+}
+
 function sortDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortDeep);
   if (isPlainObject(value)) return orderKeys(value, []);
