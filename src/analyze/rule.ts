@@ -30,7 +30,7 @@ export interface Rule {
   reads: readonly string[];
   /**
    * What `istioctl analyze` reports for the problems this rule finds, where it reports them at all. A
-   * finding carries the one it corresponds to (the rule's only one, unless the rule names it).
+   * finding carries the ones it corresponds to (the rule's only one, unless the rule names them).
    */
   istio?: readonly IstioCounterpart[];
   check(context: AnalyzeContext): Finding[];
@@ -43,10 +43,16 @@ export function findingOf(
   object: KubeObject,
   field: FieldPath | undefined,
   message: string,
-  extra: { fix?: string; patch?: PatchOperation[]; evidence?: string[]; istio?: IstioCounterpart } = {},
+  extra: {
+    fix?: string;
+    patch?: PatchOperation[];
+    evidence?: string[];
+    istio?: IstioCounterpart | readonly IstioCounterpart[];
+  } = {},
 ): Finding {
   const location = context.snapshot.locate(object, field ?? []);
-  const istio = extra.istio ?? (rule.istio?.length === 1 ? rule.istio[0] : undefined);
+  const named = extra.istio ?? (rule.istio?.length === 1 ? rule.istio : []);
+  const istio = Array.isArray(named) ? [...named] : [named as IstioCounterpart];
   return {
     code: rule.code,
     severity: rule.severity,
@@ -57,7 +63,7 @@ export function findingOf(
     ...(extra.fix ? { fix: extra.fix } : {}),
     ...(extra.patch && extra.patch.length > 0 ? { patch: extra.patch } : {}),
     ...(extra.evidence && extra.evidence.length > 0 ? { evidence: extra.evidence } : {}),
-    ...(istio ? { istio } : {}),
+    ...(istio.length > 0 ? { istio } : {}),
   };
 }
 

@@ -4,7 +4,7 @@
  * logical location; the evidence and the JSON Patch of a fix are the result's properties. Findings from objects without a file (the built-in example, a live cluster) carry
  * only the logical location.
  */
-import type { Finding } from '../model/finding.ts';
+import { istioCodes, type Finding } from '../model/finding.ts';
 import { describeRef } from '../model/object.ts';
 import type { Rule } from './rule.ts';
 
@@ -60,7 +60,7 @@ export function toSarif(findings: readonly Finding[], rules: readonly Rule[], ve
                   properties: {
                     ...(f.evidence ? { evidence: f.evidence } : {}),
                     ...(f.patch ? { patch: f.patch } : {}),
-                    ...(f.istio ? { istio: f.istio.code } : {}),
+                    ...(f.istio ? { istio: istioCodes(f) } : {}),
                   },
                 }
               : {}),

@@ -1,7 +1,7 @@
 /** `kfmesh analyze`: the findings of every rule, as text, JSON or SARIF; exit 1 at or above `--fail-on`. */
 import { formatLocation } from '../model/errors.ts';
 import { describeRef } from '../model/object.ts';
-import type { Finding } from '../model/finding.ts';
+import { istioCodes, type Finding } from '../model/finding.ts';
 import { analyze, atOrAbove, findingsDocument, rules } from '../analyze/analyze.ts';
 import { toSarif } from '../analyze/sarif.ts';
 import { ExitCode, oneOf, runCommand, snapshotFrom, type ClusterFlags, type Streams } from './io.ts';
@@ -49,7 +49,7 @@ export function findingsText(findings: readonly Finding[]): string {
   const lines: string[] = [];
   for (const f of findings) {
     const where = f.location ? `${formatLocation(f.location)}: ` : '';
-    const code = `${f.code}${f.istio ? ` (${f.istio.code})` : ''}`;
+    const code = `${f.code}${f.istio ? ` (${istioCodes(f).join(', ')})` : ''}`;
     lines.push(`${where}${f.severity} ${code}: ${describeRef(f.object)}${f.field ? ` ${f.field}` : ''}`);
     lines.push(`  ${f.message}`);
     if (f.fix) lines.push(`  fix: ${f.fix}`);

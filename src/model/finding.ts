@@ -22,8 +22,12 @@ export interface Finding {
   patch?: PatchOperation[];
   /** What proves it (for example the hops of a trace), one line each. */
   evidence?: string[];
-  /** The message `istioctl analyze` gives for the same problem, when it has one. */
-  istio?: IstioCounterpart;
+  /**
+   * The messages `istioctl analyze` gives for the same problem, where it has any: usually one; more where
+   * two of its analyzers report the same object (a Gateway that selects no pod: IST0101 from both the
+   * port and the secret analyzer).
+   */
+  istio?: IstioCounterpart[];
 }
 
 /** An analyzer of `istioctl analyze` and the message code it reports (`IST0109`). */
@@ -44,4 +48,9 @@ export interface PatchOperation {
 /** A JSON Pointer from a field path, with `~` and `/` escaped. */
 export function pointerOf(path: readonly (string | number)[]): string {
   return path.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+}
+
+/** The IST codes of a finding's counterparts, each once (two analyzers may give the same code). */
+export function istioCodes(finding: Finding): string[] {
+  return [...new Set((finding.istio ?? []).map((c) => c.code))];
 }

@@ -35,7 +35,7 @@ describe('KFM409 subset-selects-no-pod', () => {
       found[0]?.message ?? '',
       /subset v2 selects version=v2, which no pod of api\.apps\.svc\.cluster\.local carries/,
     );
-    assert.equal(found[0]?.istio?.code, 'IST0173');
+    assert.equal(found[0]?.istio?.[0]?.code, 'IST0173');
   });
 
   test("a node's topology labels count as the pod's", () => {
@@ -72,7 +72,7 @@ describe('KFM410 tls-without-ca', () => {
       ],
       'KFM410',
     );
-    assert.deepEqual(found.map((f) => `${f.field} ${f.istio?.code}`).sort(), [
+    assert.deepEqual(found.map((f) => `${f.field} ${f.istio?.[0]?.code}`).sort(), [
       'spec.trafficPolicy.portLevelSettings[0].tls.mode IST0129',
       'spec.trafficPolicy.tls.mode IST0128',
     ]);

@@ -53,14 +53,14 @@ describe('KFM411 gateway-port-not-on-service', () => {
       [...ingressGateway(), istioGateway('g', { istio: 'ingresgateway' }, [http(80)])],
       'KFM411',
     );
-    assert.equal(typo[0]?.istio?.code, 'IST0101');
+    assert.equal(typo[0]?.istio?.[0]?.code, 'IST0101');
     assert.match(typo[0]?.message ?? '', /selects istio=ingresgateway, which no pod carries/);
     const port = only(
       [...ingressGateway(), istioGateway('g', { istio: 'ingressgateway' }, [http(80), http(9000)])],
       'KFM411',
     );
     assert.deepEqual(
-      port.map((f) => `${f.field} ${f.istio?.code}`),
+      port.map((f) => `${f.field} ${f.istio?.[0]?.code}`),
       ['spec.servers[1].port.number IST0162'],
     );
   });
@@ -94,7 +94,7 @@ describe('KFM412 conflicting-gateways', () => {
       ],
       'KFM412',
     );
-    assert.deepEqual(found.map((f) => `${f.severity} ${f.object.name} ${f.istio?.code}`).sort(), [
+    assert.deepEqual(found.map((f) => `${f.severity} ${f.object.name} ${f.istio?.[0]?.code}`).sort(), [
       'warning a IST0145',
       'warning b IST0145',
     ]);
@@ -158,7 +158,7 @@ describe('KFM210 selector-on-gateway-api-pods and KFM416 claim-route-without-jwt
       'KFM210',
     );
     assert.deepEqual(
-      found.map((f) => `${f.severity} ${f.istio?.code}`),
+      found.map((f) => `${f.severity} ${f.istio?.[0]?.code}`),
       ['info IST0166'],
     );
     const targeted = selecting({
@@ -189,7 +189,7 @@ describe('KFM210 selector-on-gateway-api-pods and KFM416 claim-route-without-jwt
       claimRoute,
     ];
     assert.deepEqual(
-      only(objects, 'KFM416').map((f) => f.istio?.code),
+      only(objects, 'KFM416').map((f) => f.istio?.[0]?.code),
       ['IST0149'],
     );
     const jwt: KubeObject = {

@@ -12,7 +12,7 @@ describe('KFM601 policy-selects-no-workload', () => {
       'KFM601',
     );
     assert.match(typo[0]?.message ?? '', /selects app=apii, which no workload with a proxy in apps carries/);
-    assert.equal(typo[0]?.istio?.code, 'IST0127');
+    assert.equal(typo[0]?.istio?.[0]?.code, 'IST0127');
     const empty = only([...base, ns('empty', {}), policy('empty', 'p', {})], 'KFM601');
     assert.match(
       empty[0]?.message ?? '',
@@ -55,7 +55,7 @@ describe('KFM602 policy-names-missing-namespace', () => {
       found.map((f) => f.field),
       ['spec.rules[0].from[0].source.namespaces[1]', 'spec.rules[0].from[0].source.notNamespaces[0]'],
     );
-    assert.equal(found[0]?.istio?.code, 'IST0101');
+    assert.equal(found[0]?.istio?.[0]?.code, 'IST0101');
   });
 
   test('an input without Namespace objects cannot tell: nothing', () => {

@@ -40,7 +40,7 @@ describe('KFM401 route-to-missing-target', () => {
   test('a missing Service, a missing port (with its patch): Istio IST0101', () => {
     const gone = only([...base, route('gone', 80)], 'KFM401');
     assert.match(gone[0]?.message ?? '', /gone\.apps\.svc\.cluster\.local, which no Service or ServiceEntry/);
-    assert.equal(gone[0]?.istio?.code, 'IST0101');
+    assert.equal(gone[0]?.istio?.[0]?.code, 'IST0101');
     const port = only([...base, route('api', 9090)], 'KFM401');
     assert.match(port[0]?.message ?? '', /port 9090 .* has ports 80/);
     assert.deepEqual(only(patched([...base, route('api', 9090)], port[0]), 'KFM401'), []);
@@ -87,7 +87,7 @@ describe('KFM401 route-to-missing-target', () => {
       },
     };
     const found = only([...base, two, route('two')], 'KFM401');
-    assert.equal(found[0]?.istio?.code, 'IST0112');
+    assert.equal(found[0]?.istio?.[0]?.code, 'IST0112');
     assert.match(found[0]?.message ?? '', /without a port, and it has ports 80, 9000/);
     assert.deepEqual(only([...base, two, route('two', 9000)], 'KFM401'), []);
   });
@@ -117,7 +117,7 @@ describe('KFM402 conflicting-virtual-services', () => {
     assert.deepEqual(found.map((f) => f.object.name).sort(), ['new', 'old']);
     const young = found.find((f) => f.object.name === 'new');
     assert.match(young?.message ?? '', /claimed by VirtualService apps\/old.* use the oldest \(apps\/old\)/);
-    assert.equal(young?.istio?.code, 'IST0109');
+    assert.equal(young?.istio?.[0]?.code, 'IST0109');
   });
 
   test('exported to namespaces no sidecar shares: nothing; to one both reach: a conflict', () => {
@@ -220,7 +220,7 @@ describe('KFM408 gateway-route-skips-subsets', () => {
       found[0]?.message ?? '',
       /VirtualService apps\/api splits api\.apps\.svc\.cluster\.local into subsets/,
     );
-    assert.equal(found[0]?.istio?.code, 'IST0140');
+    assert.equal(found[0]?.istio?.[0]?.code, 'IST0140');
   });
 
   test('with a subset, or with no split elsewhere: nothing', () => {
@@ -254,7 +254,7 @@ describe('KFM701 port-protocol-unknown and KFM702 app-runs-as-proxy-uid', () => 
       'KFM701',
     );
     assert.deepEqual(
-      found.map((f) => `${f.severity} ${f.field} ${f.istio?.code}`),
+      found.map((f) => `${f.severity} ${f.field} ${f.istio?.[0]?.code}`),
       ['info spec.ports[0] IST0118', 'info spec.ports[1] IST0118'],
     );
   });

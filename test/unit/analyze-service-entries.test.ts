@@ -27,7 +27,7 @@ describe('KFM414 service-entry-without-address', () => {
 
   test('a TCP port without addresses (IST0134); not the HTTPS one', () => {
     assert.deepEqual(
-      only([tcp], 'KFM414').map((f) => `${f.field} ${f.istio?.code}`),
+      only([tcp], 'KFM414').map((f) => `${f.field} ${f.istio?.[0]?.code}`),
       ['spec.ports[0] IST0134'],
     );
   });
@@ -56,7 +56,7 @@ describe('KFM415 conflicting-service-entry-protocols', () => {
 
   test('one host and port, two protocols, seen together (IST0177)', () => {
     const found = only([entry('a', 'team', port('TLS')), entry('b', 'team', port('HTTPS'))], 'KFM415');
-    assert.deepEqual(found.map((f) => `${f.object.name} ${f.istio?.code}`).sort(), [
+    assert.deepEqual(found.map((f) => `${f.object.name} ${f.istio?.[0]?.code}`).sort(), [
       'a IST0177',
       'b IST0177',
     ]);

@@ -20,7 +20,7 @@ describe('KFM413 sidecar-resource-scope', () => {
   test('a selector no workload of the namespace carries (IST0101)', () => {
     const found = only([...base, sidecar('team', 's', { app: 'apii' })], 'KFM413');
     assert.deepEqual(
-      found.map((f) => f.istio?.code),
+      found.map((f) => f.istio?.[0]?.code),
       ['IST0101'],
     );
   });
@@ -30,9 +30,12 @@ describe('KFM413 sidecar-resource-scope', () => {
       [...base, sidecar('team', 'a', { app: 'api' }), sidecar('team', 'b', { app: 'api' })],
       'KFM413',
     );
-    assert.deepEqual(two.map((f) => `${f.object.name} ${f.istio?.code}`).sort(), ['a IST0110', 'b IST0110']);
+    assert.deepEqual(two.map((f) => `${f.object.name} ${f.istio?.[0]?.code}`).sort(), [
+      'a IST0110',
+      'b IST0110',
+    ]);
     const defaults = only([...base, sidecar('team', 'a'), sidecar('team', 'b')], 'KFM413');
-    assert.deepEqual(defaults.map((f) => `${f.object.name} ${f.istio?.code}`).sort(), [
+    assert.deepEqual(defaults.map((f) => `${f.object.name} ${f.istio?.[0]?.code}`).sort(), [
       'a IST0111',
       'b IST0111',
     ]);
@@ -53,7 +56,7 @@ describe('KFM209 sidecar-resource-on-ambient', () => {
       [...ambient, sidecar('team', 'all'), sidecar('team', 'one', { app: 'api' })],
       'KFM209',
     );
-    assert.deepEqual(found.map((f) => `${f.object.name} ${f.istio?.code}`).sort(), [
+    assert.deepEqual(found.map((f) => `${f.object.name} ${f.istio?.[0]?.code}`).sort(), [
       'all IST0167',
       'one IST0167',
     ]);
@@ -90,7 +93,7 @@ describe('KFM417 deprecated-fields', () => {
       },
     };
     const found = only([vs({ percent: 10 }), egress], 'KFM417');
-    assert.deepEqual(found.map((f) => `${f.object.kind} ${f.istio?.code}`).sort(), [
+    assert.deepEqual(found.map((f) => `${f.object.kind} ${f.istio?.[0]?.code}`).sort(), [
       'Sidecar IST0002',
       'VirtualService IST0002',
     ]);

@@ -152,7 +152,7 @@ describe('KFM418: a rule or match no request reaches', () => {
       'KFM418',
     );
     assert.deepEqual(
-      findings.map((f) => [f.field, f.istio?.code]),
+      findings.map((f) => [f.field, f.istio?.[0]?.code]),
       [
         ['spec.http[1]', undefined],
         // istioctl compares only matches with the same header names: it does not see this one.
@@ -211,7 +211,7 @@ describe('KFM418: a rule or match no request reaches', () => {
       'KFM418',
     );
     assert.deepEqual(
-      findings.map((f) => [f.field, f.istio?.code]),
+      findings.map((f) => [f.field, f.istio?.[0]?.code]),
       [
         ['spec.http[0].match[1]', 'IST0131'],
         ['spec.http[2]', 'IST0130'],

@@ -17,13 +17,13 @@ describe('KFM703 service-ports-conflict', () => {
   test('one port with two protocols (IST0116); one target port through ports of two protocols (IST0137)', () => {
     const udp = only([...base, service('dns', [{ name: 'dns', port: 80, protocol: 'UDP' }])], 'KFM703');
     assert.deepEqual(
-      udp.map((f) => f.istio?.code),
+      udp.map((f) => f.istio?.[0]?.code),
       ['IST0116'],
     );
     const alias = service('alias', [{ name: 'tcp-raw', port: 9000, targetPort: 8080 }]);
     const found = only([...base, alias], 'KFM703');
     assert.deepEqual(
-      found.map((f) => f.istio?.code),
+      found.map((f) => f.istio?.[0]?.code),
       ['IST0137'],
     );
     assert.match(
@@ -58,7 +58,7 @@ describe('KFM704 namespace-injection and KFM705 pod-missing-proxy', () => {
       ],
       'KFM704',
     );
-    assert.deepEqual(found.map((f) => `${f.object.name} ${f.severity} ${f.istio?.code}`).sort(), [
+    assert.deepEqual(found.map((f) => `${f.object.name} ${f.severity} ${f.istio?.[0]?.code}`).sort(), [
       'both warning IST0123',
       'plain info IST0102',
     ]);
@@ -82,7 +82,7 @@ describe('KFM704 namespace-injection and KFM705 pod-missing-proxy', () => {
       pod('out', {}, { 'sidecar.istio.io/inject': 'false' }),
     ];
     assert.deepEqual(
-      only(objects, 'KFM705').map((f) => `${f.object.name} ${f.istio?.code}`),
+      only(objects, 'KFM705').map((f) => `${f.object.name} ${f.istio?.[0]?.code}`),
       ['stale IST0103'],
     );
   });
