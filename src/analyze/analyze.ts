@@ -39,6 +39,7 @@ import { conflictingServiceEntryProtocols } from './rules/KFM415-conflicting-ser
 import { claimRouteWithoutJwt } from './rules/KFM416-claim-route-without-jwt.ts';
 import { deprecatedFields } from './rules/KFM417-deprecated-fields.ts';
 import { ruleNeverUsed } from './rules/KFM418-rule-never-used.ts';
+import { gatewayCredential } from './rules/KFM419-gateway-credential.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
@@ -81,6 +82,7 @@ export const rules: readonly Rule[] = [
   claimRouteWithoutJwt,
   deprecatedFields,
   ruleNeverUsed,
+  gatewayCredential,
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,
@@ -93,6 +95,8 @@ export const rules: readonly Rule[] = [
 
 export interface AnalyzeOptions {
   clusterDomain?: string;
+  /** The time certificates are judged at; without it, their validity periods are not checked. */
+  now?: Date;
 }
 
 /** Runs every rule whose inputs are present (a rule without objects of the kinds it reads finds nothing). */
@@ -100,7 +104,11 @@ export function analyze(snapshot: Snapshot, options: AnalyzeOptions = {}): Findi
   // Compiled whatever rules run: compiling checks the input (a malformed NetworkPolicy is an error even
   // where no rule that reads NetworkPolicies runs).
   const mesh = compileMesh(snapshot, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {});
-  const context: AnalyzeContext = { snapshot, mesh: () => mesh };
+  const context: AnalyzeContext = {
+    snapshot,
+    mesh: () => mesh,
+    ...(options.now ? { now: options.now } : {}),
+  };
   const findings = rules
     .filter((rule) => rule.reads.some((kind) => snapshot.holds(kind)))
     .flatMap((rule) => rule.check(context));

@@ -69,6 +69,5 @@ export const notApplicable: readonly UncoveredAnalyzer[] = [
 /** Analyzers that apply to a Kubeflow/KServe platform and have no kfmesh rule yet. */
 export const notYetCovered: readonly UncoveredAnalyzer[] = [
   { analyzer: 'annotations.K8sAnalyzer', reason: 'unknown, misplaced and deprecated Istio annotations' },
-  { analyzer: 'gateway.SecretAnalyzer', reason: 'missing or malformed credential Secrets' },
   { analyzer: 'maturity.AlphaAnalyzer', reason: 'alpha Istio annotations' },
 ];

@@ -13,6 +13,8 @@ import type { Mesh } from '../mesh/compiled.ts';
 export interface AnalyzeContext {
   snapshot: Snapshot;
   mesh(): Mesh;
+  /** The time certificates are judged at (the caller's clock, or `--now`); none: validity is not checked. */
+  now?: Date;
 }
 
 /** One rule. */

@@ -4,7 +4,7 @@ import { describeRef } from '../model/object.ts';
 import { istioCodes, type Finding } from '../model/finding.ts';
 import { analyze, atOrAbove, findingsDocument, rules } from '../analyze/analyze.ts';
 import { toSarif } from '../analyze/sarif.ts';
-import { ExitCode, oneOf, runCommand, snapshotFrom, type ClusterFlags, type Streams } from './io.ts';
+import { ExitCode, nowFlag, oneOf, runCommand, snapshotFrom, type ClusterFlags, type Streams } from './io.ts';
 import { version } from './version.ts';
 
 /** Options of `kfmesh analyze` as parsed from the command line. */
@@ -12,6 +12,7 @@ export interface AnalyzeFlags extends ClusterFlags {
   output: string;
   failOn: string;
   clusterDomain: string;
+  now?: string;
 }
 
 /** Runs `kfmesh analyze`. */
@@ -19,8 +20,9 @@ export function analyzeCommand(paths: string[], flags: AnalyzeFlags, streams: St
   return runCommand(streams, async () => {
     const format = oneOf('-o', flags.output, ['text', 'json', 'sarif'] as const);
     const failOn = oneOf('--fail-on', flags.failOn, ['error', 'warning', 'never'] as const);
+    const now = nowFlag(flags.now);
     const snapshot = await snapshotFrom(paths, streams, flags);
-    const findings = analyze(snapshot, { clusterDomain: flags.clusterDomain });
+    const findings = analyze(snapshot, { clusterDomain: flags.clusterDomain, now });
     streams.stdout(
       format === 'json'
         ? findingsJson(findings)

@@ -107,6 +107,18 @@ export function istioVersionFlag(text: string | undefined): IstioVersion {
   return version;
 }
 
+/** `--now TIME`: an RFC 3339 time (`2026-12-05T10:00:00Z`), the clock when absent; a usage error otherwise. */
+export function nowFlag(text: string | undefined): Date {
+  if (text === undefined) return new Date();
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+  const time = Date.parse(text);
+  if (!rfc3339.test(text) || Number.isNaN(time))
+    throw new UsageError(
+      `--now must be an RFC 3339 time such as 2026-12-05T10:00:00Z, got ${JSON.stringify(text)}`,
+    );
+  return new Date(time);
+}
+
 export function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
   if (!(allowed as readonly string[]).includes(value)) {
     throw new UsageError(`${flag} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);

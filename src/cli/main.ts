@@ -75,6 +75,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .option('-o, --output <format>', 'text, json or sarif', 'text')
     .option('--fail-on <severity>', 'exit 1 when a finding is at or above: error, warning or never', 'error')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
+    .option('--now <time>', "judge certificates' validity at this RFC 3339 time (default: the clock)")
     .action(async (paths: string[], flags: AnalyzeFlags) => {
       result.code = await analyzeCommand(paths, flags, streams);
     });

@@ -51,6 +51,8 @@ export function serveCommand(
       new ConsoleModel(await snapshotFrom(paths, streams, flags), {
         source,
         clusterDomain: flags.clusterDomain,
+        // Loaded again on reload: certificates are judged at the time of each load.
+        now: new Date(),
         ...(flags.istioVersion ? { istioVersion: flags.istioVersion } : {}),
       });
     const first = await load();

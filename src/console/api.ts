@@ -40,6 +40,8 @@ export interface ConsoleOptions {
   clusterDomain?: string;
   /** The Istio version (X.Y) the graphs and traces simulate unless a trace names another; default the newest modelled. */
   istioVersion?: string;
+  /** The time findings judge certificates at (the shell's clock); none: validity is not checked. */
+  now?: Date;
 }
 
 const modes = [MeshMode.Sidecar, MeshMode.Ambient] as const;
@@ -78,7 +80,14 @@ export class ConsoleModel {
       }
       case '/api/findings':
         return ok<'/api/findings'>(
-          this.#once('findings', () => findingsDocument(analyze(this.#snapshot, this.#domain()))),
+          this.#once('findings', () =>
+            findingsDocument(
+              analyze(this.#snapshot, {
+                ...this.#domain(),
+                ...(this.#options.now ? { now: this.#options.now } : {}),
+              }),
+            ),
+          ),
         );
       case '/api/migration':
         return ok<'/api/migration'>(this.#once('report', () => reportDocument(this.#migration().report)));

@@ -334,6 +334,31 @@ export function dataOf(configMap: KubeObject | undefined): Readonly<Record<strin
   return out;
 }
 
+/**
+ * A Secret's values as the API server stores them: `data` decoded from base64 (as binary strings), with
+ * `stringData` written over it. A `data` value that is not base64 comes back as `null`.
+ */
+export function secretDataOf(secret: KubeObject): Readonly<Record<string, string | null>> {
+  const actual = groupKindOf(secret);
+  if (actual !== '/Secret')
+    throw new WrongKindError(`read the data of a Secret from ${actual} ${secret.metadata.name}`);
+  const out: Record<string, string | null> = {};
+  const data = secret['data'];
+  if (isPlainObject(data))
+    for (const [key, value] of Object.entries(data)) {
+      if (typeof value !== 'string') continue;
+      try {
+        out[key] = atob(value.replace(/\s+/g, ''));
+      } catch {
+        out[key] = null;
+      }
+    }
+  const stringData = secret['stringData'];
+  if (isPlainObject(stringData))
+    for (const [key, value] of Object.entries(stringData)) if (typeof value === 'string') out[key] = value;
+  return out;
+}
+
 /** A webhook of an admissionregistration.k8s.io/v1 webhook configuration: the part kfmesh reads. */
 export interface Webhook {
   name?: string;

@@ -27,6 +27,8 @@ export const gatewayPortNotOnService: Rule = {
   istio: [
     { analyzer, code: 'IST0101' },
     { analyzer, code: 'IST0162' },
+    // istioctl's secret analyzer reports a Gateway without pods too, as its credentials' namespace is unknown.
+    { analyzer: 'gateway.SecretAnalyzer', code: 'IST0101' },
   ],
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
@@ -47,7 +49,10 @@ export const gatewayPortNotOnService: Rule = {
             `selects ${selected || 'every pod'}, which no pod carries: this Gateway configures nothing`,
             {
               fix: 'correct the selector to the labels of the gateway pods (istio: ingressgateway for the default ingress gateway)',
-              istio: { analyzer, code: 'IST0101' },
+              istio: [
+                { analyzer, code: 'IST0101' },
+                { analyzer: 'gateway.SecretAnalyzer', code: 'IST0101' },
+              ],
             },
           ),
         ];
