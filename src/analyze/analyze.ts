@@ -48,6 +48,8 @@ import { appRunsAsProxyUid } from './rules/KFM702-app-runs-as-proxy-uid.ts';
 import { servicePortsConflict } from './rules/KFM703-service-ports-conflict.ts';
 import { namespaceInjection } from './rules/KFM704-namespace-injection.ts';
 import { podMissingProxy } from './rules/KFM705-pod-missing-proxy.ts';
+import { istioAnnotations } from './rules/KFM706-istio-annotations.ts';
+import { alphaAnnotations } from './rules/KFM707-alpha-annotations.ts';
 
 /** Every rule, by code. */
 export const rules: readonly Rule[] = [
@@ -91,6 +93,8 @@ export const rules: readonly Rule[] = [
   servicePortsConflict,
   namespaceInjection,
   podMissingProxy,
+  istioAnnotations,
+  alphaAnnotations,
 ];
 
 export interface AnalyzeOptions {

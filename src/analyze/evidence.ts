@@ -1,6 +1,6 @@
 /** What rules share: how findings show a trace and a label selector, where a workload is written, and which objects istioctl's checks leave out. */
 import type { Hop, TraceResult } from '../model/trace-result.ts';
-import type { KubeObject } from '../model/object.ts';
+import type { KubeObject, ObjectMeta } from '../model/object.ts';
 import type { FieldPath } from '../load/parse.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import type { Workload } from '../mesh/workloads.ts';
@@ -60,4 +60,74 @@ export function isIstioOrSystem(object: KubeObject): boolean {
     labels['release'] === 'istio' ||
     systemNamespaces.has(object.metadata.namespace ?? '')
   );
+}
+
+/** Annotations as Istio's annotation checks see them, with where they are written. */
+export interface AnnotatedMetadata {
+  /** The object the annotations are written in. */
+  object: KubeObject;
+  /** The kind they apply to: the object's, or `Pod` for a workload's pod template. */
+  kind: string;
+  /** The path of the `annotations` map. */
+  path: FieldPath;
+  annotations: Readonly<Record<string, string>>;
+  labels: Readonly<Record<string, string>>;
+  /** A pod template (istioctl reads running pods only, not templates). */
+  template: boolean;
+  /** The pod's init container names (a pod or template). */
+  initContainers: readonly string[];
+}
+
+/**
+ * The annotations of Namespaces, Services, Pods and Deployments (what istioctl's annotation analyzers
+ * read), and of the pod templates of Deployments, StatefulSets and DaemonSets, read as pods' annotations.
+ */
+export function annotatedMetadata(snapshot: Snapshot): AnnotatedMetadata[] {
+  const out: AnnotatedMetadata[] = [];
+  const initNames = (spec: unknown) =>
+    ((spec as { initContainers?: { name?: string }[] } | undefined)?.initContainers ?? []).map(
+      (c) => c.name ?? '',
+    );
+  const add = (
+    object: KubeObject,
+    kind: string,
+    meta: ObjectMeta | undefined,
+    path: FieldPath,
+    template: boolean,
+    spec: unknown,
+  ) => {
+    const annotations = meta?.annotations ?? {};
+    if (Object.keys(annotations).length === 0) return;
+    out.push({
+      object,
+      kind,
+      path,
+      annotations,
+      labels: meta?.labels ?? {},
+      template,
+      initContainers: initNames(spec),
+    });
+  };
+  for (const [group, kind] of [
+    ['', 'Namespace'],
+    ['', 'Service'],
+    ['', 'Pod'],
+    ['apps', 'Deployment'],
+  ] as const)
+    for (const o of snapshot.list(group, kind))
+      add(o, kind, o.metadata, ['metadata', 'annotations'], false, o['spec']);
+  for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet'])
+    for (const o of snapshot.list('apps', kind)) {
+      const template = (o['spec'] as { template?: { metadata?: ObjectMeta; spec?: unknown } } | undefined)
+        ?.template;
+      add(
+        o,
+        'Pod',
+        template?.metadata,
+        ['spec', 'template', 'metadata', 'annotations'],
+        true,
+        template?.spec,
+      );
+    }
+  return out;
 }

@@ -67,7 +67,4 @@ export const notApplicable: readonly UncoveredAnalyzer[] = [
 ];
 
 /** Analyzers that apply to a Kubeflow/KServe platform and have no kfmesh rule yet. */
-export const notYetCovered: readonly UncoveredAnalyzer[] = [
-  { analyzer: 'annotations.K8sAnalyzer', reason: 'unknown, misplaced and deprecated Istio annotations' },
-  { analyzer: 'maturity.AlphaAnalyzer', reason: 'alpha Istio annotations' },
-];
+export const notYetCovered: readonly UncoveredAnalyzer[] = [];
