@@ -3,13 +3,63 @@
  * its `istioctl analyze` counterpart, then the Istio analyzers kfmesh leaves out and why.
  * `npm run docs` writes the file; a test fails when the file and the registry disagree.
  */
-import { rules } from './analyze.ts';
+import { describeRef } from '../model/object.ts';
+import { istioCodes, type Finding } from '../model/finding.ts';
+import { parseManifests } from '../load/parse.ts';
+import { Snapshot } from '../load/snapshot.ts';
+import { analyze, rules } from './analyze.ts';
 import { notApplicable, notYetCovered, type UncoveredAnalyzer } from './istio-analyzers.ts';
 
 const cell = (text: string) => text.replaceAll('|', '\\|');
 
-/** The Markdown of docs/analyzers.md. */
-export function analyzerCatalog(): string {
+/** A rule's example: an input file (`examples/rules/<code>.yaml`) and its text. */
+export interface RuleExample {
+  file: string;
+  text: string;
+}
+
+/** The findings a rule's example gives (of that rule only), as analyze prints them, without file positions. */
+export function exampleFindings(code: string, example: RuleExample): Finding[] {
+  const snapshot = new Snapshot(parseManifests({ name: example.file, text: example.text }));
+  return analyze(snapshot).filter((f) => f.code === code);
+}
+
+const examplesShown = 2;
+
+function exampleSection(examples: ReadonlyMap<string, RuleExample>): string[] {
+  return rules.flatMap((rule) => {
+    const example = examples.get(rule.code);
+    if (!example) return [];
+    const found = exampleFindings(rule.code, example);
+    const shown = found
+      .slice(0, examplesShown)
+      .flatMap((f) => [
+        `${f.severity} ${f.code}${f.istio ? ` (${istioCodes(f).join(', ')})` : ''}: ${describeRef(f.object)}${f.field ? ` ${f.field}` : ''}`,
+        `  ${f.message}`,
+        ...(f.fix ? [`  fix: ${f.fix}`] : []),
+        ...(f.evidence ?? []).map((e) => `  trace: ${e}`),
+      ]);
+    const more = found.length > examplesShown ? [`(and ${found.length - examplesShown} more)`] : [];
+    return [
+      `### ${rule.code} \`${rule.name}\``,
+      '',
+      `\`${example.file}\`:`,
+      '',
+      '```yaml',
+      example.text.trimEnd(),
+      '```',
+      '',
+      '```',
+      ...shown,
+      ...more,
+      '```',
+      '',
+    ];
+  });
+}
+
+/** The Markdown of docs/analyzers.md, with each rule's example (read by the caller from examples/rules/). */
+export function analyzerCatalog(examples: ReadonlyMap<string, RuleExample> = new Map()): string {
   const covered = new Map<string, Set<string>>();
   for (const rule of rules)
     for (const c of rule.istio ?? [])
@@ -37,8 +87,14 @@ export function analyzerCatalog(): string {
         `| ${r.code} | \`${r.name}\` | ${r.severity} | ${cell(r.description)} | ${r.reads.map((k) => k.replace(/^\//, '')).join(', ')} | ${(r.istio ?? []).map((c) => `${c.code} (\`${c.analyzer}\`)`).join(', ')} |`,
     ),
     '',
-    'Each rule lives in `src/analyze/rules/<code>-<name>.ts` with its tests in `test/unit/analyze.test.ts`.',
+    'Each rule lives in `src/analyze/rules/<code>-<name>.ts` with its tests in `test/unit/analyze-*.test.ts`.',
     '',
+    '## Examples',
+    '',
+    'One input per rule (`examples/rules/<code>.yaml`, run as `kfmesh analyze examples/rules/<code>.yaml`) and',
+    'what the rule finds in it; a test checks that each still does.',
+    '',
+    ...exampleSection(examples),
     "## istioctl's analyzers",
     '',
     "Istio's own analyzer test data (`../shared/conformance/istio-analyzers`) runs in `npm test`: for every",
