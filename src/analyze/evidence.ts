@@ -1,10 +1,15 @@
-/** What rules share: how findings show a trace and a label selector, where a workload is written, and which objects istioctl's checks leave out. */
+/**
+ * What rules share: how findings show a trace and a label selector, where a workload is written, which
+ * objects istioctl's checks leave out, the annotations it reads, and the gateways VirtualServices are bound to.
+ */
 import type { Hop, TraceResult } from '../model/trace-result.ts';
 import type { KubeObject, ObjectMeta } from '../model/object.ts';
 import type { FieldPath } from '../load/parse.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { Label } from '../model/vocabulary.ts';
+import { Mesh, writtenAsVirtualService, type ResolvedVirtualService } from '../mesh/virtual-services.ts';
+import type { AnalyzeContext } from './rule.ts';
 
 /** The hops of a trace on one line: `sidecar ns/workload [cluster] → ...`. */
 export function hopsText(hops: readonly Hop[]): string {
@@ -130,4 +135,30 @@ export function annotatedMetadata(snapshot: Snapshot): AnnotatedMetadata[] {
       );
     }
   return out;
+}
+
+/**
+ * Each gateway a written VirtualService is bound to (not `mesh`), at its index in `spec.gateways` (resolved
+ * names keep that order), with the Istio or Gateway API Gateway of that name when there is one.
+ */
+export function gatewayBindings(
+  context: AnalyzeContext,
+): { vs: ResolvedVirtualService; name: string; index: number; gateway: KubeObject | undefined }[] {
+  return context
+    .mesh()
+    .virtualServices.filter(writtenAsVirtualService)
+    .flatMap((vs) =>
+      vs.gateways.flatMap((name, index) =>
+        name === Mesh ? [] : [{ vs, name, index, gateway: gatewayNamed(context.snapshot, name) }],
+      ),
+    );
+}
+
+/** The Istio Gateway or Gateway API Gateway a resolved gateway name (`ns/name`) names. */
+function gatewayNamed(snapshot: Snapshot, name: string): KubeObject | undefined {
+  const [ns = '', gateway = ''] = name.split('/');
+  return (
+    snapshot.get('networking.istio.io', 'Gateway', ns, gateway) ??
+    snapshot.get('gateway.networking.k8s.io', 'Gateway', ns, gateway)
+  );
 }

@@ -11,7 +11,6 @@ import { pointerOf } from '../../model/finding.ts';
 import { GroupKind, Label } from '../../model/vocabulary.ts';
 import { namespaceIsAmbient, ProxyKind } from '../../mesh/workloads.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
-import { multipleInjectionLabels } from './KFM704-namespace-injection.ts';
 
 export const injectionAndAmbient: Rule = {
   code: 'KFM206',
@@ -20,7 +19,7 @@ export const injectionAndAmbient: Rule = {
   description:
     'a namespace labelled for ambient that keeps sidecar injection on: its pods keep their sidecars and stay out of ambient',
   reads: [GroupKind.Namespace],
-  istio: [multipleInjectionLabels],
+  istio: [{ analyzer: 'injection.Analyzer', code: 'IST0123' }],
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
     return context.snapshot.list('', 'Namespace').flatMap((ns) => {

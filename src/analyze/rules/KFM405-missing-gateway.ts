@@ -6,7 +6,7 @@ import { Severity } from '../../model/finding.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
 import type { Finding } from '../../model/finding.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
-import { gatewayBindings } from './KFM406-host-not-on-gateway.ts';
+import { gatewayBindings } from '../evidence.ts';
 
 export const missingGateway: Rule = {
   code: 'KFM405',

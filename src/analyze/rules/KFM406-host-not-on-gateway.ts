@@ -9,9 +9,8 @@ import { GroupKind } from '../../model/vocabulary.ts';
 import type { Finding } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
 import { specOf } from '../../model/specs.ts';
-import type { Snapshot } from '../../load/snapshot.ts';
 import { intersectHosts, serverHostFor } from '../../mesh/gateways.ts';
-import { Mesh, writtenAsVirtualService, type ResolvedVirtualService } from '../../mesh/virtual-services.ts';
+import { gatewayBindings } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const hostNotOnGateway: Rule = {
@@ -43,32 +42,6 @@ export const hostNotOnGateway: Rule = {
     });
   },
 };
-
-/**
- * Each gateway a written VirtualService is bound to (not `mesh`), at its index in `spec.gateways` (resolved
- * names keep that order), with the Istio or Gateway API Gateway of that name when there is one.
- */
-export function gatewayBindings(
-  context: AnalyzeContext,
-): { vs: ResolvedVirtualService; name: string; index: number; gateway: KubeObject | undefined }[] {
-  return context
-    .mesh()
-    .virtualServices.filter(writtenAsVirtualService)
-    .flatMap((vs) =>
-      vs.gateways.flatMap((name, index) =>
-        name === Mesh ? [] : [{ vs, name, index, gateway: gatewayNamed(context.snapshot, name) }],
-      ),
-    );
-}
-
-/** The Istio Gateway or Gateway API Gateway a resolved gateway name (`ns/name`) names. */
-function gatewayNamed(snapshot: Snapshot, name: string): KubeObject | undefined {
-  const [ns = '', gateway = ''] = name.split('/');
-  return (
-    snapshot.get('networking.istio.io', 'Gateway', ns, gateway) ??
-    snapshot.get('gateway.networking.k8s.io', 'Gateway', ns, gateway)
-  );
-}
 
 /** The hosts a gateway takes from VirtualServices of a namespace (`*` for a listener without hostname). */
 function gatewayHosts(gateway: KubeObject | undefined, vsNamespace: string): string[] {

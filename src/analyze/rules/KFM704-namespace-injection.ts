@@ -18,7 +18,7 @@ import { isSystemNamespace } from '../evidence.ts';
 const analyzer = 'injection.Analyzer';
 const notInjected: IstioCounterpart = { analyzer, code: 'IST0102' };
 const injectedByDefault: IstioCounterpart = { analyzer, code: 'IST0148' };
-export const multipleInjectionLabels: IstioCounterpart = { analyzer, code: 'IST0123' };
+const multipleInjectionLabels: IstioCounterpart = { analyzer, code: 'IST0123' };
 
 export const namespaceInjection: Rule = {
   code: 'KFM704',
