@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../src/model/object.ts';
 import { annotationValueProblem } from '../../src/mesh/annotations.ts';
-import { only } from './analyze-fixtures.ts';
+import { only, patched } from './analyze-fixtures.ts';
 
 describe("annotationValueProblem: the sidecar injector's checks", () => {
   const cases: [string, string, boolean][] = [
@@ -70,6 +70,26 @@ describe('KFM706: Istio annotations that do nothing or not what was meant', () =
       ),
       [],
     );
+  });
+
+  test("the patch sets the label to the annotation's value, which clears the finding", () => {
+    const objects = [kserveController({ 'sidecar.istio.io/inject': 'false' })];
+    const found = only(objects, 'KFM706');
+    assert.deepEqual(found[0]?.patch, [
+      { op: 'add', path: '/spec/template/metadata/labels/sidecar.istio.io~1inject', value: 'false' },
+    ]);
+    assert.deepEqual(only(patched(objects, found[0]), 'KFM706'), []);
+    const bare: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'kubeflow', annotations: { 'sidecar.istio.io/inject': 'false' } },
+      spec: { containers: [{ name: 'c' }] },
+    };
+    const onPod = only([bare], 'KFM706');
+    assert.deepEqual(onPod[0]?.patch, [
+      { op: 'add', path: '/metadata/labels', value: { 'sidecar.istio.io/inject': 'false' } },
+    ]);
+    assert.deepEqual(only(patched([bare], onPod[0]), 'KFM706'), []);
   });
 
   test('a typo, a pod annotation on the Deployment, a refused value', () => {

@@ -6,7 +6,7 @@
  * templates, so templates are read too, as pods.
  */
 import { Severity } from '../../model/finding.ts';
-import type { Finding, IstioCounterpart } from '../../model/finding.ts';
+import { pointerOf, type Finding, type IstioCounterpart, type PatchOperation } from '../../model/finding.ts';
 import { GroupKind, Label } from '../../model/vocabulary.ts';
 import {
   annotationValueProblem,
@@ -73,17 +73,18 @@ function problems(context: AnalyzeContext, meta: AnnotatedMetadata, key: string)
       ),
     ];
   const out: Finding[] = [];
-  if (known.deprecated && !(key === Label.SidecarInject && meta.labels[Label.SidecarInject] !== undefined))
-    out.push(
-      finding(
-        `${key} is deprecated${key === Label.SidecarInject ? ', in favor of the sidecar.istio.io/inject label' : ''}`,
-        key === Label.SidecarInject
-          ? 'set the sidecar.istio.io/inject label instead'
-          : 'remove it, or use what replaces it',
-        deprecated,
-        Severity.Info,
-      ),
+  if (known.deprecated && !(key === Label.SidecarInject && meta.labels[Label.SidecarInject] !== undefined)) {
+    const inject = key === Label.SidecarInject;
+    const found = finding(
+      `${key} is deprecated${inject ? ', in favor of the sidecar.istio.io/inject label' : ''}`,
+      inject
+        ? 'set the sidecar.istio.io/inject label to the same value'
+        : 'remove it, or use what replaces it',
+      deprecated,
+      Severity.Info,
     );
+    out.push(inject ? { ...found, patch: [labelPatch(meta, key, meta.annotations[key] ?? '')] } : found);
+  }
   if (known.resources.includes('Any')) return out;
   if (!known.resources.includes(meta.kind)) {
     const belongs = known.resources.join(', ');
@@ -111,4 +112,12 @@ function problems(context: AnalyzeContext, meta: AnnotatedMetadata, key: string)
       ),
     );
   return out;
+}
+
+/** Adds a label beside the annotations (the whole labels map when the object has none). */
+function labelPatch(meta: AnnotatedMetadata, key: string, value: string): PatchOperation {
+  const labels = [...meta.path.slice(0, -1), 'labels'];
+  return Object.keys(meta.labels).length > 0
+    ? { op: 'add', path: pointerOf([...labels, key]), value }
+    : { op: 'add', path: pointerOf(labels), value: { [key]: value } };
 }
