@@ -7,7 +7,7 @@ import type { KubeObject, ObjectMeta } from '../model/object.ts';
 import type { FieldPath } from '../load/parse.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import type { Workload } from '../mesh/workloads.ts';
-import { Label } from '../model/vocabulary.ts';
+import { GroupKind, Label } from '../model/vocabulary.ts';
 import { Mesh, writtenAsVirtualService, type ResolvedVirtualService } from '../mesh/virtual-services.ts';
 import type { AnalyzeContext } from './rule.ts';
 
@@ -82,6 +82,16 @@ export interface AnnotatedMetadata {
   /** The pod's init container names (a pod or template). */
   initContainers: readonly string[];
 }
+
+/** The kinds whose annotations annotatedMetadata reads. */
+export const annotatedKinds: readonly string[] = [
+  GroupKind.Namespace,
+  GroupKind.Service,
+  GroupKind.Pod,
+  GroupKind.Deployment,
+  GroupKind.StatefulSet,
+  GroupKind.DaemonSet,
+];
 
 /**
  * The annotations of Namespaces, Services, Pods and Deployments (what istioctl's annotation analyzers

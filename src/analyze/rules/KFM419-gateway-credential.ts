@@ -42,41 +42,37 @@ export const gatewayCredential: Rule = {
       return (spec.servers ?? []).flatMap((server, i) => {
         const credentialName = server.tls?.credentialName;
         if (!credentialName) return [];
-        const field = ['spec', 'servers', i, 'tls', 'credentialName'];
+        const report = (message: string, fix: string, code: string) => [
+          findingOf(
+            gatewayCredential,
+            context,
+            gateway,
+            ['spec', 'servers', i, 'tls', 'credentialName'],
+            message,
+            {
+              fix,
+              istio: { analyzer, code },
+            },
+          ),
+        ];
         return namespaces.flatMap((podNamespace) => {
           const ref = credentialSecretRef(credentialName, podNamespace);
           const secret = snapshot.get('', 'Secret', ref.namespace, ref.name);
           if (secret) {
             const problem = credentialProblem(secret, context.now);
             if (problem === undefined) return [];
-            return [
-              findingOf(
-                gatewayCredential,
-                context,
-                gateway,
-                field,
-                `credentialName ${credentialName}: Secret ${ref.namespace}/${ref.name} cannot be served: ${problem}`,
-                {
-                  fix: 'put a valid PEM certificate and key under tls.crt and tls.key (a kubernetes.io/tls Secret), or renew it',
-                  istio: { analyzer, code: 'IST0161' },
-                },
-              ),
-            ];
+            return report(
+              `credentialName ${credentialName}: Secret ${ref.namespace}/${ref.name} cannot be served: ${problem}`,
+              'put a valid PEM certificate and key under tls.crt and tls.key (a kubernetes.io/tls Secret), or renew it',
+              'IST0161',
+            );
           }
           if (!judgesMissing || certificateIssuing(snapshot, ref.namespace, ref.name)) return [];
-          return [
-            findingOf(
-              gatewayCredential,
-              context,
-              gateway,
-              field,
-              `credentialName ${credentialName}: there is no Secret ${ref.name} in ${ref.namespace}, where the gateway's pods run and read it`,
-              {
-                fix: `create the Secret in ${ref.namespace} (kubectl create secret tls ${ref.name} -n ${ref.namespace} --cert=... --key=...), or a cert-manager Certificate that writes it`,
-                istio: { analyzer, code: 'IST0101' },
-              },
-            ),
-          ];
+          return report(
+            `credentialName ${credentialName}: there is no Secret ${ref.name} in ${ref.namespace}, where the gateway's pods run and read it`,
+            `create the Secret in ${ref.namespace} (kubectl create secret tls ${ref.name} -n ${ref.namespace} --cert=... --key=...), or a cert-manager Certificate that writes it`,
+            'IST0101',
+          );
         });
       });
     });

@@ -7,14 +7,14 @@
  */
 import { Severity } from '../../model/finding.ts';
 import { pointerOf, type Finding, type IstioCounterpart, type PatchOperation } from '../../model/finding.ts';
-import { GroupKind, Label } from '../../model/vocabulary.ts';
+import { Label } from '../../model/vocabulary.ts';
 import {
   annotationValueProblem,
   isIstioAnnotationKey,
   istioAnnotation,
   writtenByIstio,
 } from '../../mesh/annotations.ts';
-import { annotatedMetadata, type AnnotatedMetadata } from '../evidence.ts';
+import { annotatedKinds, annotatedMetadata, type AnnotatedMetadata } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 const analyzer = 'annotations.K8sAnalyzer';
@@ -29,14 +29,7 @@ export const istioAnnotations: Rule = {
   severity: Severity.Warning,
   description:
     'an Istio annotation Istio does not know, on a kind it does not apply to, with a value the injector refuses, or deprecated',
-  reads: [
-    GroupKind.Namespace,
-    GroupKind.Service,
-    GroupKind.Pod,
-    GroupKind.Deployment,
-    GroupKind.StatefulSet,
-    GroupKind.DaemonSet,
-  ],
+  reads: annotatedKinds,
   istio: [misplaced, unknown, invalid, deprecated],
   check(context: AnalyzeContext): Finding[] {
     return annotatedMetadata(context.snapshot).flatMap((meta) =>

@@ -6,9 +6,8 @@
  */
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
-import { GroupKind } from '../../model/vocabulary.ts';
 import { isIstioAnnotationKey, istioAnnotation, setByCni, writtenByIstio } from '../../mesh/annotations.ts';
-import { annotatedMetadata } from '../evidence.ts';
+import { annotatedKinds, annotatedMetadata } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const alphaAnnotations: Rule = {
@@ -16,14 +15,7 @@ export const alphaAnnotations: Rule = {
   name: 'alpha-annotations',
   severity: Severity.Info,
   description: 'an Istio annotation that Istio marks alpha: it may change or be removed in a minor release',
-  reads: [
-    GroupKind.Namespace,
-    GroupKind.Service,
-    GroupKind.Pod,
-    GroupKind.Deployment,
-    GroupKind.StatefulSet,
-    GroupKind.DaemonSet,
-  ],
+  reads: annotatedKinds,
   istio: [{ analyzer: 'maturity.AlphaAnalyzer', code: 'IST0136' }],
   check(context: AnalyzeContext): Finding[] {
     return annotatedMetadata(context.snapshot).flatMap((meta) => {
