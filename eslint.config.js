@@ -10,6 +10,7 @@ const pureCore = [
   'src/ambient/**',
   'src/mesh/**',
   'src/analyze/**',
+  'src/explain/**',
   'src/verify/**',
   'src/render/**',
   'src/example/**',

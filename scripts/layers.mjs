@@ -31,6 +31,11 @@ export const layers = [
     about: 'the analyzer and its rules',
   },
   {
+    folder: 'explain',
+    may: ['model', 'load', 'mesh'],
+    about: 'observed Istio metrics traced back to the configuration',
+  },
+  {
     folder: 'verify',
     may: ['model', 'load', 'mesh', 'kserve', 'kubeflow'],
     about: 'request cases, the equivalence proof and its probes of what controllers create next',
@@ -48,7 +53,7 @@ export const layers = [
   { folder: 'controller', may: ['model', 'kube', 'load', 'render'], about: 'the controller and its manager' },
   {
     folder: 'console',
-    may: ['model', 'load', 'mesh', 'render', 'ambient', 'analyze', 'verify', 'plan'],
+    may: ['model', 'load', 'mesh', 'render', 'ambient', 'analyze', 'explain', 'verify', 'plan'],
     about: "the console's server and API",
   },
   // The page in the browser: only the console's wire types and its pure layout.
@@ -67,6 +72,7 @@ export const layers = [
       'render',
       'ambient',
       'analyze',
+      'explain',
       'verify',
       'plan',
       'example',

@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { examplePlatformYaml } from '../example/platform.ts';
 import { ExitCode, oneOf, runCommand, type Streams } from './io.ts';
 import { analyzeCommand, type AnalyzeFlags } from './analyze.ts';
+import { explainCommand, type ExplainFlags } from './explain.ts';
 import type { ControllerFlags } from './controller.ts';
 import { migrateCommand, type MigrateFlags } from './migrate.ts';
 import { renderCommand, type RenderFlags } from './render.ts';
@@ -78,6 +79,25 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .option('--now <time>', "judge certificates' validity at this RFC 3339 time (default: the clock)")
     .action(async (paths: string[], flags: AnalyzeFlags) => {
       result.code = await analyzeCommand(paths, flags, streams);
+    });
+
+  withCluster(root.command('explain'))
+    .description(
+      'explain observed Istio metrics: each series traced back to the configuration, or reported as drift',
+    )
+    .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
+    .option(
+      '--metrics <file>',
+      "the mesh's metrics as Prometheus exposition text (/stats/prometheus, /federate)",
+    )
+    .option(
+      '--istio-version <X.Y>',
+      'the Istio version whose telemetry to simulate (default: the newest modelled)',
+    )
+    .option('-o, --output <format>', 'text or json', 'text')
+    .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
+    .action(async (paths: string[], flags: ExplainFlags) => {
+      result.code = await explainCommand(paths, flags, streams);
     });
 
   withCluster(root.command('trace'))

@@ -1,0 +1,128 @@
+/** `kfmesh explain`: observed Istio metrics, each series traced back to the configuration. */
+import { readFile } from 'node:fs/promises';
+import { describeRef } from '../model/object.ts';
+import { parseExposition, seriesText } from '../load/exposition.ts';
+import { compileMesh } from '../mesh/mesh.ts';
+import { formatIstioVersion } from '../mesh/istio-version.ts';
+import { analyze } from '../analyze/analyze.ts';
+import { traceLine } from '../analyze/evidence.ts';
+import {
+  explainMetrics,
+  RequestsMetric,
+  type ExplainReport,
+  type ObservedSeries,
+} from '../explain/explain.ts';
+import { kubectlPatch } from './analyze.ts';
+import {
+  ExitCode,
+  istioVersionFlag,
+  oneOf,
+  runCommand,
+  snapshotFrom,
+  UsageError,
+  type ClusterFlags,
+  type Streams,
+} from './io.ts';
+
+/** Options of `kfmesh explain` as parsed from the command line. */
+export interface ExplainFlags extends ClusterFlags {
+  metrics?: string;
+  output: string;
+  istioVersion?: string;
+  clusterDomain: string;
+}
+
+/** Runs `kfmesh explain`. */
+export function explainCommand(paths: string[], flags: ExplainFlags, streams: Streams): Promise<ExitCode> {
+  return runCommand(streams, async () => {
+    const format = oneOf('-o', flags.output, ['text', 'json'] as const);
+    if (!flags.metrics)
+      throw new UsageError('--metrics FILE is required: the metrics as Prometheus exposition text');
+    const version = istioVersionFlag(flags.istioVersion);
+    let text: string;
+    try {
+      text = await readFile(flags.metrics, 'utf8');
+    } catch (error) {
+      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+      throw new UsageError(
+        `--metrics ${flags.metrics}: ${missing ? 'no such file' : (error as Error).message}`,
+      );
+    }
+    const { samples } = parseExposition({ name: flags.metrics, text });
+    const snapshot = await snapshotFrom(paths, streams, flags);
+    const mesh = compileMesh(snapshot, { istioVersion: version, clusterDomain: flags.clusterDomain });
+    const findings = analyze(snapshot, { clusterDomain: flags.clusterDomain });
+    const report = explainMetrics(mesh, findings, samples);
+    const versionText = formatIstioVersion(version);
+    streams.stdout(
+      format === 'json'
+        ? `${JSON.stringify({ istioVersion: versionText, summary: summaryOf(report), ...report }, null, 2)}\n`
+        : explainText(report, versionText, flags.metrics),
+    );
+    return ExitCode.Ok;
+  });
+}
+
+function summaryOf(report: ExplainReport) {
+  return {
+    explained: report.causes.reduce((n, c) => n + c.series.length, 0),
+    drift: report.drift.length,
+    untraced: report.untraced.length,
+    otherSamples: report.otherSamples,
+  };
+}
+
+// Why long: the text report's three parts (causes with their series and traces, drift with the nearest
+// trace, untraced series) written out in one place.
+function explainText(report: ExplainReport, version: string, file: string): string {
+  const s = summaryOf(report);
+  const lines = [
+    `${s.explained + s.drift + s.untraced} series of ${RequestsMetric} in ${file} (Istio ${version}): ${s.explained} explained by the configuration, ${s.drift} drift, ${s.untraced} not traced${s.otherSamples > 0 ? `; ${s.otherSamples} samples of other metrics left alone` : ''}`,
+    '',
+  ];
+  const seriesLine = (series: ObservedSeries) =>
+    `    ${series.value}  ${seriesText({ name: series.metric, labels: series.labels })}  (line ${series.line})`;
+  for (const cause of report.causes) {
+    const f = cause.finding;
+    lines.push(
+      f
+        ? `cause: ${f.code} ${describeRef(f.object)}${f.field ? ` ${f.field}` : ''}: ${f.message}`
+        : `cause: ${cause.summary}`,
+    );
+    if (f?.fix) lines.push(`  fix: ${f.fix}`);
+    if (f?.patch) lines.push(`  patch: ${kubectlPatch(f)}`);
+    lines.push(`  ${cause.series.length} series, ${cause.total} requests:`);
+    for (const series of cause.series) {
+      lines.push(seriesLine(series));
+      lines.push(`      reported by ${series.proxy}; trace: ${traceLine(series.request, series.trace)}`);
+    }
+    lines.push('');
+  }
+  if (report.drift.length > 0) {
+    lines.push('drift: the cluster differs from this configuration, which produces none of these series:');
+    for (const series of report.drift) {
+      lines.push(seriesLine(series));
+      if (!series.nearest) {
+        lines.push('      no trace of this client to this destination reports this metric');
+        continue;
+      }
+      const diff = series.nearest.differences
+        .map(
+          (d) => `${d.label} ${JSON.stringify(d.observed)} (configuration: ${JSON.stringify(d.configured)})`,
+        )
+        .join(', ');
+      lines.push(`      nearest: ${traceLine(series.nearest.request, series.nearest.trace)}`);
+      lines.push(`      differs in ${diff}`);
+    }
+    lines.push('');
+  }
+  if (report.untraced.length > 0) {
+    lines.push('not traced:');
+    for (const series of report.untraced) {
+      lines.push(seriesLine(series));
+      lines.push(`      ${series.reason}`);
+    }
+    lines.push('');
+  }
+  return `${lines.join('\n')}`;
+}

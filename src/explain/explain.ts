@@ -1,0 +1,257 @@
+/**
+ * `kfmesh explain`: what the mesh reported, traced back to the configuration (docs/semantics.md, Observed
+ * telemetry). Each `istio_requests_total` series names a client (source workload) and a destination
+ * (destination service); kfmesh sends that client's requests to that destination, and to the hosts whose
+ * VirtualServices route to it, through the simulator (GET and POST, to `/` and every path the host's
+ * VirtualServices match, every weighted path) and looks
+ * for a proxy's report with exactly the series' labels. A series one of them produces is explained by that
+ * trace and grouped under the analyzer finding about the host that trace's request went to, if any; a series none produces is
+ * drift: the cluster differs from this configuration, shown with the nearest trace and the labels that
+ * differ.
+ */
+import type { Finding } from '../model/finding.ts';
+import type { TelemetryRecord, TraceResult } from '../model/trace-result.ts';
+import type { Sample } from '../load/exposition.ts';
+import type { Mesh } from '../mesh/compiled.ts';
+import { traceAllPaths } from '../mesh/trace.ts';
+import { TraceInputError, type TraceInput } from '../mesh/trace/request.ts';
+import { resolveShortName } from '../mesh/virtual-services.ts';
+import { ProxyKind } from '../mesh/workloads.ts';
+
+/** The metric explain reads; other samples are counted and left alone. */
+export const RequestsMetric = 'istio_requests_total';
+
+/** A series as read, with where it was read. */
+export interface ObservedSeries {
+  metric: string;
+  labels: Readonly<Record<string, string>>;
+  value: number;
+  line: number;
+}
+
+/** A series a trace of the configuration produces. */
+export interface ExplainedSeries extends ObservedSeries {
+  request: string;
+  trace: TraceResult;
+  /** The proxy whose report it is (`namespace/workload`). */
+  proxy: string;
+}
+
+/** Series under one cause: an analyzer finding, or (without one) what the trace says happened. */
+export interface Cause {
+  finding?: Finding;
+  /** The trace's summary when no finding applies. */
+  summary: string;
+  total: number;
+  series: ExplainedSeries[];
+}
+
+/** A label on which the nearest trace's report differs from the series. */
+export interface LabelDifference {
+  label: string;
+  observed: string;
+  configured: string;
+}
+
+/** A series no trace of the configuration produces. */
+export interface DriftSeries extends ObservedSeries {
+  nearest?: { request: string; trace: TraceResult; differences: LabelDifference[] };
+}
+
+/** A series kfmesh cannot send a request for, and why. */
+export interface UntracedSeries extends ObservedSeries {
+  reason: string;
+}
+
+export interface ExplainReport {
+  causes: Cause[];
+  drift: DriftSeries[];
+  untraced: UntracedSeries[];
+  /** Samples of other metrics, left alone. */
+  otherSamples: number;
+}
+
+/** Explains every `istio_requests_total` sample against the mesh compiled from the configuration. */
+export function explainMetrics(
+  mesh: Mesh,
+  findings: readonly Finding[],
+  samples: readonly Sample[],
+): ExplainReport {
+  const causes = new Map<string, Cause>();
+  const drift: DriftSeries[] = [];
+  const untraced: UntracedSeries[] = [];
+  const tried = new Map<string, { request: string; trace: TraceResult }[]>();
+  const pool: { request: string; trace: TraceResult }[] = [];
+  const requests = samples.filter((s) => s.name === RequestsMetric);
+  // A gateway's report may belong to a request another client started (the gateway forwards it): series
+  // of other clients are traced first, and their traces searched too.
+  const viaGateway = (s: Sample) =>
+    mesh.workloads.some(
+      (w) =>
+        w.proxy === ProxyKind.Gateway &&
+        w.namespace === s.labels['source_workload_namespace'] &&
+        w.name === s.labels['source_workload'],
+    );
+  const ordered = [...requests.filter((s) => !viaGateway(s)), ...requests.filter(viaGateway)];
+  for (const sample of ordered) {
+    const series: ObservedSeries = {
+      metric: sample.name,
+      labels: sample.labels,
+      value: sample.value,
+      line: sample.line,
+    };
+    const candidates = candidateRequests(mesh, series);
+    if (typeof candidates === 'string') {
+      untraced.push({ ...series, reason: candidates });
+      continue;
+    }
+    const key = JSON.stringify(candidates);
+    let traces = tried.get(key);
+    if (!traces) {
+      traces = candidates.flatMap((input) => tracesOf(mesh, input));
+      tried.set(key, traces);
+      pool.push(...traces);
+    }
+    const match = [...traces, ...pool]
+      .flatMap(({ request, trace }) => trace.telemetry.map((record) => ({ request, trace, record })))
+      .find(({ record }) => record.metric === series.metric && differences(series, record).length === 0);
+    if (!match) {
+      drift.push({ ...series, ...nearest(series, [...traces, ...pool]) });
+      continue;
+    }
+    const explained: ExplainedSeries = {
+      ...series,
+      request: match.request,
+      trace: match.trace,
+      proxy: match.record.proxy,
+    };
+    const finding = findingAbout(findings, match.trace);
+    const causeKey = finding
+      ? `${finding.code}\u0000${JSON.stringify(finding.object)}\u0000${finding.field ?? ''}`
+      : match.trace.summary;
+    const cause = causes.get(causeKey) ?? {
+      ...(finding ? { finding } : {}),
+      summary: match.trace.summary,
+      total: 0,
+      series: [],
+    };
+    cause.total += series.value;
+    cause.series.push(explained);
+    causes.set(causeKey, cause);
+  }
+  const byTotal = (a: { total: number }, b: { total: number }) => b.total - a.total;
+  return {
+    causes: [...causes.values()].sort(
+      (a, b) => byTotal(a, b) || (a.summary < b.summary ? -1 : a.summary > b.summary ? 1 : 0),
+    ),
+    drift: drift.sort((a, b) => b.value - a.value || a.line - b.line),
+    untraced,
+    otherSamples: samples.length - requests.length,
+  };
+}
+
+const unknown = 'unknown';
+
+/** The requests that could have produced the series, or why none can be sent. */
+function candidateRequests(mesh: Mesh, series: ObservedSeries): TraceInput[] | string {
+  const namespace = series.labels['source_workload_namespace'];
+  const name = series.labels['source_workload'];
+  const host = series.labels['destination_service'];
+  if (!namespace || !name || namespace === unknown || name === unknown)
+    return 'the series names no source workload: kfmesh cannot tell which client sent it';
+  if (!host || host === unknown) return 'the series names no destination service';
+  const client = mesh.workloads.find((w) => w.namespace === namespace && w.name === name);
+  if (!client) return `source workload ${namespace}/${name} is not in the configuration`;
+  const from =
+    client.proxy === ProxyKind.Gateway
+      ? { from: 'external', via: `${namespace}/${name}` }
+      : { from: `${namespace}/${name}` };
+  return hostsRoutedTo(mesh, host).flatMap((target) =>
+    pathsFor(mesh, target).flatMap((path) =>
+      ['GET', 'POST'].map((method) => ({ ...from, url: `http://${target}${path}`, method })),
+    ),
+  );
+}
+
+const maxHosts = 16;
+
+/**
+ * The hosts a client may have called to reach the destination service: the service itself, and the hosts
+ * of VirtualServices that route to it (a model's host that its route sends to KServe's local gateway).
+ */
+function hostsRoutedTo(mesh: Mesh, destination: string): string[] {
+  const hosts = new Set<string>([destination]);
+  for (const vs of mesh.virtualServices)
+    for (const rule of vs.http)
+      for (const route of rule.route ?? [])
+        if (resolveShortName(route.destination.host, vs.namespace, mesh.clusterDomain) === destination)
+          for (const host of vs.hosts) if (!host.includes('*')) hosts.add(host);
+  return [destination, ...[...hosts].filter((h) => h !== destination).sort()].slice(0, maxHosts);
+}
+
+const maxPaths = 16;
+
+/** `/` and the paths the host's VirtualServices match (exact paths and prefixes). */
+function pathsFor(mesh: Mesh, host: string): string[] {
+  const paths = new Set<string>(['/']);
+  for (const vs of mesh.virtualServices) {
+    if (!vs.hosts.includes(host)) continue;
+    for (const rule of vs.http)
+      for (const match of rule.match ?? []) {
+        const path = match.uri?.exact ?? match.uri?.prefix ?? match.uri?.pathSeparatedPrefix;
+        if (path !== undefined && path.startsWith('/')) paths.add(path);
+      }
+  }
+  return [...paths].sort().slice(0, maxPaths);
+}
+
+function tracesOf(mesh: Mesh, input: TraceInput): { request: string; trace: TraceResult }[] {
+  const request = `${input.method ?? 'GET'} ${input.url} from ${input.from}${input.via ? ` via ${input.via}` : ''}`;
+  try {
+    return traceAllPaths(mesh, input).map((trace) => ({ request, trace }));
+  } catch (error) {
+    if (error instanceof TraceInputError) return [];
+    throw error;
+  }
+}
+
+/** The labels a report gives that differ from the series (only labels both have count). */
+function differences(series: ObservedSeries, record: TelemetryRecord): LabelDifference[] {
+  const out: LabelDifference[] = [];
+  for (const [label, configured] of Object.entries(record.labels)) {
+    const observed = series.labels[label];
+    if (observed !== undefined && observed !== configured) out.push({ label, observed, configured });
+  }
+  return out;
+}
+
+/** The report of the same metric that differs from the series on the fewest labels. */
+function nearest(
+  series: ObservedSeries,
+  traces: readonly { request: string; trace: TraceResult }[],
+): Pick<DriftSeries, 'nearest'> {
+  let best: DriftSeries['nearest'];
+  for (const { request, trace } of traces)
+    for (const record of trace.telemetry) {
+      if (record.metric !== series.metric) continue;
+      const diff = differences(series, record);
+      if (!best || diff.length < best.differences.length) best = { request, trace, differences: diff };
+    }
+  return best ? { nearest: best } : {};
+}
+
+/**
+ * The analyzer finding about the host the traced request was sent to (the origin of the chain of proxies
+ * that reported the series): its message or evidence names the host. Infos are left out.
+ */
+function findingAbout(findings: readonly Finding[], trace: TraceResult): Finding | undefined {
+  const host = hostOf(trace.request.url);
+  return findings.find(
+    (f) =>
+      f.severity !== 'info' && (f.message.includes(host) || (f.evidence ?? []).some((e) => e.includes(host))),
+  );
+}
+
+function hostOf(url: string): string {
+  return /^[a-z]+:\/\/([^/:]+)/i.exec(url)?.[1] ?? url;
+}

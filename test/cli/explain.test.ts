@@ -1,0 +1,106 @@
+/**
+ * `kfmesh explain` on the published seed (../shared/conformance/traces, cases 01 and 02: KServe's
+ * VirtualService without and with `mesh`, Istio 1.20). The observed metrics are the cases' published
+ * telemetry (what Istio reports, from the case's sources), written as Prometheus exposition text with the
+ * client the case names; the configuration is the case's input. Skipped with the reason when ../shared is
+ * absent; under CI=true that fails.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { parse } from 'yaml';
+import { runKfmesh, writeManifest, writeText } from '../cli-process.ts';
+import { projectRoot } from '../conformance/cases.ts';
+import { partTestOptions } from '../kube-apiserver.ts';
+
+const traces = join(projectRoot, '../shared/conformance/traces');
+const before = join(traces, '01-kserve-vs-without-mesh-passthrough.yaml');
+const after = join(traces, '02-kserve-vs-with-mesh-local-gateway.yaml');
+const missing =
+  existsSync(before) && existsSync(after) ? undefined : `${traces} is missing (../shared beside the project)`;
+
+interface TraceCase {
+  args: string[];
+  input: unknown[];
+  expect: { telemetry?: { metric: string; reporter: string; labels: Record<string, string> }[] };
+}
+interface Report {
+  summary: { explained: number; drift: number; untraced: number };
+  causes: { finding?: { code: string; patch?: unknown[] }; series: { labels: Record<string, string> }[] }[];
+  drift: { labels: Record<string, string>; nearest?: { differences: { label: string }[] } }[];
+}
+
+const load = (file: string) => parse(readFileSync(file, 'utf8')) as TraceCase;
+
+/** The case's published metrics as exposition text, each series labelled with the client the case names. */
+function exposition(c: TraceCase): string {
+  const from = c.args[c.args.indexOf('--from') + 1] ?? '';
+  const [namespace, workload] = from.split('/');
+  const lines = ['# TYPE istio_requests_total counter'];
+  (c.expect.telemetry ?? [])
+    .filter((t) => t.metric === 'istio_requests_total' && t.reporter === 'source')
+    .slice(0, 1)
+    .forEach((t, i) => {
+      const labels = {
+        reporter: t.reporter,
+        source_workload: workload,
+        source_workload_namespace: namespace,
+        ...t.labels,
+      };
+      const text = Object.entries(labels).map(([k, v]) => `${k}=${JSON.stringify(String(v))}`);
+      lines.push(`istio_requests_total{${text.join(',')}} ${100 + i}`);
+    });
+  return `${lines.join('\n')}\n`;
+}
+
+function explain(configuration: TraceCase, metrics: TraceCase): Report {
+  const run = runKfmesh([
+    'explain',
+    writeManifest(configuration.input, 'configuration.yaml'),
+    '--metrics',
+    writeText(exposition(metrics), 'metrics.prom'),
+    '--istio-version',
+    '1.20',
+    '-o',
+    'json',
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  return JSON.parse(run.stdout) as Report;
+}
+
+describe('kfmesh explain on the seed', partTestOptions('../shared/conformance/traces', missing), () => {
+  test("before the fix: the client's PassthroughCluster series is KFM101's, with the patch that binds mesh", () => {
+    const report = explain(load(before), load(before));
+    assert.equal(report.summary.explained, 1, JSON.stringify(report.drift));
+    const cause = report.causes[0];
+    assert.equal(cause?.finding?.code, 'KFM101');
+    assert.ok((cause?.finding?.patch ?? []).length > 0);
+    assert.equal(cause?.series[0]?.labels['destination_service_name'], 'PassthroughCluster');
+  });
+
+  test("after the fix: the client's series to the local gateway is the configuration's, with no finding", () => {
+    const report = explain(load(after), load(after));
+    assert.deepEqual(report.summary, { explained: 1, drift: 0, untraced: 0, otherSamples: 0 });
+    assert.equal(report.causes[0]?.finding, undefined);
+  });
+
+  test('drift: the after-fix metrics against the before-fix configuration, which cannot produce them', () => {
+    const report = explain(load(before), load(after));
+    assert.equal(report.summary.drift, 1);
+    assert.ok((report.drift[0]?.nearest?.differences.length ?? 0) > 0);
+  });
+
+  test('a malformed exposition line: exit 2 with the file and line; no --metrics: exit 2', () => {
+    const config = writeManifest(load(before).input, 'configuration.yaml');
+    const bad = writeText(
+      '# TYPE istio_requests_total counter\nistio_requests_total{reporter="source" 3\n',
+      'bad.prom',
+    );
+    const run = runKfmesh(['explain', config, '--metrics', bad]);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /bad\.prom:2:\d+: .*expected , or \}/);
+    assert.doesNotMatch(run.stderr, /\n\s+at /);
+    assert.equal(runKfmesh(['explain', config]).code, 2);
+  });
+});
