@@ -7,8 +7,10 @@ import { formatIstioVersion } from '../mesh/istio-version.ts';
 import { analyze } from '../analyze/analyze.ts';
 import { traceLine } from '../analyze/evidence.ts';
 import {
+  explainChange,
   explainMetrics,
   RequestsMetric,
+  type ChangeReport,
   type ExplainReport,
   type ObservedSeries,
 } from '../explain/explain.ts';
@@ -27,6 +29,7 @@ import {
 /** Options of `kfmesh explain` as parsed from the command line. */
 export interface ExplainFlags extends ClusterFlags {
   metrics?: string;
+  metricsAfter?: string;
   output: string;
   istioVersion?: string;
   clusterDomain: string;
@@ -39,21 +42,23 @@ export function explainCommand(paths: string[], flags: ExplainFlags, streams: St
     if (!flags.metrics)
       throw new UsageError('--metrics FILE is required: the metrics as Prometheus exposition text');
     const version = istioVersionFlag(flags.istioVersion);
-    let text: string;
-    try {
-      text = await readFile(flags.metrics, 'utf8');
-    } catch (error) {
-      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-      throw new UsageError(
-        `--metrics ${flags.metrics}: ${missing ? 'no such file' : (error as Error).message}`,
-      );
-    }
-    const { samples } = parseExposition({ name: flags.metrics, text });
+    const samples = await readMetrics('--metrics', flags.metrics);
+    const after =
+      flags.metricsAfter === undefined ? undefined : await readMetrics('--metrics-after', flags.metricsAfter);
     const snapshot = await snapshotFrom(paths, streams, flags);
-    const mesh = compileMesh(snapshot, { istioVersion: version, clusterDomain: flags.clusterDomain });
+    const options = { istioVersion: version, clusterDomain: flags.clusterDomain };
     const findings = analyze(snapshot, { clusterDomain: flags.clusterDomain });
-    const report = explainMetrics(mesh, findings, samples);
     const versionText = formatIstioVersion(version);
+    if (after) {
+      const change = explainChange(snapshot, options, findings, samples, after);
+      streams.stdout(
+        format === 'json'
+          ? `${JSON.stringify({ istioVersion: versionText, ...changeDocument(change) }, null, 2)}\n`
+          : changeText(change, versionText, flags.metrics, flags.metricsAfter ?? ''),
+      );
+      return ExitCode.Ok;
+    }
+    const report = explainMetrics(compileMesh(snapshot, options), findings, samples);
     streams.stdout(
       format === 'json'
         ? `${JSON.stringify({ istioVersion: versionText, summary: summaryOf(report), ...report }, null, 2)}\n`
@@ -61,6 +66,51 @@ export function explainCommand(paths: string[], flags: ExplainFlags, streams: St
     );
     return ExitCode.Ok;
   });
+}
+
+/** The samples of a metrics file; a missing file is a usage error, a malformed line an input error. */
+async function readMetrics(flag: string, file: string) {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new UsageError(`${flag} ${file}: ${missing ? 'no such file' : (error as Error).message}`);
+  }
+  return parseExposition({ name: file, text }).samples;
+}
+
+function changeDocument(change: ChangeReport) {
+  return {
+    before: { summary: summaryOf(change.before), ...change.before },
+    after: { summary: summaryOf(change.after), ...change.after },
+    gone: change.gone,
+    appeared: change.appeared,
+    fixes: change.fixes,
+  };
+}
+
+/** Both windows explained, then what changed and the fix that accounts for it. */
+function changeText(change: ChangeReport, version: string, before: string, after: string): string {
+  const seriesLine = (series: ObservedSeries) =>
+    `    ${series.value}  ${seriesText({ name: series.metric, labels: series.labels })}  (line ${series.line})`;
+  const lines = [
+    `before: ${explainText(change.before, version, before)}`,
+    `after: ${explainText(change.after, version, after)}`,
+    `change: ${change.gone.length} series gone, ${change.appeared.length} appeared`,
+  ];
+  if (change.gone.length > 0) lines.push('  gone:', ...change.gone.map(seriesLine));
+  if (change.appeared.length > 0) lines.push('  appeared:', ...change.appeared.map(seriesLine));
+  for (const fix of change.fixes) {
+    const f = fix.finding;
+    lines.push(
+      `the after window is the effect of ${f.code}'s fix on ${describeRef(f.object)}${f.field ? ` ${f.field}` : ''}: with its patch, the configuration produces ${fix.produces.length} series of the after window it could not before`,
+      ...fix.produces.map(seriesLine),
+    );
+  }
+  if (change.fixes.length === 0 && change.after.drift.length > 0)
+    lines.push("no finding's fix accounts for the after window's drift: the cluster changed in another way");
+  return `${lines.join('\n')}\n`;
 }
 
 function summaryOf(report: ExplainReport) {

@@ -91,6 +91,10 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       "the mesh's metrics as Prometheus exposition text (/stats/prometheus, /federate)",
     )
     .option(
+      '--metrics-after <file>',
+      'a later window of the same metrics: what changed, and the fix that accounts for it',
+    )
+    .option(
       '--istio-version <X.Y>',
       'the Istio version whose telemetry to simulate (default: the newest modelled)',
     )

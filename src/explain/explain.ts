@@ -11,7 +11,12 @@
  */
 import type { Finding } from '../model/finding.ts';
 import type { TelemetryRecord, TraceResult } from '../model/trace-result.ts';
-import type { Sample } from '../load/exposition.ts';
+import { seriesText, type Sample } from '../load/exposition.ts';
+import { Snapshot } from '../load/snapshot.ts';
+import { objectKey, refOf } from '../model/object.ts';
+import { patched } from '../model/patch.ts';
+import type { CompileOptions } from '../mesh/compiled.ts';
+import { compileMesh } from '../mesh/mesh.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 import { traceAllPaths } from '../mesh/trace.ts';
 import { TraceInputError, type TraceInput } from '../mesh/trace/request.ts';
@@ -254,4 +259,74 @@ function findingAbout(findings: readonly Finding[], trace: TraceResult): Finding
 
 function hostOf(url: string): string {
   return /^[a-z]+:\/\/([^/:]+)/i.exec(url)?.[1] ?? url;
+}
+
+/** What changed between two windows of metrics, and which finding's fix accounts for it. */
+export interface ChangeReport {
+  before: ExplainReport;
+  after: ExplainReport;
+  /** Series of the first window absent from the second. */
+  gone: ObservedSeries[];
+  /** Series of the second window absent from the first. */
+  appeared: ObservedSeries[];
+  /** Findings of the first window whose patch makes the configuration produce series of the second that it could not. */
+  fixes: { finding: Finding; produces: ObservedSeries[] }[];
+}
+
+/**
+ * Explains two windows against one configuration (the one of the first window). A series of the second
+ * window that the configuration cannot produce is tried against the configuration with each patch of the
+ * first window's findings applied: the patch that produces it is the change the second window shows.
+ */
+export function explainChange(
+  snapshot: Snapshot,
+  options: CompileOptions,
+  findings: readonly Finding[],
+  before: readonly Sample[],
+  after: readonly Sample[],
+): ChangeReport {
+  const mesh = compileMesh(snapshot, options);
+  const first = explainMetrics(mesh, findings, before);
+  const second = explainMetrics(mesh, findings, after);
+  const key = (s: Pick<Sample, 'name' | 'labels'>) => seriesText(s);
+  const inBefore = new Set(before.map(key));
+  const inAfter = new Set(after.map(key));
+  const asSeries = (s: Sample): ObservedSeries => ({
+    metric: s.name,
+    labels: s.labels,
+    value: s.value,
+    line: s.line,
+  });
+  const unexplained = after.filter((s) => second.drift.some((d) => d.line === s.line));
+  const fixes: ChangeReport['fixes'] = [];
+  for (const cause of first.causes) {
+    const finding = cause.finding;
+    if (!finding?.patch || unexplained.length === 0) continue;
+    const fixed = withFix(snapshot, finding);
+    if (!fixed) continue;
+    const report = explainMetrics(compileMesh(fixed, options), [], unexplained);
+    const produces = report.causes
+      .flatMap((c) => c.series)
+      .map(({ metric, labels, value, line }) => ({ metric, labels, value, line }));
+    if (produces.length > 0) fixes.push({ finding, produces: produces.sort((a, b) => a.line - b.line) });
+  }
+  return {
+    before: first,
+    after: second,
+    gone: before.filter((s) => s.name === RequestsMetric && !inAfter.has(key(s))).map(asSeries),
+    appeared: after.filter((s) => s.name === RequestsMetric && !inBefore.has(key(s))).map(asSeries),
+    fixes,
+  };
+}
+
+/** The configuration with a finding's patch applied to its object (none when the object is not in it). */
+function withFix(snapshot: Snapshot, finding: Finding): Snapshot | undefined {
+  const target = objectKey(finding.object);
+  let found = false;
+  const objects = snapshot.all().map((o) => {
+    if (objectKey(refOf(o)) !== target) return o;
+    found = true;
+    return patched(o, finding.patch ?? []);
+  });
+  return found ? Snapshot.of(objects) : undefined;
 }

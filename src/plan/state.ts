@@ -6,6 +6,7 @@
  * drops the pin, and the next pin is made under the labels and mesh config of that moment.
  */
 import fastJsonPatch, { type Operation as JsonPatchOperation } from 'fast-json-patch';
+import { patched } from '../model/patch.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 import { ProxyKind, type Workload } from '../mesh/workloads.ts';
@@ -220,13 +221,6 @@ function runningPod(w: Workload): KubeObject {
       containers: [...(spec.containers ?? []), { name: 'istio-proxy', image: 'docker.io/istio/proxyv2' }],
     },
   };
-}
-
-/** An object with a JSON Patch applied (a copy; the object is left as it was). */
-export function patched(object: KubeObject, patch: readonly PatchOp[]): KubeObject {
-  // The values are copied too: `add` puts its value into the document, where later operations would change it.
-  return fastJsonPatch.applyPatch(structuredClone(object), structuredClone([...patch]), true, false)
-    .newDocument;
 }
 
 /** The JSON Patch that turns `from` into `to`. */

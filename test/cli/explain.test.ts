@@ -91,6 +91,33 @@ describe('kfmesh explain on the seed', partTestOptions('../shared/conformance/tr
     assert.ok((report.drift[0]?.nearest?.differences.length ?? 0) > 0);
   });
 
+  test("before and after: the after window recognised as the effect of KFM101's fix", () => {
+    const run = runKfmesh([
+      'explain',
+      writeManifest(load(before).input, 'configuration.yaml'),
+      '--metrics',
+      writeText(exposition(load(before)), 'before.prom'),
+      '--metrics-after',
+      writeText(exposition(load(after)), 'after.prom'),
+      '--istio-version',
+      '1.20',
+      '-o',
+      'json',
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const change = JSON.parse(run.stdout) as {
+      gone: { labels: Record<string, string> }[];
+      appeared: { labels: Record<string, string> }[];
+      fixes: { finding: { code: string }; produces: { labels: Record<string, string> }[] }[];
+    };
+    assert.equal(change.gone[0]?.labels['destination_service_name'], 'PassthroughCluster');
+    assert.equal(change.appeared[0]?.labels['destination_service_name'], 'knative-local-gateway');
+    assert.deepEqual(
+      change.fixes.map((f) => [f.finding.code, f.produces.map((p) => p.labels['destination_service_name'])]),
+      [['KFM101', ['knative-local-gateway']]],
+    );
+  });
+
   test('a malformed exposition line: exit 2 with the file and line; no --metrics: exit 2', () => {
     const config = writeManifest(load(before).input, 'configuration.yaml');
     const bad = writeText(
