@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { describeRef } from '../model/object.ts';
 import { parseExposition, seriesText } from '../load/exposition.ts';
+import { durationPattern, increaseQuery, samplesFromQuery } from '../load/prometheus.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import { formatIstioVersion } from '../mesh/istio-version.ts';
 import { analyze } from '../analyze/analyze.ts';
@@ -30,6 +31,8 @@ import {
 export interface ExplainFlags extends ClusterFlags {
   metrics?: string;
   metricsAfter?: string;
+  prometheus?: string;
+  window: string;
   output: string;
   istioVersion?: string;
   clusterDomain: string;
@@ -39,10 +42,22 @@ export interface ExplainFlags extends ClusterFlags {
 export function explainCommand(paths: string[], flags: ExplainFlags, streams: Streams): Promise<ExitCode> {
   return runCommand(streams, async () => {
     const format = oneOf('-o', flags.output, ['text', 'json'] as const);
-    if (!flags.metrics)
-      throw new UsageError('--metrics FILE is required: the metrics as Prometheus exposition text');
+    if ((flags.metrics === undefined) === (flags.prometheus === undefined))
+      throw new UsageError(
+        'give the metrics: --metrics FILE (Prometheus exposition text) or --prometheus URL (a Prometheus server), one of them',
+      );
+    if (flags.metricsAfter !== undefined && flags.metrics === undefined)
+      throw new UsageError('--metrics-after compares with --metrics FILE: give both as files');
+    if (!durationPattern.test(flags.window))
+      throw new UsageError(
+        `--window must be a Prometheus duration such as 1h or 30m, got ${JSON.stringify(flags.window)}`,
+      );
     const version = istioVersionFlag(flags.istioVersion);
-    const samples = await readMetrics('--metrics', flags.metrics);
+    const source = flags.metrics ?? `${flags.prometheus} (${increaseQuery(RequestsMetric, flags.window)})`;
+    const samples =
+      flags.metrics !== undefined
+        ? await readMetrics('--metrics', flags.metrics)
+        : await queryPrometheus(flags.prometheus ?? '', flags.window);
     const after =
       flags.metricsAfter === undefined ? undefined : await readMetrics('--metrics-after', flags.metricsAfter);
     const snapshot = await snapshotFrom(paths, streams, flags);
@@ -54,7 +69,7 @@ export function explainCommand(paths: string[], flags: ExplainFlags, streams: St
       streams.stdout(
         format === 'json'
           ? `${JSON.stringify({ istioVersion: versionText, ...changeDocument(change) }, null, 2)}\n`
-          : changeText(change, versionText, flags.metrics, flags.metricsAfter ?? ''),
+          : changeText(change, versionText, source, flags.metricsAfter ?? ''),
       );
       return ExitCode.Ok;
     }
@@ -62,10 +77,31 @@ export function explainCommand(paths: string[], flags: ExplainFlags, streams: St
     streams.stdout(
       format === 'json'
         ? `${JSON.stringify({ istioVersion: versionText, summary: summaryOf(report), ...report }, null, 2)}\n`
-        : explainText(report, versionText, flags.metrics),
+        : explainText(report, versionText, source, flags.metrics === undefined ? 'result' : 'line'),
     );
     return ExitCode.Ok;
   });
+}
+
+/** Each series' count over the window, from a Prometheus server's query API; no answer or an error exits 2. */
+async function queryPrometheus(base: string, window: string) {
+  const query = increaseQuery(RequestsMetric, window);
+  const url = `${base.replace(/\/+$/, '')}/api/v1/query?query=${encodeURIComponent(query)}`;
+  let body: string;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+    body = await response.text();
+  } catch (error) {
+    const cause = (error as { cause?: { message?: string } }).cause?.message;
+    throw new UsageError(`--prometheus ${base}: no answer (${cause ?? (error as Error).message})`);
+  }
+  let answer: unknown;
+  try {
+    answer = JSON.parse(body);
+  } catch {
+    throw new UsageError(`--prometheus ${base}: the answer to ${query} is not JSON: ${body.slice(0, 200)}`);
+  }
+  return samplesFromQuery(answer, RequestsMetric, `--prometheus ${base}`);
 }
 
 /** The samples of a metrics file; a missing file is a usage error, a malformed line an input error. */
@@ -124,14 +160,19 @@ function summaryOf(report: ExplainReport) {
 
 // Why long: the text report's three parts (causes with their series and traces, drift with the nearest
 // trace, untraced series) written out in one place.
-function explainText(report: ExplainReport, version: string, file: string): string {
+function explainText(
+  report: ExplainReport,
+  version: string,
+  file: string,
+  unit: 'line' | 'result' = 'line',
+): string {
   const s = summaryOf(report);
   const lines = [
     `${s.explained + s.drift + s.untraced} series of ${RequestsMetric} in ${file} (Istio ${version}): ${s.explained} explained by the configuration, ${s.drift} drift, ${s.untraced} not traced${s.otherSamples > 0 ? `; ${s.otherSamples} samples of other metrics left alone` : ''}`,
     '',
   ];
   const seriesLine = (series: ObservedSeries) =>
-    `    ${series.value}  ${seriesText({ name: series.metric, labels: series.labels })}  (line ${series.line})`;
+    `    ${series.value}  ${seriesText({ name: series.metric, labels: series.labels })}  (${unit} ${series.line})`;
   for (const cause of report.causes) {
     const f = cause.finding;
     lines.push(

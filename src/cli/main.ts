@@ -90,6 +90,8 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       '--metrics <file>',
       "the mesh's metrics as Prometheus exposition text (/stats/prometheus, /federate)",
     )
+    .option('--prometheus <url>', "a Prometheus server to ask for each series' count over --window")
+    .option('--window <duration>', 'the window counted with --prometheus (a Prometheus duration)', '1h')
     .option(
       '--metrics-after <file>',
       'a later window of the same metrics: what changed, and the fix that accounts for it',

@@ -6,52 +6,27 @@
  * absent; under CI=true that fails.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { parse } from 'yaml';
 import { runKfmesh, writeManifest, writeText } from '../cli-process.ts';
-import { projectRoot } from '../conformance/cases.ts';
 import { partTestOptions } from '../kube-apiserver.ts';
+import {
+  loadCase,
+  seedAfter,
+  seedBefore,
+  seedExposition,
+  seedMissing,
+  type TraceCase,
+} from '../seed-metrics.ts';
 
-const traces = join(projectRoot, '../shared/conformance/traces');
-const before = join(traces, '01-kserve-vs-without-mesh-passthrough.yaml');
-const after = join(traces, '02-kserve-vs-with-mesh-local-gateway.yaml');
-const missing =
-  existsSync(before) && existsSync(after) ? undefined : `${traces} is missing (../shared beside the project)`;
+const before = seedBefore;
+const after = seedAfter;
+const load = loadCase;
+const exposition = (c: TraceCase) => seedExposition(c);
 
-interface TraceCase {
-  args: string[];
-  input: unknown[];
-  expect: { telemetry?: { metric: string; reporter: string; labels: Record<string, string> }[] };
-}
 interface Report {
   summary: { explained: number; drift: number; untraced: number };
   causes: { finding?: { code: string; patch?: unknown[] }; series: { labels: Record<string, string> }[] }[];
   drift: { labels: Record<string, string>; nearest?: { differences: { label: string }[] } }[];
-}
-
-const load = (file: string) => parse(readFileSync(file, 'utf8')) as TraceCase;
-
-/** The case's published metrics as exposition text, each series labelled with the client the case names. */
-function exposition(c: TraceCase): string {
-  const from = c.args[c.args.indexOf('--from') + 1] ?? '';
-  const [namespace, workload] = from.split('/');
-  const lines = ['# TYPE istio_requests_total counter'];
-  (c.expect.telemetry ?? [])
-    .filter((t) => t.metric === 'istio_requests_total' && t.reporter === 'source')
-    .slice(0, 1)
-    .forEach((t, i) => {
-      const labels = {
-        reporter: t.reporter,
-        source_workload: workload,
-        source_workload_namespace: namespace,
-        ...t.labels,
-      };
-      const text = Object.entries(labels).map(([k, v]) => `${k}=${JSON.stringify(String(v))}`);
-      lines.push(`istio_requests_total{${text.join(',')}} ${100 + i}`);
-    });
-  return `${lines.join('\n')}\n`;
 }
 
 function explain(configuration: TraceCase, metrics: TraceCase): Report {
@@ -69,7 +44,7 @@ function explain(configuration: TraceCase, metrics: TraceCase): Report {
   return JSON.parse(run.stdout) as Report;
 }
 
-describe('kfmesh explain on the seed', partTestOptions('../shared/conformance/traces', missing), () => {
+describe('kfmesh explain on the seed', partTestOptions('../shared/conformance/traces', seedMissing), () => {
   test("before the fix: the client's PassthroughCluster series is KFM101's, with the patch that binds mesh", () => {
     const report = explain(load(before), load(before));
     assert.equal(report.summary.explained, 1, JSON.stringify(report.drift));
