@@ -22,6 +22,8 @@ export function runningPod(
   const proxy = options.proxy ?? 'sidecar';
   const podLabels: Record<string, string> = { ...labels, 'pod-template-hash': hash };
   if (proxy === 'sidecar') podLabels[Label.TlsMode] = 'istio';
+  // Istio's gateway charts set injection off both ways: the deprecated annotation and the label.
+  else podLabels[Label.SidecarInject] = 'false';
   return {
     apiVersion: 'v1',
     kind: 'Pod',
