@@ -1,8 +1,7 @@
 /** `kfmesh explain`: observed Istio metrics, each series traced back to the configuration. */
-import { readFile } from 'node:fs/promises';
 import { describeRef } from '../model/object.ts';
-import { parseExposition, seriesText } from '../load/exposition.ts';
-import { durationPattern, increaseQuery, samplesFromQuery } from '../load/prometheus.ts';
+import { parseExposition, seriesText, type Sample } from '../load/exposition.ts';
+import { durationPattern, durationSeconds, increaseQuery, samplesFromQuery } from '../load/prometheus.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import { formatIstioVersion } from '../mesh/istio-version.ts';
 import { analyze } from '../analyze/analyze.ts';
@@ -10,7 +9,7 @@ import { traceLine } from '../analyze/evidence.ts';
 import {
   explainChange,
   explainMetrics,
-  RequestsMetric,
+  ExplainedMetrics,
   type ChangeReport,
   type ExplainReport,
   type ObservedSeries,
@@ -20,6 +19,7 @@ import {
   ExitCode,
   istioVersionFlag,
   oneOf,
+  readFlagFile,
   runCommand,
   snapshotFrom,
   UsageError,
@@ -53,7 +53,11 @@ export function explainCommand(paths: string[], flags: ExplainFlags, streams: St
         `--window must be a Prometheus duration such as 1h or 30m, got ${JSON.stringify(flags.window)}`,
       );
     const version = istioVersionFlag(flags.istioVersion);
-    const source = flags.metrics ?? `${flags.prometheus} (${increaseQuery(RequestsMetric, flags.window)})`;
+    const source =
+      flags.metrics ??
+      `${flags.prometheus} (${ExplainedMetrics.map((m) => increaseQuery(m, flags.window)).join(', ')})`;
+    // Counts over a known window are also rates; a file's counters have no window.
+    const seconds = flags.prometheus === undefined ? undefined : durationSeconds(flags.window);
     const samples =
       flags.metrics !== undefined
         ? await readMetrics('--metrics', flags.metrics)
@@ -76,44 +80,46 @@ export function explainCommand(paths: string[], flags: ExplainFlags, streams: St
     const report = explainMetrics(compileMesh(snapshot, options), findings, samples);
     streams.stdout(
       format === 'json'
-        ? `${JSON.stringify({ istioVersion: versionText, summary: summaryOf(report), ...report }, null, 2)}\n`
-        : explainText(report, versionText, source, flags.metrics === undefined ? 'result' : 'line'),
+        ? `${JSON.stringify({ istioVersion: versionText, ...(seconds ? { window: flags.window, seconds } : {}), summary: summaryOf(report), ...report }, null, 2)}\n`
+        : explainText(report, versionText, source, seconds),
     );
     return ExitCode.Ok;
   });
 }
 
-/** Each series' count over the window, from a Prometheus server's query API; no answer or an error exits 2. */
+/**
+ * Each series' count over the window, from a Prometheus server's query API (one query a metric; a series'
+ * "line" is its place in the answers, counted on from one query to the next); no answer or an error exits 2.
+ */
 async function queryPrometheus(base: string, window: string) {
-  const query = increaseQuery(RequestsMetric, window);
-  const url = `${base.replace(/\/+$/, '')}/api/v1/query?query=${encodeURIComponent(query)}`;
-  let body: string;
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
-    body = await response.text();
-  } catch (error) {
-    const cause = (error as { cause?: { message?: string } }).cause?.message;
-    throw new UsageError(`--prometheus ${base}: no answer (${cause ?? (error as Error).message})`);
+  const samples: Sample[] = [];
+  for (const metric of ExplainedMetrics) {
+    const query = increaseQuery(metric, window);
+    const url = `${base.replace(/\/+$/, '')}/api/v1/query?query=${encodeURIComponent(query)}`;
+    let body: string;
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+      body = await response.text();
+    } catch (error) {
+      const cause = (error as { cause?: { message?: string } }).cause?.message;
+      throw new UsageError(`--prometheus ${base}: no answer (${cause ?? (error as Error).message})`);
+    }
+    let answer: unknown;
+    try {
+      answer = JSON.parse(body);
+    } catch {
+      throw new UsageError(`--prometheus ${base}: the answer to ${query} is not JSON: ${body.slice(0, 200)}`);
+    }
+    const offset = samples.length;
+    for (const sample of samplesFromQuery(answer, metric, `--prometheus ${base}`))
+      samples.push({ ...sample, line: sample.line + offset });
   }
-  let answer: unknown;
-  try {
-    answer = JSON.parse(body);
-  } catch {
-    throw new UsageError(`--prometheus ${base}: the answer to ${query} is not JSON: ${body.slice(0, 200)}`);
-  }
-  return samplesFromQuery(answer, RequestsMetric, `--prometheus ${base}`);
+  return samples;
 }
 
 /** The samples of a metrics file; a missing file is a usage error, a malformed line an input error. */
-async function readMetrics(flag: string, file: string) {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new UsageError(`${flag} ${file}: ${missing ? 'no such file' : (error as Error).message}`);
-  }
-  return parseExposition({ name: file, text }).samples;
+export async function readMetrics(flag: string, file: string) {
+  return parseExposition({ name: file, text: await readFlagFile(flag, file) }).samples;
 }
 
 function changeDocument(change: ChangeReport) {
@@ -126,22 +132,25 @@ function changeDocument(change: ChangeReport) {
   };
 }
 
+/** A series as a report line: its count, its labels, and where it was read (a file's line, a query's result). */
+function seriesLine(series: ObservedSeries, unit: 'line' | 'result' = 'line'): string {
+  return `    ${series.value}  ${seriesText({ name: series.metric, labels: series.labels })}  (${unit} ${series.line})`;
+}
+
 /** Both windows explained, then what changed and the fix that accounts for it. */
 function changeText(change: ChangeReport, version: string, before: string, after: string): string {
-  const seriesLine = (series: ObservedSeries) =>
-    `    ${series.value}  ${seriesText({ name: series.metric, labels: series.labels })}  (line ${series.line})`;
   const lines = [
     `before: ${explainText(change.before, version, before)}`,
     `after: ${explainText(change.after, version, after)}`,
     `change: ${change.gone.length} series gone, ${change.appeared.length} appeared`,
   ];
-  if (change.gone.length > 0) lines.push('  gone:', ...change.gone.map(seriesLine));
-  if (change.appeared.length > 0) lines.push('  appeared:', ...change.appeared.map(seriesLine));
+  if (change.gone.length > 0) lines.push('  gone:', ...change.gone.map((g) => seriesLine(g)));
+  if (change.appeared.length > 0) lines.push('  appeared:', ...change.appeared.map((a) => seriesLine(a)));
   for (const fix of change.fixes) {
     const f = fix.finding;
     lines.push(
       `the after window is the effect of ${f.code}'s fix on ${describeRef(f.object)}${f.field ? ` ${f.field}` : ''}: with its patch, the configuration produces ${fix.produces.length} series of the after window it could not before`,
-      ...fix.produces.map(seriesLine),
+      ...fix.produces.map((p) => seriesLine(p)),
     );
   }
   if (change.fixes.length === 0 && change.after.drift.length > 0)
@@ -160,19 +169,15 @@ function summaryOf(report: ExplainReport) {
 
 // Why long: the text report's three parts (causes with their series and traces, drift with the nearest
 // trace, untraced series) written out in one place.
-function explainText(
-  report: ExplainReport,
-  version: string,
-  file: string,
-  unit: 'line' | 'result' = 'line',
-): string {
+function explainText(report: ExplainReport, version: string, file: string, seconds?: number): string {
   const s = summaryOf(report);
   const lines = [
-    `${s.explained + s.drift + s.untraced} series of ${RequestsMetric} in ${file} (Istio ${version}): ${s.explained} explained by the configuration, ${s.drift} drift, ${s.untraced} not traced${s.otherSamples > 0 ? `; ${s.otherSamples} samples of other metrics left alone` : ''}`,
+    `${s.explained + s.drift + s.untraced} series of ${ExplainedMetrics.join(' and ')} in ${file} (Istio ${version}): ${s.explained} explained by the configuration, ${s.drift} drift, ${s.untraced} not traced${s.otherSamples > 0 ? `; ${s.otherSamples} samples of other metrics left alone` : ''}`,
     '',
   ];
-  const seriesLine = (series: ObservedSeries) =>
-    `    ${series.value}  ${seriesText({ name: series.metric, labels: series.labels })}  (${unit} ${series.line})`;
+  const unit = seconds === undefined ? 'line' : 'result';
+  const line = (series: ObservedSeries) => seriesLine(series, unit);
+  const rate = (total: number) => (seconds ? ` (${formatRate(total / seconds)}/s)` : '');
   for (const cause of report.causes) {
     const f = cause.finding;
     lines.push(
@@ -182,9 +187,11 @@ function explainText(
     );
     if (f?.fix) lines.push(`  fix: ${f.fix}`);
     if (f?.patch) lines.push(`  patch: ${kubectlPatch(f)}`);
-    lines.push(`  ${cause.series.length} series, ${cause.total} requests:`);
+    lines.push(
+      `  ${cause.series.length} series, ${cause.total} requests or connections${rate(cause.total)}:`,
+    );
     for (const series of cause.series) {
-      lines.push(seriesLine(series));
+      lines.push(line(series));
       lines.push(`      reported by ${series.proxy}; trace: ${traceLine(series.request, series.trace)}`);
     }
     lines.push('');
@@ -192,7 +199,7 @@ function explainText(
   if (report.drift.length > 0) {
     lines.push('drift: the cluster differs from this configuration, which produces none of these series:');
     for (const series of report.drift) {
-      lines.push(seriesLine(series));
+      lines.push(line(series));
       if (!series.nearest) {
         lines.push('      no trace of this client to this destination reports this metric');
         continue;
@@ -210,10 +217,15 @@ function explainText(
   if (report.untraced.length > 0) {
     lines.push('not traced:');
     for (const series of report.untraced) {
-      lines.push(seriesLine(series));
+      lines.push(line(series));
       lines.push(`      ${series.reason}`);
     }
     lines.push('');
   }
   return `${lines.join('\n')}`;
+}
+
+/** A rate with three significant digits (0.0123, 1.23, 123). */
+function formatRate(perSecond: number): string {
+  return Number(perSecond.toPrecision(3)).toString();
 }

@@ -1,4 +1,5 @@
 /** What every command shares: reading inputs, writing output once, and turning failures into exit codes. */
+import { readFile } from 'node:fs/promises';
 import { InputError } from '../model/errors.ts';
 import {
   modelledRange,
@@ -6,7 +7,7 @@ import {
   parseIstioVersion,
   type IstioVersion,
 } from '../mesh/istio-version.ts';
-import { loadPaths } from '../load/files.ts';
+import { loadPaths, readStandardInput } from '../load/files.ts';
 import { parseManifests } from '../load/parse.ts';
 import { describeReplacement, Snapshot } from '../load/snapshot.ts';
 import { examplePlatformYaml } from '../example/platform.ts';
@@ -124,4 +125,19 @@ export function oneOf<T extends string>(flag: string, value: string, allowed: re
     throw new UsageError(`${flag} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
   }
   return value as T;
+}
+
+/**
+ * The text of a file a flag names (`-`: standard input, where the flag allows it): a missing or unreadable
+ * file is a usage error naming the flag.
+ */
+export async function readFlagFile(flag: string, file: string, streams?: Streams): Promise<string> {
+  try {
+    return file === '-' && streams
+      ? await (streams.readStdin ?? readStandardInput)()
+      : await readFile(file, 'utf8');
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new UsageError(`${flag} ${file}: ${missing ? 'no such file' : (error as Error).message}`);
+  }
 }

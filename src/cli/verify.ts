@@ -2,9 +2,7 @@
  * `kfmesh verify --cases FILE`: request expectations checked against a configuration; and
  * `kfmesh verify --equivalence BEFORE AFTER`: what a change of configuration does to every request.
  */
-import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { readStandardInput } from '../load/files.ts';
 import { OutputFormat } from '../model/serialize.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import { parseCases, runCases, type CaseResult } from '../verify/cases.ts';
@@ -29,6 +27,7 @@ import { writeWhole } from './migrate.ts';
 import {
   ExitCode,
   oneOf,
+  readFlagFile,
   runCommand,
   snapshotFrom,
   snapshotFromPath,
@@ -177,13 +176,7 @@ async function verifyCases(
 ): Promise<ExitCode> {
   if (file === '-' && paths.includes('-'))
     throw new UsageError('--cases - reads standard input: the configuration must then come from files');
-  let text: string;
-  try {
-    text = file === '-' ? await (streams.readStdin ?? readStandardInput)() : await readFile(file, 'utf8');
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new UsageError(`--cases ${file}: ${missing ? 'no such file' : (error as Error).message}`);
-  }
+  const text = await readFlagFile('--cases', file, streams);
   const cases = parseCases(text, file === '-' ? '<stdin>' : file);
   const snapshot = await snapshotFrom(paths, streams, flags);
   const results = runCases(compileMesh(snapshot, { clusterDomain: flags.clusterDomain }), cases);

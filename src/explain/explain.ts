@@ -1,9 +1,10 @@
 /**
  * `kfmesh explain`: what the mesh reported, traced back to the configuration (docs/semantics.md, Observed
- * telemetry). Each `istio_requests_total` series names a client (source workload) and a destination
- * (destination service); kfmesh sends that client's requests to that destination, and to the hosts whose
- * VirtualServices route to it, through the simulator (GET and POST, to `/` and every path the host's
- * VirtualServices match, every weighted path) and looks
+ * telemetry). Each `istio_requests_total` or `istio_tcp_connections_opened_total` series names a client
+ * (source workload) and a destination (destination service); kfmesh sends that client's requests to that
+ * destination, and to the hosts whose VirtualServices route to it, through the simulator (HTTP: GET and
+ * POST, to `/` and every path the host's VirtualServices match; TCP: to every port of the service; every
+ * weighted path) and looks
  * for a proxy's report with exactly the series' labels. A series one of them produces is explained by that
  * trace and grouped under the analyzer finding about the host that trace's request went to, if any; a series none produces is
  * drift: the cluster differs from this configuration, shown with the nearest trace and the labels that
@@ -23,8 +24,12 @@ import { TraceInputError, type TraceInput } from '../mesh/trace/request.ts';
 import { resolveShortName } from '../mesh/virtual-services.ts';
 import { ProxyKind } from '../mesh/workloads.ts';
 
-/** The metric explain reads; other samples are counted and left alone. */
+/** The HTTP metric explain reads. */
 export const RequestsMetric = 'istio_requests_total';
+/** The TCP metric explain reads (a connection is TCP's request). */
+export const ConnectionsMetric = 'istio_tcp_connections_opened_total';
+/** The metrics explain reads; samples of others are counted and left alone. */
+export const ExplainedMetrics: readonly string[] = [RequestsMetric, ConnectionsMetric];
 
 /** A series as read, with where it was read. */
 export interface ObservedSeries {
@@ -85,9 +90,10 @@ export function explainMetrics(
   const causes = new Map<string, Cause>();
   const drift: DriftSeries[] = [];
   const untraced: UntracedSeries[] = [];
-  const tried = new Map<string, { request: string; trace: TraceResult }[]>();
-  const pool: { request: string; trace: TraceResult }[] = [];
-  const requests = samples.filter((s) => s.name === RequestsMetric);
+  const tried = new Map<string, Traced[]>();
+  /** Every trace so far, a list per set of candidate requests. */
+  const pool: Traced[][] = [];
+  const requests = samples.filter((s) => ExplainedMetrics.includes(s.name));
   // A gateway's report may belong to a request another client started (the gateway forwards it): series
   // of other clients are traced first, and their traces searched too.
   const viaGateway = (s: Sample) =>
@@ -115,13 +121,13 @@ export function explainMetrics(
     if (!traces) {
       traces = candidates.flatMap((input) => tracesOf(mesh, input));
       tried.set(key, traces);
-      pool.push(...traces);
+      pool.push(traces);
     }
-    const match = [...traces, ...pool]
-      .flatMap(({ request, trace }) => trace.telemetry.map((record) => ({ request, trace, record })))
-      .find(({ record }) => record.metric === series.metric && differences(series, record).length === 0);
+    // The series' own candidates first, then every other trace so far, each searched once.
+    const searched = [traces, ...pool.filter((p) => p !== traces)];
+    const match = findReport(series, searched);
     if (!match) {
-      drift.push({ ...series, ...nearest(series, [...traces, ...pool]) });
+      drift.push({ ...series, ...nearest(series, searched) });
       continue;
     }
     const explained: ExplainedSeries = {
@@ -171,11 +177,22 @@ function candidateRequests(mesh: Mesh, series: ObservedSeries): TraceInput[] | s
     client.proxy === ProxyKind.Gateway
       ? { from: 'external', via: `${namespace}/${name}` }
       : { from: `${namespace}/${name}` };
+  // A connection carries no path or method: one request to each port the destination serves.
+  if (series.metric === ConnectionsMetric)
+    return hostsRoutedTo(mesh, host).flatMap((target) =>
+      portsFor(mesh, target).map((port) => ({ ...from, url: `http://${target}:${port}/` })),
+    );
   return hostsRoutedTo(mesh, host).flatMap((target) =>
     pathsFor(mesh, target).flatMap((path) =>
       ['GET', 'POST'].map((method) => ({ ...from, url: `http://${target}${path}`, method })),
     ),
   );
+}
+
+/** The ports of the service of that host; a host of no service (outside the mesh): 80 and 443. */
+function portsFor(mesh: Mesh, host: string): number[] {
+  const service = mesh.serviceByHostname.get(host);
+  return service ? service.ports.map((p) => p.port).sort((a, b) => a - b) : [80, 443];
 }
 
 const maxHosts = 16;
@@ -210,7 +227,26 @@ function pathsFor(mesh: Mesh, host: string): string[] {
   return [...paths].sort().slice(0, maxPaths);
 }
 
-function tracesOf(mesh: Mesh, input: TraceInput): { request: string; trace: TraceResult }[] {
+/** A traced request, as written for people. */
+interface Traced {
+  request: string;
+  trace: TraceResult;
+}
+
+/** The first report with exactly the series' labels, in the order of the lists. */
+function findReport(
+  series: ObservedSeries,
+  lists: readonly (readonly Traced[])[],
+): (Traced & { record: TelemetryRecord }) | undefined {
+  for (const list of lists)
+    for (const { request, trace } of list)
+      for (const record of trace.telemetry)
+        if (record.metric === series.metric && differences(series, record).length === 0)
+          return { request, trace, record };
+  return undefined;
+}
+
+function tracesOf(mesh: Mesh, input: TraceInput): Traced[] {
   const request = `${input.method ?? 'GET'} ${input.url} from ${input.from}${input.via ? ` via ${input.via}` : ''}`;
   try {
     return traceAllPaths(mesh, input).map((trace) => ({ request, trace }));
@@ -233,15 +269,16 @@ function differences(series: ObservedSeries, record: TelemetryRecord): LabelDiff
 /** The report of the same metric that differs from the series on the fewest labels. */
 function nearest(
   series: ObservedSeries,
-  traces: readonly { request: string; trace: TraceResult }[],
+  lists: readonly (readonly Traced[])[],
 ): Pick<DriftSeries, 'nearest'> {
   let best: DriftSeries['nearest'];
-  for (const { request, trace } of traces)
-    for (const record of trace.telemetry) {
-      if (record.metric !== series.metric) continue;
-      const diff = differences(series, record);
-      if (!best || diff.length < best.differences.length) best = { request, trace, differences: diff };
-    }
+  for (const list of lists)
+    for (const { request, trace } of list)
+      for (const record of trace.telemetry) {
+        if (record.metric !== series.metric) continue;
+        const diff = differences(series, record);
+        if (!best || diff.length < best.differences.length) best = { request, trace, differences: diff };
+      }
   return best ? { nearest: best } : {};
 }
 
@@ -313,8 +350,8 @@ export function explainChange(
   return {
     before: first,
     after: second,
-    gone: before.filter((s) => s.name === RequestsMetric && !inAfter.has(key(s))).map(asSeries),
-    appeared: after.filter((s) => s.name === RequestsMetric && !inBefore.has(key(s))).map(asSeries),
+    gone: before.filter((s) => ExplainedMetrics.includes(s.name) && !inAfter.has(key(s))).map(asSeries),
+    appeared: after.filter((s) => ExplainedMetrics.includes(s.name) && !inBefore.has(key(s))).map(asSeries),
     fixes,
   };
 }

@@ -10,6 +10,24 @@ import type { Sample } from './exposition.ts';
 /** A Prometheus duration: `30s`, `1h`, `1h30m`, `7d`. */
 export const durationPattern = /^([0-9]+(ms|s|m|h|d|w|y))+$/;
 
+const unitSeconds: Record<string, number> = {
+  ms: 0.001,
+  s: 1,
+  m: 60,
+  h: 3600,
+  d: 86_400,
+  w: 604_800,
+  y: 31_536_000,
+};
+
+/** The seconds of a duration that `durationPattern` accepts (`1h30m`: 5400). */
+export function durationSeconds(duration: string): number {
+  let seconds = 0;
+  for (const [, amount, unit] of duration.matchAll(/([0-9]+)(ms|s|m|h|d|w|y)/g))
+    seconds += Number(amount) * (unitSeconds[unit ?? 's'] ?? 1);
+  return seconds;
+}
+
 /** The query for a metric's counts over a window (its increase, per series). */
 export function increaseQuery(metric: string, window: string): string {
   return `increase(${metric}[${window}])`;

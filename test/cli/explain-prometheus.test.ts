@@ -101,6 +101,7 @@ describe('kfmesh explain --prometheus, a real Prometheus', partTestOptions('Prom
     assert.equal(run.code, 0, run.stderr);
     const report = JSON.parse(run.stdout) as {
       summary: { explained: number };
+      seconds?: number;
       causes: { finding?: { code: string }; total: number; series: { labels: Record<string, string> }[] }[];
     };
     assert.equal(report.summary.explained, 1);
@@ -108,6 +109,19 @@ describe('kfmesh explain --prometheus, a real Prometheus', partTestOptions('Prom
     assert.ok((report.causes[0]?.total ?? 0) > 0);
     // Prometheus adds its own labels (instance, job): they are not the mesh's and are not compared.
     assert.equal(report.causes[0]?.series[0]?.labels['job'], 'mesh');
+    assert.equal(report.seconds, 60, 'counts over a known window are rates too');
+    const text = runKfmesh([
+      'explain',
+      configuration,
+      '--prometheus',
+      url,
+      '--window',
+      '1m',
+      '--istio-version',
+      '1.20',
+    ]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /1 series, [0-9.e+]+ requests or connections \([0-9.e+-]+\/s\):/);
   });
 
   test('a query Prometheus refuses, and a Prometheus that does not answer: exit 2 with the reason', async () => {
