@@ -19,6 +19,8 @@ const pureCore = [
   'src/console/graph.ts',
   'src/console/api.ts',
   'src/console/layout.ts',
+  'src/console/collapse.ts',
+  'src/console/observed.ts',
 ];
 
 export default tseslint.config(

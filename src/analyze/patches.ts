@@ -1,6 +1,6 @@
 /** JSON Patches for findings whose fix is obvious, written against the object as it was loaded. */
 import type { PatchOperation } from '../model/finding.ts';
-import { pointerOf } from '../model/finding.ts';
+import { pointerOf, type Finding } from '../model/finding.ts';
 import { isPlainObject, type KubeObject } from '../model/object.ts';
 import { stringMatches } from '../mesh/http-match.ts';
 import type { StringMatch } from '../mesh/virtual-services.ts';
@@ -48,4 +48,12 @@ export function appendTo(
   for (const key of field) at = isPlainObject(at) ? at[key] : undefined;
   if (!Array.isArray(at)) return [{ op: 'add', path: pointerOf(field), value: [...inEffect, ...values] }];
   return values.map((value) => ({ op: 'add', path: pointerOf([...field, '-']), value }));
+}
+
+/** The `kubectl patch` command that applies a finding's patch (quoted for a POSIX shell). */
+export function kubectlPatch(finding: Finding): string {
+  const { group, kind, namespace, name } = finding.object;
+  const resource = `${kind.toLowerCase()}${group ? `.${group}` : ''}/${name}`;
+  const json = JSON.stringify(finding.patch).replaceAll("'", "'\\''");
+  return `kubectl patch ${namespace ? `-n ${namespace} ` : ''}${resource} --type=json -p '${json}'`;
 }

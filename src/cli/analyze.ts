@@ -4,6 +4,7 @@ import { describeRef } from '../model/object.ts';
 import { istioCodes, type Finding } from '../model/finding.ts';
 import { analyze, atOrAbove, findingsDocument, rules } from '../analyze/analyze.ts';
 import { toSarif } from '../analyze/sarif.ts';
+import { kubectlPatch } from '../analyze/patches.ts';
 import { ExitCode, nowFlag, oneOf, runCommand, snapshotFrom, type ClusterFlags, type Streams } from './io.ts';
 import { version } from './version.ts';
 
@@ -36,14 +37,6 @@ export function analyzeCommand(paths: string[], flags: AnalyzeFlags, streams: St
 
 function findingsJson(findings: readonly Finding[]): string {
   return `${JSON.stringify(findingsDocument(findings), null, 2)}\n`;
-}
-
-/** The `kubectl patch` command that applies a finding's patch (quoted for a POSIX shell). */
-export function kubectlPatch(finding: Finding): string {
-  const { group, kind, namespace, name } = finding.object;
-  const resource = `${kind.toLowerCase()}${group ? `.${group}` : ''}/${name}`;
-  const json = JSON.stringify(finding.patch).replaceAll("'", "'\\''");
-  return `kubectl patch ${namespace ? `-n ${namespace} ` : ''}${resource} --type=json -p '${json}'`;
 }
 
 /** One block per finding: where, severity and code, the message, the fix, the evidence. */

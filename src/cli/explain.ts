@@ -14,7 +14,7 @@ import {
   type ExplainReport,
   type ObservedSeries,
 } from '../explain/explain.ts';
-import { kubectlPatch } from './analyze.ts';
+import { kubectlPatch } from '../analyze/patches.ts';
 import {
   ExitCode,
   istioVersionFlag,
@@ -28,11 +28,7 @@ import {
 } from './io.ts';
 
 /** Options of `kfmesh explain` as parsed from the command line. */
-export interface ExplainFlags extends ClusterFlags {
-  metrics?: string;
-  metricsAfter?: string;
-  prometheus?: string;
-  window: string;
+export interface ExplainFlags extends ClusterFlags, MetricsFlags {
   output: string;
   istioVersion?: string;
   clusterDomain: string;
@@ -42,26 +38,8 @@ export interface ExplainFlags extends ClusterFlags {
 export function explainCommand(paths: string[], flags: ExplainFlags, streams: Streams): Promise<ExitCode> {
   return runCommand(streams, async () => {
     const format = oneOf('-o', flags.output, ['text', 'json'] as const);
-    if ((flags.metrics === undefined) === (flags.prometheus === undefined))
-      throw new UsageError(
-        'give the metrics: --metrics FILE (Prometheus exposition text) or --prometheus URL (a Prometheus server), one of them',
-      );
-    if (flags.metricsAfter !== undefined && flags.metrics === undefined)
-      throw new UsageError('--metrics-after compares with --metrics FILE: give both as files');
-    if (!durationPattern.test(flags.window))
-      throw new UsageError(
-        `--window must be a Prometheus duration such as 1h or 30m, got ${JSON.stringify(flags.window)}`,
-      );
     const version = istioVersionFlag(flags.istioVersion);
-    const source =
-      flags.metrics ??
-      `${flags.prometheus} (${ExplainedMetrics.map((m) => increaseQuery(m, flags.window)).join(', ')})`;
-    // Counts over a known window are also rates; a file's counters have no window.
-    const seconds = flags.prometheus === undefined ? undefined : durationSeconds(flags.window);
-    const samples =
-      flags.metrics !== undefined
-        ? await readMetrics('--metrics', flags.metrics)
-        : await queryPrometheus(flags.prometheus ?? '', flags.window);
+    const { samples, source, seconds } = await observedMetrics(flags, true);
     const after =
       flags.metricsAfter === undefined ? undefined : await readMetrics('--metrics-after', flags.metricsAfter);
     const snapshot = await snapshotFrom(paths, streams, flags);
@@ -85,6 +63,46 @@ export function explainCommand(paths: string[], flags: ExplainFlags, streams: St
     );
     return ExitCode.Ok;
   });
+}
+
+/** The flags that give observed metrics (explain's and serve's). */
+export interface MetricsFlags {
+  metrics?: string;
+  prometheus?: string;
+  window: string;
+  metricsAfter?: string;
+}
+
+/**
+ * The metrics the flags name, read (a file) or asked for (a Prometheus server), with where they came from;
+ * `required`: one of the two must be given. A bad combination or window is a usage error.
+ */
+export async function observedMetrics(
+  flags: MetricsFlags,
+  required: boolean,
+): Promise<{ samples: Sample[]; source: string; seconds?: number; unit: 'line' | 'result' }> {
+  if (flags.metrics !== undefined && flags.prometheus !== undefined)
+    throw new UsageError('give the metrics one way: --metrics FILE or --prometheus URL, not both');
+  if (required && flags.metrics === undefined && flags.prometheus === undefined)
+    throw new UsageError(
+      'give the metrics: --metrics FILE (Prometheus exposition text) or --prometheus URL (a Prometheus server), one of them',
+    );
+  if (flags.metricsAfter !== undefined && flags.metrics === undefined)
+    throw new UsageError('--metrics-after compares with --metrics FILE: give both as files');
+  if (!durationPattern.test(flags.window))
+    throw new UsageError(
+      `--window must be a Prometheus duration such as 1h or 30m, got ${JSON.stringify(flags.window)}`,
+    );
+  if (flags.metrics !== undefined)
+    return { samples: await readMetrics('--metrics', flags.metrics), source: flags.metrics, unit: 'line' };
+  if (flags.prometheus === undefined) return { samples: [], source: '', unit: 'line' };
+  return {
+    samples: await queryPrometheus(flags.prometheus, flags.window),
+    source: `${flags.prometheus} (${ExplainedMetrics.map((m) => increaseQuery(m, flags.window)).join(', ')})`,
+    // Counts over a known window are also rates; a file's counters have no window.
+    seconds: durationSeconds(flags.window),
+    unit: 'result',
+  };
 }
 
 /**

@@ -22,6 +22,17 @@ function withCluster(command: Command): Command {
     .option('--context <name>', 'the kubeconfig context to use (default: its current context)');
 }
 
+/** The flags that give observed metrics (explain and serve). */
+function withMetrics(command: Command): Command {
+  return command
+    .option(
+      '--metrics <file>',
+      "the mesh's metrics as Prometheus exposition text (/stats/prometheus, /federate)",
+    )
+    .option('--prometheus <url>', "a Prometheus server to ask for each series' count over --window")
+    .option('--window <duration>', 'the window counted with --prometheus (a Prometheus duration)', '1h');
+}
+
 /** Builds the program; every action stores its exit code in `result`. */
 // Why long: it is the table of commands and their flags, read as one surface (docs/cli.md mirrors it).
 function program(streams: Streams, result: { code: ExitCode }): Command {
@@ -81,17 +92,11 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       result.code = await analyzeCommand(paths, flags, streams);
     });
 
-  withCluster(root.command('explain'))
+  withMetrics(withCluster(root.command('explain')))
     .description(
       'explain observed Istio metrics: each series traced back to the configuration, or reported as drift',
     )
     .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
-    .option(
-      '--metrics <file>',
-      "the mesh's metrics as Prometheus exposition text (/stats/prometheus, /federate)",
-    )
-    .option('--prometheus <url>', "a Prometheus server to ask for each series' count over --window")
-    .option('--window <duration>', 'the window counted with --prometheus (a Prometheus duration)', '1h')
     .option(
       '--metrics-after <file>',
       'a later window of the same metrics: what changed, and the fix that accounts for it',
@@ -218,7 +223,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       result.code = await controllerCommand(flags, streams);
     });
 
-  withCluster(root.command('serve'))
+  withMetrics(withCluster(root.command('serve')))
     .description(
       'serve the console: the mesh as graphs of traced traffic, traces, findings, rendered objects (read-only)',
     )

@@ -1,12 +1,14 @@
 /**
  * `kfmesh serve`: the console's JSON API over the paths' objects (the built-in example when none, or a live
- * cluster with --kubeconfig), on loopback by default. When a watched file changes, the objects are read
+ * cluster with --kubeconfig), on loopback by default; with --metrics or --prometheus, the traffic the mesh
+ * reported is drawn over the graph and explained. When a watched file changes, the objects are read
  * again and served from then on; if they no longer load, the last good ones stay and the error is said.
  * Runs until SIGTERM or SIGINT (or `until`, for tests).
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { ConsoleModel } from '../console/api.ts';
+import { observedMetrics, type MetricsFlags } from './explain.ts';
 import { serveConsole, type ConsoleServer } from '../console/server.ts';
 import {
   ExitCode,
@@ -18,7 +20,7 @@ import {
   type Streams,
 } from './io.ts';
 
-export interface ServeFlags extends ClusterFlags {
+export interface ServeFlags extends ClusterFlags, MetricsFlags {
   host: string;
   port: string;
   istioVersion?: string;
@@ -47,14 +49,19 @@ export function serveCommand(
         : flags.kubeconfig
           ? `the cluster of ${flags.kubeconfig}`
           : '<example>';
-    const load = async () =>
-      new ConsoleModel(await snapshotFrom(paths, streams, flags), {
+    const observing = flags.metrics !== undefined || flags.prometheus !== undefined;
+    // Read again on reload (a metrics file is watched too; Prometheus is asked again).
+    const load = async () => {
+      const observed = observing ? await observedMetrics(flags, true) : undefined;
+      return new ConsoleModel(await snapshotFrom(paths, streams, flags), {
         source,
         clusterDomain: flags.clusterDomain,
         // Loaded again on reload: certificates are judged at the time of each load.
         now: new Date(),
         ...(flags.istioVersion ? { istioVersion: flags.istioVersion } : {}),
+        ...(observed ? { observed } : {}),
       });
+    };
     const first = await load();
     const onError = (error: unknown) =>
       streams.stderr(`kfmesh: ${(error as Error).stack ?? String(error)}\n`);
@@ -85,7 +92,7 @@ export function serveCommand(
     const warming = setImmediate(() => warm(first));
 
     const watching = reloadOnChange(
-      paths,
+      flags.metrics !== undefined ? [...paths, flags.metrics] : paths,
       async () => {
         const model = await load();
         served.replace(model);

@@ -25,6 +25,7 @@ process.exitCode = await serveCommand(
     host: '127.0.0.1',
     port: process.env['PORT'] ?? '8080',
     clusterDomain: 'cluster.local',
+    window: '1h',
     anyPortIfTaken: true,
   },
   streams,

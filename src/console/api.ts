@@ -15,6 +15,8 @@ import { desiredState, MeshMode, type RenderResult } from '../render/desired-sta
 import { formatLocation, formatObjectProblem } from '../model/errors.ts';
 import { toYaml } from '../model/serialize.ts';
 import { graphsOf, tracePath } from './graph.ts';
+import { observedGraph, type ObservedInput } from './observed.ts';
+import type { Finding } from '../model/finding.ts';
 import { planMigration } from '../plan/order.ts';
 import { checkPlan, type PlanCheck } from '../plan/simulate.ts';
 import type { MigrationPlan } from '../plan/plan.ts';
@@ -42,6 +44,8 @@ export interface ConsoleOptions {
   istioVersion?: string;
   /** The time findings judge certificates at (the shell's clock); none: validity is not checked. */
   now?: Date;
+  /** Metrics the mesh reported, drawn over the graph of the platform as given. */
+  observed?: ObservedInput;
 }
 
 const modes = [MeshMode.Sidecar, MeshMode.Ambient] as const;
@@ -79,16 +83,20 @@ export class ConsoleModel {
         });
       }
       case '/api/findings':
-        return ok<'/api/findings'>(
-          this.#once('findings', () =>
-            findingsDocument(
-              analyze(this.#snapshot, {
-                ...this.#domain(),
-                ...(this.#options.now ? { now: this.#options.now } : {}),
-              }),
-            ),
+        return ok<'/api/findings'>(this.#once('findings document', () => findingsDocument(this.#findings())));
+      case '/api/observed': {
+        const observed = this.#options.observed;
+        if (!observed)
+          return {
+            status: 404,
+            body: { error: 'no observed traffic: start the console with --metrics FILE or --prometheus URL' },
+          };
+        return ok<'/api/observed'>(
+          this.#once('observed', () =>
+            observedGraph(this.#mesh(MeshMode.Sidecar), this.#findings(), observed),
           ),
         );
+      }
       case '/api/migration':
         return ok<'/api/migration'>(this.#once('report', () => reportDocument(this.#migration().report)));
       case '/api/render': {
@@ -112,10 +120,21 @@ export class ConsoleModel {
     }
   }
 
-  /** Computes what the page asks for first (the summary, both graphs, the findings), ahead of the request. */
+  /** Computes what the page asks for first (the summary, both graphs, the findings, what was observed), ahead of the request. */
   warm(): void {
     for (const path of ['/api/summary', '/api/graph', '/api/findings'])
       this.answer(path, new URLSearchParams());
+    if (this.#options.observed) this.answer('/api/observed', new URLSearchParams());
+  }
+
+  /** The analyzer's findings on the snapshot as given. */
+  #findings(): Finding[] {
+    return this.#once('findings', () =>
+      analyze(this.#snapshot, {
+        ...this.#domain(),
+        ...(this.#options.now ? { now: this.#options.now } : {}),
+      }),
+    );
   }
 
   /** The migration plan of the snapshot and its checks (computed on first use: every state is traced). */
@@ -171,6 +190,7 @@ export class ConsoleModel {
       istio: this.#options.istioVersion ?? formatIstioVersion(NewestModelledVersion),
       newestIstio: formatIstioVersion(NewestModelledVersion),
       oldestIstio: formatIstioVersion(OldestModelledVersion),
+      ...(this.#options.observed ? { observed: this.#options.observed.source } : {}),
       clients: this.#mesh(MeshMode.Sidecar)
         .workloads.map((w) => `${w.namespace}/${w.name}`)
         .sort(),

@@ -8,7 +8,10 @@
  * A general layered layout (dagre) takes about 13 s for 2,000 nodes in a browser's JavaScript; this one is
  * linear after sorting and gives the same picture for the same graph, so a larger mesh still opens at once.
  */
-import type { GraphNode, MeshGraph } from './wire.ts';
+import type { GraphNode } from './wire.ts';
+
+/** A node as the layout sees it: a graph node, or a namespace folded into one (kind `namespace`). */
+type LayoutNode = Omit<GraphNode, 'kind'> & { kind: GraphNode['kind'] | 'namespace' };
 
 export interface Position {
   x: number;
@@ -38,7 +41,7 @@ const aspect = 1.6;
 const roles = ['sender', 'gateway', 'waypoint', 'answering', 'outside'] as const;
 type Role = (typeof roles)[number];
 
-function roleOf(node: GraphNode, answers: ReadonlySet<string>): Role {
+function roleOf(node: LayoutNode, answers: ReadonlySet<string>): Role {
   switch (node.kind) {
     case 'gateway':
       return 'gateway';
@@ -52,8 +55,8 @@ function roleOf(node: GraphNode, answers: ReadonlySet<string>): Role {
 }
 
 /** One band's nodes placed from (0, 0): columns by role, left to right, each wrapping after `perColumn`. */
-function placeBand(nodes: readonly GraphNode[], answers: ReadonlySet<string>) {
-  const byRole = new Map<Role, GraphNode[]>();
+function placeBand(nodes: readonly LayoutNode[], answers: ReadonlySet<string>) {
+  const byRole = new Map<Role, LayoutNode[]>();
   for (const node of nodes) {
     const role = roleOf(node, answers);
     byRole.set(role, [...(byRole.get(role) ?? []), node]);
@@ -79,9 +82,16 @@ function placeBand(nodes: readonly GraphNode[], answers: ReadonlySet<string>) {
 }
 
 /** Positions for every node of the graph, and the namespace bands around them. */
-export function layeredLayout(graph: Pick<MeshGraph, 'nodes' | 'edges'>): Layout {
+export function layeredLayout(
+  graph: {
+    nodes: readonly LayoutNode[];
+    edges: readonly { source: string; target: string }[];
+  },
+  /** The room between bands (folded namespaces want more: their edges carry labels). */
+  gap: number = Spacing.gap,
+): Layout {
   const answers = new Set(graph.edges.map((e) => e.target));
-  const byBand = new Map<string, GraphNode[]>();
+  const byBand = new Map<string, LayoutNode[]>();
   for (const node of graph.nodes) {
     const band = node.namespace ?? '';
     byBand.set(band, [...(byBand.get(band) ?? []), node]);
@@ -90,10 +100,10 @@ export function layeredLayout(graph: Pick<MeshGraph, 'nodes' | 'edges'>): Layout
   const order = [...byBand.keys()].sort((a, b) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b)));
   const placed = order.map((namespace) => ({
     namespace,
-    ...placeBand(byBand.get(namespace) as GraphNode[], answers),
+    ...placeBand(byBand.get(namespace) as LayoutNode[], answers),
   }));
   // Shelves: bands left to right until the row is as wide as the packing should be, then a new row.
-  const area = placed.reduce((sum, b) => sum + (b.width + Spacing.gap) * (b.height + Spacing.gap), 0);
+  const area = placed.reduce((sum, b) => sum + (b.width + gap) * (b.height + gap), 0);
   const rowWidth = Math.max(...placed.map((b) => b.width), Math.sqrt(area * aspect));
   const positions = new Map<string, Position>();
   const bands: Band[] = [];
@@ -103,12 +113,12 @@ export function layeredLayout(graph: Pick<MeshGraph, 'nodes' | 'edges'>): Layout
   for (const b of placed) {
     if (x > 0 && x + b.width > rowWidth) {
       x = 0;
-      y += shelf + Spacing.gap;
+      y += shelf + gap;
       shelf = 0;
     }
     for (const [id, p] of b.local) positions.set(id, { x: x + p.x, y: y + p.y });
     bands.push({ namespace: b.namespace, x, y, width: b.width, height: b.height });
-    x += b.width + Spacing.gap + Spacing.column / 2;
+    x += b.width + gap + Spacing.column / 2;
     shelf = Math.max(shelf, b.height);
   }
   return { positions, bands };

@@ -59,6 +59,8 @@ export interface Summary {
   istio: string;
   newestIstio: string;
   oldestIstio: string;
+  /** Where observed metrics come from, when the console was given some. */
+  observed?: string;
 }
 
 export interface ObjectRef {
@@ -168,6 +170,61 @@ export interface PlanGraph {
   changed: string[];
 }
 
+/** How observed requests over an edge ended, by class of response code (TCP connections apart). */
+export interface ObservedCounts {
+  /** HTTP requests the mesh reported (one reporter's count: the client's where it reported, else the server's). */
+  requests: number;
+  /** Responses by class: `2xx`, `3xx`, `4xx`, `5xx`, and `other` (0: no response). */
+  codes: Record<string, number>;
+  /** TCP connections opened. */
+  connections: number;
+  /** Series over the edge that this configuration does not produce (drift). */
+  drift: number;
+}
+
+/** One observed series over an edge, and what explains it. */
+export interface ObservedSeriesView {
+  metric: string;
+  reporter: string;
+  value: number;
+  /** Requests or connections a second, when the counts are over a known window. */
+  rate?: number;
+  /** The series' labels that say most: response code and flags, mTLS, the service. */
+  labels: Record<string, string>;
+  /** Where it was read: `file:line`, or the query's result number. */
+  at: string;
+  status: 'explained' | 'drift' | 'untraced';
+  /** Explained: the request whose trace produces it, and the trace's summary. */
+  request?: string;
+  summary?: string;
+  /** The analyzer finding it is put down to, with its fix and `kubectl patch`. */
+  finding?: { code: string; object: string; field?: string; message: string; fix?: string; patch?: string };
+  /** Drift: the labels on which the nearest trace differs (`label: observed, configuration: configured`). */
+  differences?: string[];
+  /** Untraced: why. */
+  reason?: string;
+}
+
+/** Observed traffic between two graph nodes. */
+export interface ObservedEdge extends ObservedCounts {
+  source: string;
+  target: string;
+  rate?: number;
+  series: ObservedSeriesView[];
+}
+
+/** What the mesh reported (`serve --metrics` or `--prometheus`), drawn over the graph of the platform as given. */
+export interface ObservedGraph {
+  /** Where the metrics came from. */
+  source: string;
+  /** The window's length in seconds, when known (a Prometheus query; a file's counters have none). */
+  seconds?: number;
+  edges: ObservedEdge[];
+  /** Nodes of observed edges that the configuration's graph lacks (drift: a workload it does not know). */
+  nodes: GraphNode[];
+  summary: { explained: number; drift: number; untraced: number };
+}
+
 /** What an API refused, and why. */
 export interface ApiError {
   error: string;
@@ -188,4 +245,5 @@ export interface Api {
   '/api/object': InputObject;
   '/api/plan': PlanView;
   '/api/plan/graph': PlanGraph;
+  '/api/observed': ObservedGraph;
 }

@@ -1,12 +1,24 @@
 /**
  * The mesh graph on the page: cytoscape over one mode's graph of traced traffic, laid out in namespace
- * bands and role columns (`layeredLayout`). Search, a namespace filter, focus on a node (its neighbours
- * stay, the rest fades), and a traced request's path drawn over it. Labels are drawn on the canvas, as
- * text: nothing from the graph becomes markup.
+ * bands and role columns (`layeredLayout`). It opens with each namespace folded into one node (a graph of
+ * namespaces, edges labelled with their counts); a tap on a namespace shows its workloads. Search, a
+ * namespace filter, focus on a node (its neighbours stay, the rest fades), a traced request's path drawn
+ * over it (its namespaces unfolded), and the traffic the mesh reported laid over the edges. Labels are
+ * drawn on the canvas, as text: nothing from the graph becomes markup.
  */
 import cytoscape, { type Core, type ElementDefinition, type NodeSingular } from 'cytoscape';
 import { layeredLayout, type Layout } from '../console/layout.ts';
-import type { GraphEdge, GraphNode, MeshGraph } from '../console/wire.ts';
+import {
+  drawnGraph,
+  edgeLabel,
+  errorRatio,
+  namespaceNodeId,
+  type DrawnEdge,
+  type DrawnGraph,
+  type DrawnNode,
+  type Expanded,
+} from '../console/collapse.ts';
+import type { GraphEdge, MeshGraph, ObservedGraph } from '../console/wire.ts';
 
 /**
  * Above this many nodes a graph is large: its edges are drawn the cheap way, hidden while panning, and only
@@ -17,7 +29,18 @@ export const LargeGraph = 400;
 
 export interface GraphEvents {
   /** A node was tapped (or the background: undefined). */
-  select(node: GraphNode | undefined, edges: { into: GraphEdge[]; out: GraphEdge[] }): void;
+  select(node: DrawnNode | undefined, edges: { into: GraphEdge[]; out: GraphEdge[] }): void;
+  /** An edge was tapped. */
+  selectEdge?(edge: DrawnEdge): void;
+  /** The namespaces shown unfolded changed. */
+  expanded?(): void;
+}
+
+/** What a view draws besides the graph: a plan step's changed edges, observed traffic, what starts unfolded. */
+export interface ViewOptions {
+  changed?: readonly string[];
+  observed?: ObservedGraph;
+  expanded?: Expanded;
 }
 
 export type EdgeFilter = 'usual' | 'all' | 'denied';
@@ -34,34 +57,50 @@ const bandPadding = { side: 40, top: 44, bottom: 34 };
  * some of whose requests leave the mesh (to PassthroughCluster or BlackHoleCluster) wears an orange ring,
  * so that it shows even where those edges are not drawn.
  */
-function nodeElements(graph: MeshGraph, layout: Layout, outside: ReadonlySet<string>): ElementDefinition[] {
+function nodeElements(graph: DrawnGraph, layout: Layout, outside: ReadonlySet<string>): ElementDefinition[] {
   const leaks = new Set(graph.edges.filter((e) => outside.has(e.target)).map((e) => e.source));
-  const elements: ElementDefinition[] = layout.bands.map((b) => {
-    const width = b.width + 2 * bandPadding.side;
-    const height = b.height + bandPadding.top + bandPadding.bottom;
-    return {
-      group: 'nodes',
-      data: {
-        id: bandId(b.namespace),
-        label: b.namespace || 'outside the mesh',
-        width,
-        height,
-        ...{ color: '#eef2f7', shape: 'round-rectangle', size: 0 },
-      },
-      position: { x: b.x + b.width / 2, y: b.y - bandPadding.top + height / 2 },
-      classes: 'band',
-      selectable: false,
-      grabbable: false,
-    };
-  });
+  // A folded namespace is a node of its own: no box around it.
+  const folded = new Set(graph.nodes.filter((n) => n.kind === 'namespace').map((n) => n.namespace));
+  const elements: ElementDefinition[] = layout.bands
+    .filter((b) => !folded.has(b.namespace))
+    .map((b) => {
+      const width = b.width + 2 * bandPadding.side;
+      const height = b.height + bandPadding.top + bandPadding.bottom;
+      return {
+        group: 'nodes',
+        data: {
+          id: bandId(b.namespace),
+          label: b.namespace || 'outside the mesh',
+          width,
+          height,
+          ...{ color: '#eef2f7', shape: 'round-rectangle', size: 0 },
+        },
+        position: { x: b.x + b.width / 2, y: b.y - bandPadding.top + height / 2 },
+        classes: 'band',
+        selectable: false,
+        grabbable: false,
+      };
+    });
   for (const node of graph.nodes)
     elements.push({
       group: 'nodes',
-      data: { id: node.id, label: shortLabel(node.name), kind: node.kind, ...looks[node.kind] },
+      data: {
+        id: node.id,
+        label: node.kind === 'namespace' ? `${node.name} (${node.members ?? 0})` : shortLabel(node.name),
+        kind: node.kind,
+        ...looks[node.kind],
+        // A folded namespace is a box as wide as its name.
+        ...(node.kind === 'namespace' ? { width: foldedWidth(node.name) } : {}),
+      },
       position: { ...(layout.positions.get(node.id) ?? { x: 0, y: 0 }) },
       classes: leaks.has(node.id) ? `${node.kind} leaks` : node.kind,
     });
   return elements;
+}
+
+/** The width of a folded namespace's box: its name and count, in the node font. */
+function foldedWidth(name: string): number {
+  return 16 + 7.2 * (name.length + 5);
 }
 
 /** A name cut to fit under its node (the whole name is in the node's details and in search). */
@@ -74,10 +113,12 @@ function fitted(
   layout: Layout,
   width: number,
   height: number,
+  /** Room at the sides for nodes wider than their band (a folded namespace's box). */
+  side = 0,
 ): { zoom: number; pan: { x: number; y: number } } {
-  const left = Math.min(...layout.bands.map((b) => b.x)) - bandPadding.side;
+  const left = Math.min(...layout.bands.map((b) => b.x)) - bandPadding.side - side;
   const top = Math.min(...layout.bands.map((b) => b.y)) - bandPadding.top;
-  const right = Math.max(...layout.bands.map((b) => b.x + b.width)) + bandPadding.side;
+  const right = Math.max(...layout.bands.map((b) => b.x + b.width)) + bandPadding.side + side;
   const bottom = Math.max(...layout.bands.map((b) => b.y + b.height)) + bandPadding.bottom;
   const margin = 20;
   const zoom = Math.max(
@@ -94,33 +135,43 @@ function fitted(
   };
 }
 
+/** The room between bands when namespaces are folded: their edges carry labels that need it. */
+const foldedGap = 250;
+
 const minZoom = 0.02;
 const maxZoom = 3;
 /** The most a whole graph is magnified to fit (a small graph stays at about its natural size). */
 const fitZoom = 1.2;
 
-function edgeElement(edge: GraphEdge, index: number, changed = false): ElementDefinition {
+function edgeElement(edge: DrawnEdge, index: number, changed: boolean, folded: boolean): ElementDefinition {
+  const o = edge.observed;
   const classes = [
     changed ? 'changed' : '',
     edge.denied === 0 ? '' : edge.denied === edge.requests ? 'denied' : 'some-denied',
     edge.passthrough > 0 ? 'passthrough' : '',
     edge.blackhole > 0 ? 'blackhole' : '',
     edge.mtls < edge.requests ? 'plaintext' : 'mtls',
+    o ? 'observed' : '',
+    o && errorRatio(o) > 0 ? 'observed-errors' : '',
+    (o?.drift ?? 0) > 0 || edge.observedOnly ? 'drift' : '',
   ];
+  const label = edgeLabel(edge, folded);
   return {
     group: 'edges',
     data: {
       id: `edge:${index}`,
       source: edge.source,
       target: edge.target,
-      weight: Math.min(8, 1 + Math.log10(edge.requests)),
+      weight: Math.min(8, 1 + Math.log10(Math.max(1, edge.requests, o?.requests ?? 0))),
+      ...(label ? { label } : {}),
     },
     classes: classes.filter(Boolean).join(' '),
   };
 }
 
 /** How each kind of node is drawn (carried in each node's data: one style rule serves them all). */
-const looks: Record<GraphNode['kind'], { color: string; shape: string; size: number }> = {
+const looks: Record<DrawnNode['kind'], { color: string; shape: string; size: number }> = {
+  namespace: { color: '#5b7fa8', shape: 'round-rectangle', size: 40 },
   workload: { color: '#2f6db5', shape: 'ellipse', size: 22 },
   gateway: { color: '#7b3fa3', shape: 'diamond', size: 28 },
   waypoint: { color: '#14877a', shape: 'hexagon', size: 27 },
@@ -188,6 +239,21 @@ function style(large: boolean): cytoscape.StylesheetJson {
         'z-index': 5,
       },
     },
+    {
+      selector: 'edge[label]',
+      style: {
+        label: 'data(label)',
+        'font-size': 11,
+        color: '#1d1d1d',
+        'text-background-color': '#ffffff',
+        'text-background-opacity': 0.9,
+        'text-background-padding': '2px',
+        'text-background-shape': 'roundrectangle',
+        'text-rotation': 'none',
+        'min-zoomed-font-size': 6,
+        'text-events': 'yes',
+      },
+    },
     { selector: 'edge.plaintext', style: { 'line-style': large ? 'solid' : 'dashed' } },
     {
       selector: 'edge.some-denied',
@@ -204,6 +270,43 @@ function style(large: boolean): cytoscape.StylesheetJson {
     {
       selector: 'edge.blackhole',
       style: { 'line-color': '#222222', 'target-arrow-color': '#222222' },
+    },
+    {
+      selector: 'edge.observed',
+      style: {
+        'underlay-color': '#1b9e77',
+        'underlay-opacity': 0.35,
+        'underlay-padding': 4,
+        'line-style': 'solid',
+        opacity: 1,
+        'z-index': 8,
+      } as cytoscape.Css.Edge,
+    },
+    { selector: 'edge.observed-errors', style: { 'underlay-color': '#d62728' } as cytoscape.Css.Edge },
+    {
+      selector: 'edge.drift',
+      style: {
+        'line-color': '#8e44ad',
+        'target-arrow-color': '#8e44ad',
+        'line-style': 'dashed',
+        'line-dash-pattern': [8, 4],
+        'underlay-color': '#8e44ad',
+        opacity: 1,
+      } as cytoscape.Css.Edge,
+    },
+    {
+      selector: 'node.namespace',
+      style: {
+        width: 'data(width)',
+        height: 34,
+        'text-valign': 'center',
+        'text-halign': 'center',
+        'text-margin-y': 0,
+        color: '#ffffff',
+        'font-size': 12,
+        'font-weight': 'bold',
+        label: 'data(label)',
+      },
     },
     { selector: 'node.leaks', style: { 'border-width': 3, 'border-color': '#d9730d' } },
     { selector: 'node.named', style: { label: 'data(label)' } },
@@ -246,60 +349,60 @@ function style(large: boolean): cytoscape.StylesheetJson {
 }
 
 export class GraphView {
-  readonly cy: Core;
+  #cy: Core | undefined;
+  readonly #container: HTMLElement;
   readonly #graph: MeshGraph;
+  readonly #observed: ObservedGraph | undefined;
+  readonly #events: GraphEvents;
+  #expanded: Set<string> | 'all';
+  #drawn!: DrawnGraph;
   /** Whether edges are drawn only for what is focused, filtered or traced (a large graph). */
-  readonly partial: boolean;
-  readonly #outside: Set<string>;
-  readonly #nodes: Map<string, GraphNode>;
-  readonly #layout: Layout;
+  partial = false;
+  #outside = new Set<string>();
+  #nodes = new Map<string, DrawnNode>();
+  /** The drawn node each node of the graph is in (itself, or its folded namespace). */
+  #drawnOf = new Map<string, string>();
+  #layout!: Layout;
   #filter: EdgeFilter = 'usual';
   /** The edges asked for besides the usual ones (a focus, a namespace, a path), and whether the filter may hide them. */
-  #wanted: { test: (edge: GraphEdge) => boolean; force: boolean } | undefined;
+  #wanted: { test: (edge: DrawnEdge) => boolean; force: boolean } | undefined;
 
   /** Edges (`source target`) a step of a migration plan changed: marked, and drawn whatever the filter. */
   readonly #changed: Set<string>;
 
-  constructor(
-    container: HTMLElement,
-    graph: MeshGraph,
-    events: GraphEvents,
-    changed: readonly string[] = [],
-  ) {
+  constructor(container: HTMLElement, graph: MeshGraph, events: GraphEvents, options: ViewOptions = {}) {
     this.#graph = graph;
-    this.#changed = new Set(changed);
-    if (this.#changed.size > 0) this.#wanted = { test: (e) => this.#isChanged(e), force: true };
-    const large = graph.nodes.length > LargeGraph;
-    this.partial = large;
-    this.#nodes = new Map(graph.nodes.map((n) => [n.id, n]));
-    this.#outside = new Set(
-      graph.nodes.filter((n) => n.kind === 'passthrough' || n.kind === 'blackhole').map((n) => n.id),
-    );
-    const layout = layeredLayout(graph);
-    this.#layout = layout;
-    this.cy = cytoscape({
-      container,
-      ...fitted(layout, container.clientWidth, container.clientHeight),
-      elements: [
-        ...nodeElements(graph, layout, this.#outside),
-        ...[...this.#edgeSet()].map((i) =>
-          edgeElement(graph.edges[i] as GraphEdge, i, this.#isChanged(graph.edges[i] as GraphEdge)),
-        ),
-      ],
-      layout: { name: 'preset', fit: false },
-      style: style(large),
-      minZoom,
-      maxZoom,
-      autoungrabify: large,
-      hideEdgesOnViewport: large,
-      textureOnViewport: large,
-      boxSelectionEnabled: false,
-    });
+    this.#observed = options.observed;
+    this.#events = events;
+    this.#changed = new Set(options.changed ?? []);
+    const expanded = options.expanded ?? new Set<string>();
+    this.#expanded = expanded === 'all' ? 'all' : new Set(expanded);
+    this.#container = container;
+    this.#draw();
+  }
+
+  /** The cytoscape instance on the page (a new one each time the folding changes). */
+  get cy(): Core {
+    return this.#cy as Core;
+  }
+
+  /** Taps: a folded namespace unfolds, a node is focused, an edge explained, the background clears. */
+  #listen(events: GraphEvents): void {
     this.cy.on('tap', 'node', (event) => {
       const node = event.target as NodeSingular;
       if (node.hasClass('band')) return;
+      const drawn = this.node(node.id());
+      if (drawn?.kind === 'namespace' && drawn.namespace !== undefined) {
+        this.expand(drawn.namespace);
+        return;
+      }
       this.focus(node.id());
-      events.select(this.node(node.id()), this.edgesOf(node.id()));
+      events.select(drawn, this.edgesOf(node.id()));
+    });
+    this.cy.on('tap', 'edge', (event) => {
+      const index = Number((event.target as cytoscape.EdgeSingular).id().slice('edge:'.length));
+      const edge = this.#drawn.edges[index];
+      if (edge) events.selectEdge?.(edge);
     });
     this.cy.on('tap', (event) => {
       if (event.target === this.cy) {
@@ -309,8 +412,86 @@ export class GraphView {
     });
   }
 
-  #isChanged(edge: GraphEdge): boolean {
-    return this.#changed.has(`${edge.source} ${edge.target}`);
+  /** Folds and lays out the graph as the expanded namespaces say, and puts it on the page. */
+  #draw(): void {
+    this.#drawn = drawnGraph(this.#graph, this.#observed, this.#expanded);
+    this.#nodes = new Map(this.#drawn.nodes.map((n) => [n.id, n]));
+    this.#drawnOf = new Map();
+    for (const n of [...this.#graph.nodes, ...(this.#observed?.nodes ?? [])])
+      this.#drawnOf.set(n.id, this.#nodes.has(n.id) ? n.id : namespaceNodeId(n.namespace ?? ''));
+    this.#outside = new Set(
+      this.#drawn.nodes.filter((n) => n.kind === 'passthrough' || n.kind === 'blackhole').map((n) => n.id),
+    );
+    const large = this.#drawn.nodes.length > LargeGraph;
+    this.partial = large;
+    const folded = this.#drawn.nodes.some((n) => n.kind === 'namespace');
+    this.#layout = layeredLayout(this.#drawn, folded ? foldedGap : undefined);
+    this.#wanted = this.#changed.size > 0 ? { test: (e) => this.#isChanged(e), force: true } : undefined;
+    this.#cy?.destroy();
+    this.#cy = cytoscape({
+      container: this.#container,
+      ...fitted(this.#layout, this.#container.clientWidth, this.#container.clientHeight, this.#side()),
+      elements: [
+        ...nodeElements(this.#drawn, this.#layout, this.#outside),
+        ...[...this.#edgeSet()].map((i) => this.#edgeElement(i)),
+      ],
+      layout: { name: 'preset', fit: false },
+      style: style(large),
+      minZoom,
+      maxZoom,
+      // A large graph is drawn the cheap way while the view moves.
+      autoungrabify: large,
+      hideEdgesOnViewport: large,
+      textureOnViewport: large,
+      boxSelectionEnabled: false,
+    });
+    this.#listen(this.#events);
+  }
+
+  /** Half the widest folded namespace's box: it reaches past its band at both sides. */
+  #side(): number {
+    const widths = this.#drawn.nodes.filter((n) => n.kind === 'namespace').map((n) => foldedWidth(n.name));
+    return Math.max(0, ...widths) / 2;
+  }
+
+  #edgeElement(i: number): ElementDefinition {
+    const edge = this.#drawn.edges[i] as DrawnEdge;
+    const folded = [edge.source, edge.target].some((id) => this.node(id)?.kind === 'namespace');
+    return edgeElement(edge, i, this.#isChanged(edge), folded);
+  }
+
+  /** Whether any edge of the graph that the drawn edge stands for was changed by the plan step. */
+  #isChanged(edge: DrawnEdge): boolean {
+    if (this.#changed.size === 0) return false;
+    return edge.memberEdges.some((i) => {
+      const e = this.#graph.edges[i] as GraphEdge;
+      return this.#changed.has(`${e.source} ${e.target}`);
+    });
+  }
+
+  /** The namespaces shown unfolded: their names, or 'all'. */
+  get expanded(): readonly string[] | 'all' {
+    return this.#expanded === 'all' ? 'all' : [...this.#expanded].sort();
+  }
+
+  /** Shows the workloads of these namespaces (those already shown stay); redraws only if one was folded. */
+  expand(...namespaces: string[]): void {
+    if (this.#expanded === 'all') return;
+    const folded = namespaces.filter((n) => !(this.#expanded as Set<string>).has(n));
+    if (folded.length === 0) return;
+    for (const n of folded) this.#expanded.add(n);
+    this.#draw();
+    this.#events.expanded?.();
+  }
+
+  /** Every namespace unfolded (`all`) or every one folded (`none`). */
+  setGrouping(grouping: 'namespaces' | 'workloads'): void {
+    const next = grouping === 'workloads' ? 'all' : new Set<string>();
+    if (next === this.#expanded || (next !== 'all' && this.#expanded !== 'all' && this.#expanded.size === 0))
+      return;
+    this.#expanded = next;
+    this.#draw();
+    this.#events.expanded?.();
   }
 
   /** How many edges are marked as changed by the plan step shown. */
@@ -318,14 +499,33 @@ export class GraphView {
     return this.cy.edges('.changed').length;
   }
 
-  node(id: string): GraphNode | undefined {
+  /** The drawn graph: nodes (namespaces folded or not) and edges. */
+  get drawn(): DrawnGraph {
+    return this.#drawn;
+  }
+
+  node(id: string): DrawnNode | undefined {
     return this.#nodes.get(id);
   }
 
+  /** The graph's edges into and out of a node (a folded namespace: into and out of the namespace). */
   edgesOf(id: string): { into: GraphEdge[]; out: GraphEdge[] } {
+    const node = this.node(id);
+    const inside =
+      node?.kind === 'namespace'
+        ? (other: string) => this.#drawnOf.get(other) === id
+        : (other: string) => other === id;
     return {
-      into: this.#graph.edges.filter((e) => e.target === id),
-      out: this.#graph.edges.filter((e) => e.source === id),
+      into: this.#graph.edges.filter((e) => inside(e.target) && !inside(e.source)),
+      out: this.#graph.edges.filter((e) => inside(e.source) && !inside(e.target)),
+    };
+  }
+
+  /** The graph's edges and the observed edges a drawn edge stands for. */
+  membersOf(edge: DrawnEdge): { edges: GraphEdge[]; observed: ObservedGraph['edges'] } {
+    return {
+      edges: edge.memberEdges.map((i) => this.#graph.edges[i] as GraphEdge),
+      observed: edge.observedEdges.map((i) => this.#observed?.edges[i] as ObservedGraph['edges'][number]),
     };
   }
 
@@ -357,13 +557,14 @@ export class GraphView {
     this.cy.batch(() => this.#showEdges(this.#wanted?.test, this.#wanted?.force));
   }
 
-  /** The indices of the edges to show now. */
+  /** The indices of the edges to show now (observed traffic always shows). */
   #edgeSet(): Set<number> {
-    const passes = (e: GraphEdge) =>
+    const passes = (e: DrawnEdge) =>
+      e.observed !== undefined ||
       this.#filter === 'all' ||
       (this.#filter === 'denied' ? e.denied > 0 : e.allowed > 0 || e.passthrough > 0 || e.blackhole > 0);
     const keep = new Set<number>();
-    this.#graph.edges.forEach((e, i) => {
+    this.#drawn.edges.forEach((e, i) => {
       const wanted = this.#wanted?.test(e) ?? false;
       if ((wanted && this.#wanted?.force) || (passes(e) && (wanted || !this.partial))) keep.add(i);
     });
@@ -371,7 +572,7 @@ export class GraphView {
   }
 
   /** Puts on the page the edges to show, with those that pass `wanted` (and with `force`, whatever the filter). */
-  #showEdges(wanted?: (edge: GraphEdge) => boolean, force = false): void {
+  #showEdges(wanted?: (edge: DrawnEdge) => boolean, force = false): void {
     this.#wanted = wanted ? { test: wanted, force } : undefined;
     const keep = this.#edgeSet();
     this.cy
@@ -379,15 +580,7 @@ export class GraphView {
       .filter((e) => !keep.has(Number(e.id().slice('edge:'.length))))
       .remove();
     const add: ElementDefinition[] = [];
-    for (const i of keep)
-      if (this.cy.getElementById(`edge:${i}`).empty())
-        add.push(
-          edgeElement(
-            this.#graph.edges[i] as GraphEdge,
-            i,
-            this.#isChanged(this.#graph.edges[i] as GraphEdge),
-          ),
-        );
+    for (const i of keep) if (this.cy.getElementById(`edge:${i}`).empty()) add.push(this.#edgeElement(i));
     this.cy.add(add);
   }
 
@@ -395,22 +588,25 @@ export class GraphView {
     this.cy.elements().removeClass('faded match on-path named');
   }
 
-  /** Marks the nodes whose id holds the text (case-insensitive); returns how many. */
+  /**
+   * Marks the nodes whose id holds the text (case-insensitive), and the folded namespaces that hold such a
+   * node; returns how many nodes of the graph match.
+   */
   search(text: string): number {
     const needle = text.trim().toLowerCase();
-    let found = 0;
+    const ids = needle ? [...this.#drawnOf.keys()].filter((id) => id.toLowerCase().includes(needle)) : [];
     this.cy.batch(() => {
       this.#clearMarks();
       if (!needle) return;
+      const shown = new Set(ids.map((id) => this.#drawnOf.get(id) ?? id));
       const matches = this.cy
         .nodes()
         .not('.band')
-        .filter((n) => n.id().toLowerCase().includes(needle));
-      found = matches.length;
+        .filter((n) => shown.has(n.id()) || n.id().toLowerCase().includes(needle));
       this.cy.elements().not(matches).not('.band').addClass('faded');
       matches.addClass('match named');
     });
-    return found;
+    return ids.length;
   }
 
   /** Fits the view to the marked nodes (search matches or a path), else to everything shown. */
@@ -418,12 +614,13 @@ export class GraphView {
     const marked = this.cy.nodes('.match, .on-path');
     const hidden = this.cy.nodes('.hidden');
     if (marked.empty() && hidden.empty())
-      this.cy.viewport(fitted(this.#layout, this.cy.width(), this.cy.height()));
+      this.cy.viewport(fitted(this.#layout, this.cy.width(), this.cy.height(), this.#side()));
     else this.cy.fit(marked.nonempty() ? marked : this.cy.nodes(':visible'), 30);
   }
 
-  /** Shows only one namespace and the nodes that talk with it ('' shows everything). */
+  /** Shows only one namespace (unfolded) and the nodes that talk with it ('' shows everything). */
   filterNamespace(namespace: string): void {
+    if (namespace) this.expand(namespace);
     this.cy.batch(() => {
       this.cy.elements().removeClass('hidden named');
       this.#showEdges(namespace ? this.#touches(namespace) : undefined);
@@ -440,8 +637,17 @@ export class GraphView {
     this.fit();
   }
 
-  /** Draws a traced request's path (node ids in order); returns the ids found on this graph. */
+  /**
+   * Draws a traced request's path (node ids in order), unfolding the namespaces it crosses; returns the
+   * ids found on this graph.
+   */
   showPath(path: readonly string[]): string[] {
+    this.expand(
+      ...path.flatMap((id) => {
+        const namespace = this.#graph.nodes.find((n) => n.id === id)?.namespace;
+        return namespace === undefined ? [] : [namespace];
+      }),
+    );
     const found: string[] = [];
     this.cy.batch(() => {
       this.#clearMarks();
@@ -464,8 +670,9 @@ export class GraphView {
     return found;
   }
 
-  /** Marks the nodes of one namespace (a finding's), fading the rest. */
+  /** Marks the nodes of one namespace (a finding's), unfolded, fading the rest. */
   showNamespace(namespace: string): number {
+    this.expand(namespace);
     const inside = this.#inNamespace(namespace);
     this.cy.batch(() => {
       this.#clearMarks();
@@ -481,7 +688,7 @@ export class GraphView {
   }
 
   /** Whether an edge starts or ends in the namespace. */
-  #touches(namespace: string): (edge: GraphEdge) => boolean {
+  #touches(namespace: string): (edge: DrawnEdge) => boolean {
     return (e) => [e.source, e.target].some((id) => this.node(id)?.namespace === namespace);
   }
 

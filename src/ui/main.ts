@@ -7,8 +7,16 @@
 import { byId, el, fill } from './dom.ts';
 import { get } from './client.ts';
 import { GraphView, type EdgeFilter } from './graph-view.ts';
-import { findingsList, migrationReport, nodeDetails, planPanel, traceResult, yamlBlock } from './panels.ts';
-import type { MeshGraph, ModeGraph, PlanView, Summary } from '../console/wire.ts';
+import {
+  edgeDetails,
+  findingsList,
+  migrationReport,
+  nodeDetails,
+  planPanel,
+  traceResult,
+  yamlBlock,
+} from './panels.ts';
+import type { MeshGraph, ModeGraph, ObservedGraph, PlanView, Summary } from '../console/wire.ts';
 
 /** The graph shown: the platform in sidecar mode, migrated to ambient, or a state of the migration plan. */
 type Mode = 'sidecar' | 'ambient' | 'plan';
@@ -19,6 +27,8 @@ interface Ready {
   interactiveMs: number;
   nodes: number;
   edges: number;
+  /** Nodes on the page (namespaces folded into one each, at first). */
+  drawnNodes: number;
   /** Edges on the page (a large graph draws some of its edges at a time). */
   drawnEdges: number;
 }
@@ -40,6 +50,8 @@ const state: {
   /** The migration plan, fetched when first shown, and the step whose state the graph shows. */
   plan?: Promise<PlanView>;
   planStep: number;
+  /** The traffic the mesh reported, when the console was given metrics (fetched once). */
+  observed?: Promise<ObservedGraph>;
 } = {
   mode: location.hash === '#ambient' ? 'ambient' : location.hash === '#plan' ? 'plan' : 'sidecar',
   graphs: new Map(),
@@ -49,6 +61,13 @@ const state: {
 function planOf(): Promise<PlanView> {
   state.plan ??= get('/api/plan');
   return state.plan;
+}
+
+/** The observed traffic, when the console has metrics; it is of the platform as given (the sidecar graph). */
+function observedOf(): Promise<ObservedGraph> | undefined {
+  if (!state.summary?.observed) return undefined;
+  state.observed ??= get('/api/observed');
+  return state.observed;
 }
 
 function graphOf(mode: 'sidecar' | 'ambient'): Promise<ModeGraph> {
@@ -111,14 +130,28 @@ async function showStep(step: number): Promise<void> {
   await drawGraph().catch(failed);
 }
 
+// Why long: it builds the view with its three kinds of tap, then says what is drawn and when it is ready.
 async function drawGraph(): Promise<void> {
   const mode = state.mode;
   const step = state.planStep;
-  const shown = await shownGraph();
+  const [shown, observed] = await Promise.all([shownGraph(), mode === 'sidecar' ? observedOf() : undefined]);
   if (mode !== state.mode || step !== state.planStep) return; // changed again meanwhile
   const graph = shown.graph;
+  const before = state.view?.expanded;
   state.view?.destroy();
-  const view = new GraphView(
+  const grouping = byId<HTMLSelectElement>('grouping').value;
+  const stats = () => {
+    const t = graph.totals;
+    const sampled = shown.requests < shown.matrix ? ` (a sample of ${shown.matrix} requests)` : '';
+    const folded = view.drawn.nodes.filter((n) => n.kind === 'namespace').length;
+    const o = observed?.summary;
+    byId('graph-stats').textContent =
+      `${shown.label}: ${graph.nodes.length} nodes, ${graph.edges.length} edges from ${shown.requests} requests${sampled}; ` +
+      `${t.passthrough} to PassthroughCluster, ${t.denied} denied, ${t.mtls} over mTLS` +
+      (folded > 0 ? `; ${folded} namespaces folded` : '') +
+      (o ? `; observed: ${o.explained} series explained, ${o.drift} drift, ${o.untraced} not traced` : '');
+  };
+  const view: GraphView = new GraphView(
     byId('graph'),
     graph,
     {
@@ -127,16 +160,24 @@ async function drawGraph(): Promise<void> {
         fill(byId('details-out'), nodeDetails(node, edges));
         selectTab('details');
       },
+      selectEdge: (edge) => {
+        fill(byId('details-out'), edgeDetails(edge, view.membersOf(edge), observed?.seconds));
+        selectTab('details');
+      },
+      expanded: () => {
+        view.setEdgeFilter(byId<HTMLSelectElement>('edges').value as EdgeFilter);
+        stats();
+      },
     },
-    shown.changed,
+    {
+      changed: shown.changed,
+      ...(observed ? { observed } : {}),
+      expanded: grouping === 'workloads' ? 'all' : new Set(before === 'all' || !before ? [] : before),
+    },
   );
   state.view = view;
   view.setEdgeFilter(byId<HTMLSelectElement>('edges').value as EdgeFilter);
-  const t = graph.totals;
-  const sampled = shown.requests < shown.matrix ? ` (a sample of ${shown.matrix} requests)` : '';
-  byId('graph-stats').textContent =
-    `${shown.label}: ${graph.nodes.length} nodes, ${graph.edges.length} edges from ${shown.requests} requests${sampled}; ` +
-    `${t.passthrough} to PassthroughCluster, ${t.denied} denied, ${t.mtls} over mTLS`;
+  stats();
   document.body.dataset['mode'] = state.mode;
   if (view.partial)
     status(
@@ -152,6 +193,7 @@ async function drawGraph(): Promise<void> {
           interactiveMs: performance.now(),
           nodes: graph.nodes.length,
           edges: graph.edges.length,
+          drawnNodes: view.cy.nodes('[kind]').length,
           drawnEdges: view.cy.edges().length,
         },
       };
@@ -308,7 +350,9 @@ async function main(): Promise<void> {
   performance.mark('kfmesh:summary');
   state.summary = summary;
   byId('source').textContent =
-    `${summary.source}: ${summary.objects} objects, ${summary.inferenceServices.length} InferenceServices, ${summary.profiles.length} Profiles`;
+    `${summary.source}: ${summary.objects} objects, ${summary.inferenceServices.length} InferenceServices, ${summary.profiles.length} Profiles` +
+    (summary.observed ? `; observed: ${summary.observed}` : '');
+  if (summary.observed) document.body.classList.add('observing');
   const clients = byId('clients');
   fill(clients, ...['external', ...summary.clients].map((c) => el('option', { value: c })));
   const [major, newest] = summary.newestIstio.split('.').map(Number) as [number, number];
@@ -352,6 +396,15 @@ async function main(): Promise<void> {
   byId('namespace').addEventListener('change', () =>
     state.view?.filterNamespace(byId<HTMLSelectElement>('namespace').value),
   );
+  byId('grouping').addEventListener('change', () =>
+    state.view?.setGrouping(
+      byId<HTMLSelectElement>('grouping').value === 'workloads' ? 'workloads' : 'namespaces',
+    ),
+  );
+  byId('widen').addEventListener('click', () => {
+    const wide = document.body.classList.toggle('wide');
+    byId('widen').setAttribute('aria-pressed', String(wide));
+  });
   byId('edges').addEventListener('change', () =>
     state.view?.setEdgeFilter(byId<HTMLSelectElement>('edges').value as EdgeFilter),
   );

@@ -5,11 +5,20 @@
 import { el, table } from './dom.ts';
 import { describeRef } from './client.ts';
 import type { Hop } from '../model/trace-result.ts';
-import type { Finding, GraphEdge, GraphNode, MigrationReport, PlanView, Traced } from '../console/wire.ts';
+import type {
+  Finding,
+  GraphEdge,
+  MigrationReport,
+  ObservedEdge,
+  ObservedSeriesView,
+  PlanView,
+  Traced,
+} from '../console/wire.ts';
+import { errorRatio, shortNumber, type DrawnEdge, type DrawnNode } from '../console/collapse.ts';
 
 const count = (n: number, of: number) => (n === 0 ? '' : n === of ? 'all' : String(n));
 
-export function nodeDetails(node: GraphNode, edges: { into: GraphEdge[]; out: GraphEdge[] }): HTMLElement {
+export function nodeDetails(node: DrawnNode, edges: { into: GraphEdge[]; out: GraphEdge[] }): HTMLElement {
   const rows = (list: GraphEdge[], peer: (e: GraphEdge) => string) =>
     list.map((e) => [
       peer(e),
@@ -34,6 +43,111 @@ export function nodeDetails(node: GraphNode, edges: { into: GraphEdge[]; out: Gr
       ['to', ...header],
       rows(edges.out, (e) => e.target),
     ),
+  );
+}
+
+/**
+ * A tapped edge: the simulated requests it stands for (each edge of the graph, when it joins namespaces),
+ * and what the mesh reported over it, each series with what explains it: the trace and the finding with
+ * its fix, or, for drift, the labels on which the nearest trace of the configuration differs.
+ */
+export function edgeDetails(
+  edge: DrawnEdge,
+  members: { edges: GraphEdge[]; observed: ObservedEdge[] },
+  seconds?: number,
+): HTMLElement {
+  const o = edge.observed;
+  const series = members.observed.flatMap((m) =>
+    m.series.map((s) => ({ ...s, edge: `${m.source} → ${m.target}` })),
+  );
+  series.sort((a, b) => b.value - a.value);
+  const top = [...members.edges].sort((a, b) => b.requests - a.requests).slice(0, 30);
+  return el(
+    'section',
+    { 'data-testid': 'edge-details' },
+    el('h3', {}, `${edge.source} → ${edge.target}`),
+    el(
+      'p',
+      {},
+      edge.requests > 0
+        ? `Configuration: ${edge.requests} simulated requests take it; ${count(edge.allowed, edge.requests) || 'none'} allowed, ${count(edge.denied, edge.requests) || 'none'} denied${edge.deniedBy ? ` (${edge.deniedBy})` : ''}, ${count(edge.passthrough, edge.requests) || 'none'} to PassthroughCluster, ${count(edge.mtls, edge.requests) || 'none'} over mTLS.`
+        : 'Configuration: no simulated request takes it.',
+    ),
+    o
+      ? el(
+          'p',
+          { 'data-testid': 'edge-observed', class: o.drift > 0 || edge.observedOnly ? 'warning' : undefined },
+          `Observed: ${o.requests > 0 ? `${shortNumber(o.requests)} requests` : `${shortNumber(o.connections)} connections`}` +
+            (o.rate !== undefined ? ` (${shortNumber(o.rate)}/s over ${seconds ?? '?'} s)` : '') +
+            (o.requests > 0
+              ? `, ${Math.round(errorRatio(o) * 100)}% failed (${Object.entries(o.codes)
+                  .sort()
+                  .map(([k, v]) => `${k} ${shortNumber(v)}`)
+                  .join(', ')})`
+              : '') +
+            (edge.observedOnly
+              ? '. Drift: the configuration sends no request this way.'
+              : o.drift > 0
+                ? `. Drift: ${o.drift} series this configuration does not produce.`
+                : '.'),
+        )
+      : false,
+    top.length > 1
+      ? el(
+          'details',
+          {},
+          el('summary', {}, `${members.edges.length} edges between workloads`),
+          table(
+            ['from', 'to', 'requests', 'denied', 'passthrough'],
+            top.map((e) => [
+              e.source,
+              e.target,
+              e.requests,
+              count(e.denied, e.requests),
+              count(e.passthrough, e.requests),
+            ]),
+          ),
+        )
+      : false,
+    series.length > 0
+      ? el(
+          'ol',
+          { class: 'series', 'data-testid': 'edge-series' },
+          ...series.map((s) => seriesItem(s, members.observed.length > 1 ? s.edge : undefined)),
+        )
+      : false,
+  );
+}
+
+function seriesItem(s: ObservedSeriesView, edge: string | undefined): HTMLElement {
+  const f = s.finding;
+  return el(
+    'li',
+    { class: `series ${s.status}` },
+    el('span', { class: 'badge' }, s.status),
+    ' ',
+    el('strong', {}, `${shortNumber(s.value)}${s.rate !== undefined ? ` (${shortNumber(s.rate)}/s)` : ''}`),
+    ` ${s.metric} reporter=${s.reporter}${edge ? ` ${edge}` : ''} (${s.at})`,
+    el(
+      'dl',
+      { class: 'labels' },
+      ...Object.entries(s.labels).flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]),
+    ),
+    s.request
+      ? el('p', {}, `${s.status === 'drift' ? 'Nearest trace' : 'Trace'}: ${s.request}: ${s.summary ?? ''}`)
+      : false,
+    f
+      ? el(
+          'p',
+          { class: 'cause' },
+          el('strong', {}, f.code),
+          ` ${f.object}${f.field ? ` ${f.field}` : ''}: ${f.message}`,
+        )
+      : false,
+    f?.fix ? el('p', { class: 'fix' }, `Fix: ${f.fix}`) : false,
+    f?.patch ? el('pre', { class: 'yaml' }, f.patch) : false,
+    ...(s.differences ?? []).map((d) => el('p', { class: 'warning' }, `Differs: ${d}`)),
+    s.reason ? el('p', { class: 'note' }, s.reason) : false,
   );
 }
 
@@ -86,21 +200,26 @@ export function traceResult(result: Traced, shownOnGraph: number): HTMLElement {
       ` (${result.mode} mode; path ${result.path.join(' → ')}; ${shownOnGraph} of ${result.path.length} on the graph)`,
     ),
     result.unsupported ? el('p', { class: 'warning' }, `partial trace: ${result.unsupported}`) : false,
-    table(
-      [
-        '#',
-        'proxy',
-        'direction',
-        'route',
-        'cluster → upstream',
-        'leaves as',
-        'TLS',
-        'decision',
-        'response',
-        'istio_requests_total',
-      ],
-      rows,
-      'hop-table',
+    // In a box of its own that scrolls sideways: cells keep their words on one line.
+    el(
+      'div',
+      { class: 'scroll' },
+      table(
+        [
+          '#',
+          'proxy',
+          'direction',
+          'route',
+          'cluster → upstream',
+          'leaves as',
+          'TLS',
+          'decision',
+          'response',
+          'istio_requests_total',
+        ],
+        rows,
+        'hop-table',
+      ),
     ),
     ...result.hops
       .filter((h) => h.notes.length > 0)

@@ -17,65 +17,11 @@ import { toYaml } from '../../src/model/serialize.ts';
 import { projectRoot } from '../conformance/cases.ts';
 import { browserTestOptions, launchBrowser } from '../browser.ts';
 import { startServe, stopServe, type Serving } from '../serve-process.ts';
+import { graphState, open, waitForText } from '../console-page.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'kfmesh-e2e-'));
 const shots = process.env['KFMESH_SCREENSHOTS'] ?? join(work, 'screenshots');
 mkdirSync(shots, { recursive: true });
-
-interface GraphState {
-  mode: string;
-  nodes: { id: string; kind: string }[];
-  onPath: string[];
-  matched: string[];
-  drawnEdges: number;
-}
-
-/** What the page's graph holds now (read from cytoscape, since canvas pixels can't be asserted). */
-function graphState(page: Page): Promise<GraphState> {
-  return page.evaluate(() => {
-    const k = (globalThis as unknown as { kfmesh: { ready: { mode: string }; view: { cy: CyLike } } }).kfmesh;
-    interface CyLike {
-      nodes(selector?: string): { map<T>(f: (n: { id(): string; data(k: string): string }) => T): T[] };
-      edges(): { length: number };
-    }
-    const cy = k.view.cy;
-    return {
-      mode: k.ready.mode,
-      nodes: cy.nodes('[kind]').map((n) => ({ id: n.id(), kind: n.data('kind') })),
-      onPath: cy.nodes('.on-path').map((n) => n.id()),
-      matched: cy.nodes('.match').map((n) => n.id()),
-      drawnEdges: cy.edges().length,
-    };
-  });
-}
-
-async function open(browser: Browser, serving: Serving, errors: string[]): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1600, height: 950 } });
-  page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
-  page.on('request', (r) => {
-    if (!r.url().startsWith(`${serving.base}/`) && !r.url().startsWith('data:'))
-      errors.push(`a request elsewhere: ${r.url()}`);
-  });
-  page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(`console error: ${m.text()}`);
-  });
-  await page.goto(`${serving.base}/`);
-  await page.waitForSelector('body[data-graph-ready="sidecar"]', { timeout: 60_000 });
-  return page;
-}
-
-/** Waits until the element's text holds `text`. */
-async function waitForText(page: Page, selector: string, text: string): Promise<void> {
-  await page.waitForFunction(
-    ([sel, wanted]) =>
-      (
-        globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }
-      ).document
-        .querySelector(sel)
-        ?.textContent.includes(wanted) ?? false,
-    [selector, text] as const,
-  );
-}
 
 /** The hop table's rows as text cells. */
 function hopRows(page: Page): Promise<string[][]> {
@@ -161,6 +107,9 @@ describe('the console in Chromium', browserTestOptions(), () => {
           edges: { allowed: number; denied: number; passthrough: number; blackhole: number }[];
         };
       };
+      // The page opens on namespaces; the workloads are one choice away.
+      assert.ok((await graphState(page)).nodes.some((n) => n.kind === 'namespace'));
+      await page.selectOption('#grouping', 'workloads');
       const sidecar = await graphState(page);
       assert.equal(sidecar.mode, 'sidecar');
       assert.deepEqual(sidecar.nodes.map((n) => n.id).sort(), api.graph.nodes.map((n) => n.id).sort());
@@ -422,6 +371,7 @@ describe('the console in Chromium', browserTestOptions(), () => {
     writeFileSync(path, toYaml(objects));
     const errors: string[] = [];
     const page = await open(browser, await serve([path]), errors);
+    await page.selectOption('#grouping', 'workloads');
     const client = `apps/${evilName}`;
     const state = await graphState(page);
     assert.ok(
