@@ -1,7 +1,10 @@
 /**
  * `npm start`: the console on the built-in example platform, at http://127.0.0.1:8080/ (or $PORT; a free
- * port when that one is taken), after a few lines on what it shows. Runs until Ctrl-C.
+ * port when that one is taken), with the example's observed metrics (examples/metrics/example.prom, in a
+ * checkout) drawn over it, after a few lines on what it shows. Runs until Ctrl-C.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { serveCommand } from './serve.ts';
 import type { Streams } from './io.ts';
 
@@ -10,14 +13,17 @@ const streams: Streams = { stdout: (t) => process.stdout.write(t), stderr: (t) =
 process.stdout.write(`kfmesh — mesh networking for Kubeflow and KServe over Istio
 
 The console, on the built-in example platform (kfmesh example prints it): the mesh as graphs of traced
-traffic in sidecar mode and migrated to ambient mode, a tracer that follows one request hop by hop, the
-analyzer's findings, and the objects kfmesh renders. Try the tracer with
+traffic in sidecar mode and migrated to ambient mode (namespaces first: tap one to unfold it), the
+traffic its metrics report drawn over the edges (tap one to see what explains it), a tracer that follows
+one request hop by hop, the analyzer's findings, and the objects kfmesh renders. Try the tracer with
   From  kubeflow-user-example-com/curl-inside-mesh
   URL   http://sklearn-iris.kubeflow-user-example-com.svc.cluster.local/v1/models/sklearn-iris:predict
 then switch to Ambient. kfmesh serve FILES... shows your own platform; kfmesh --help lists the rest.
 Ctrl-C stops the console.
 
 `);
+
+const metrics = fileURLToPath(new URL('../../../examples/metrics/example.prom', import.meta.url));
 
 process.exitCode = await serveCommand(
   [],
@@ -26,6 +32,7 @@ process.exitCode = await serveCommand(
     port: process.env['PORT'] ?? '8080',
     clusterDomain: 'cluster.local',
     window: '1h',
+    ...(existsSync(metrics) ? { metrics } : {}),
     anyPortIfTaken: true,
   },
   streams,

@@ -3,8 +3,8 @@
  * telemetry). Each `istio_requests_total` or `istio_tcp_connections_opened_total` series names a client
  * (source workload) and a destination (destination service); kfmesh sends that client's requests to that
  * destination, and to the hosts whose VirtualServices route to it, through the simulator (HTTP: GET and
- * POST, to `/` and every path the host's VirtualServices match; TCP: to every port of the service; every
- * weighted path) and looks
+ * POST, to `/` and every path the host's VirtualServices match, on every port of the service; TCP: to
+ * every port of the service; every weighted path) and looks
  * for a proxy's report with exactly the series' labels. A series one of them produces is explained by that
  * trace and grouped under the analyzer finding about the host that trace's request went to, if any; a series none produces is
  * drift: the cluster differs from this configuration, shown with the nearest trace and the labels that
@@ -182,17 +182,24 @@ function candidateRequests(mesh: Mesh, series: ObservedSeries): TraceInput[] | s
     return hostsRoutedTo(mesh, host).flatMap((target) =>
       portsFor(mesh, target).map((port) => ({ ...from, url: `http://${target}:${port}/` })),
     );
-  return hostsRoutedTo(mesh, host).flatMap((target) =>
-    pathsFor(mesh, target).flatMap((path) =>
-      ['GET', 'POST'].map((method) => ({ ...from, url: `http://${target}${path}`, method })),
-    ),
-  );
+  // A service's requests go to each port it serves (a Kubeflow API on 8888); another host's to port 80.
+  return hostsRoutedTo(mesh, host).flatMap((target) => {
+    const service = mesh.serviceByHostname.get(target);
+    const ports = service?.ports.map((p) => p.port) ?? [];
+    const authorities =
+      ports.length > 0 ? ports.map((port) => (port === 80 ? target : `${target}:${port}`)).sort() : [target];
+    return authorities.flatMap((authority) =>
+      pathsFor(mesh, target).flatMap((path) =>
+        ['GET', 'POST'].map((method) => ({ ...from, url: `http://${authority}${path}`, method })),
+      ),
+    );
+  });
 }
 
-/** The ports of the service of that host; a host of no service (outside the mesh): 80 and 443. */
+/** The ports of the service of that host; a host of no service or a service of no ports: 80 and 443. */
 function portsFor(mesh: Mesh, host: string): number[] {
-  const service = mesh.serviceByHostname.get(host);
-  return service ? service.ports.map((p) => p.port).sort((a, b) => a - b) : [80, 443];
+  const ports = mesh.serviceByHostname.get(host)?.ports.map((p) => p.port) ?? [];
+  return ports.length > 0 ? ports.sort((a, b) => a - b) : [80, 443];
 }
 
 const maxHosts = 16;

@@ -6,7 +6,9 @@
  * absent; under CI=true that fails.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { projectRoot } from '../conformance/cases.ts';
 import { runKfmesh, writeManifest, writeText } from '../cli-process.ts';
 import { partTestOptions } from '../kube-apiserver.ts';
 import {
@@ -26,7 +28,10 @@ const exposition = (c: TraceCase) => seedExposition(c);
 interface Report {
   summary: { explained: number; drift: number; untraced: number };
   causes: { finding?: { code: string; patch?: unknown[] }; series: { labels: Record<string, string> }[] }[];
-  drift: { labels: Record<string, string>; nearest?: { differences: { label: string }[] } }[];
+  drift: {
+    labels: Record<string, string>;
+    nearest?: { differences: { label: string; observed: string; configured: string }[] };
+  }[];
 }
 
 function explain(configuration: TraceCase, metrics: TraceCase): Report {
@@ -104,5 +109,43 @@ describe('kfmesh explain on the seed', partTestOptions('../shared/conformance/tr
     assert.match(run.stderr, /bad\.prom:2:\d+: .*expected , or \}/);
     assert.doesNotMatch(run.stderr, /\n\s+at /);
     assert.equal(runKfmesh(['explain', config]).code, 2);
+  });
+});
+
+describe('the example platform and its metrics (examples/metrics/example.prom, what npm start serves)', () => {
+  test("every series is the example's but the one written as drift: a 200 where its policy denies", () => {
+    const run = runKfmesh([
+      'explain',
+      '--metrics',
+      join(projectRoot, 'examples/metrics/example.prom'),
+      '-o',
+      'json',
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const report = JSON.parse(run.stdout) as Report;
+    assert.deepEqual(
+      { ...report.summary, otherSamples: undefined },
+      { explained: 11, drift: 1, untraced: 0, otherSamples: undefined },
+      'regenerate with node scripts/example-metrics.mjs when the example changes',
+    );
+    assert.deepEqual(
+      report.drift[0]?.nearest?.differences.map((d) => [d.label, d.observed, d.configured]),
+      [['response_code', '200', '403']],
+    );
+  });
+
+  test("series on a service's own ports (ml-pipeline's 8887 and 8888, KFAM's 8081) are found there", () => {
+    const run = runKfmesh([
+      'explain',
+      '--metrics',
+      join(projectRoot, 'examples/metrics/example.prom'),
+      '-o',
+      'json',
+    ]);
+    const report = JSON.parse(run.stdout) as { causes: { series: { request: string }[] }[] };
+    const requests = report.causes.flatMap((c) => c.series.map((s) => s.request));
+    // Both of ml-pipeline's ports give the same labels: the first found stands for them.
+    assert.ok(requests.some((r) => /ml-pipeline\.kubeflow\.svc\.cluster\.local:888[78]\//.test(r)));
+    assert.ok(requests.some((r) => r.includes('profiles-kfam.kubeflow.svc.cluster.local:8081/')));
   });
 });

@@ -17,6 +17,7 @@ import { browserTestOptions, launchBrowser } from '../browser.ts';
 import { graphState, open, waitForText } from '../console-page.ts';
 import { startServe, stopServe, type Serving } from '../serve-process.ts';
 import { loadCase, seedAfter, seedBefore, seedExposition } from '../seed-metrics.ts';
+import { projectRoot } from '../conformance/cases.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'kfmesh-e2e-observed-'));
 const shots = process.env['KFMESH_SCREENSHOTS'] ?? join(work, 'screenshots');
@@ -115,8 +116,11 @@ describe('the console at a glance, with observed traffic', browserTestOptions(),
     rmSync(work, { recursive: true, force: true });
   });
 
-  test('the example opens on namespaces with labelled edges; a tap unfolds one namespace', async () => {
-    const serving = await startServe([], { warm: true, ms: 120_000 });
+  test('the example (as npm start serves it, with its metrics) opens on namespaces with labelled edges; a tap unfolds one', async () => {
+    const serving = await startServe(['--metrics', join(projectRoot, 'examples/metrics/example.prom')], {
+      warm: true,
+      ms: 120_000,
+    });
     servers.push(serving);
     const api = (await (await fetch(`${serving.base}/api/graph?mode=sidecar`)).json()) as {
       graph: { nodes: { id: string; namespace?: string }[] };
@@ -133,6 +137,17 @@ describe('the console at a glance, with observed traffic', browserTestOptions(),
     assert.ok(
       edges.every((e) => /^\d/.test(e.label ?? '')),
       'every edge between namespaces says how many requests take it',
+    );
+    const observed = edges.filter((e) => /\bobserved\b/.test(e.classes));
+    assert.ok(observed.length > 0 && observed.every((e) => / req /.test(e.label ?? '')));
+    assert.ok(
+      edges.some(
+        (e) =>
+          e.source === 'namespace:ml-team' &&
+          e.target === 'namespace:ml-research' &&
+          /drift/.test(e.label ?? ''),
+      ),
+      "the example's drift series (a 200 where ml-research's policy denies) marks its edge",
     );
     assert.match((await page.textContent('#graph-stats')) ?? '', /namespaces folded/);
     await page.screenshot({ path: join(shots, 'console-namespaces.png') });
