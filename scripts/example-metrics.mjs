@@ -1,7 +1,8 @@
 /**
  * Writes examples/metrics/example.prom: the Istio metrics a cluster running the built-in example platform
  * would report for a handful of requests (each traced through the example, every proxy's report counted),
- * and one series the example cannot produce (a 200 where its policy denies: drift), as Prometheus
+ * and one series the example cannot produce (mutual TLS where the example's client leaves the mesh in
+ * plaintext: drift), as Prometheus
  * exposition text. `npm start` serves the example with it, so the console shows observed traffic.
  * Run after `npm run build`: node scripts/example-metrics.mjs
  */
@@ -64,8 +65,18 @@ for (const r of requests) {
       denied = record.labels;
   }
 }
-// Drift: the cluster answered what this configuration denies.
-if (denied) add('istio_requests_total', { ...denied, response_code: '200', response_flags: '-' }, 12);
+// Drift: the model's sidecar reports over mTLS, with the client's identity, what the example sends in
+// plaintext (its client's sidecar sends it out of the mesh).
+if (denied)
+  add(
+    'istio_requests_total',
+    {
+      ...denied,
+      source_principal: 'spiffe://cluster.local/ns/ml-team/sa/default',
+      connection_security_policy: 'mutual_tls',
+    },
+    12,
+  );
 const lines = ['# TYPE istio_requests_total counter', '# TYPE istio_tcp_connections_opened_total counter'];
 for (const [key, value] of [...series].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
   lines.push(`${key} ${value}`);

@@ -31,14 +31,14 @@ export const layers = [
     about: 'the analyzer and its rules',
   },
   {
-    folder: 'explain',
-    may: ['model', 'load', 'mesh'],
-    about: 'observed Istio metrics traced back to the configuration',
-  },
-  {
     folder: 'verify',
     may: ['model', 'load', 'mesh', 'kserve', 'kubeflow'],
     about: 'request cases, the equivalence proof and its probes of what controllers create next',
+  },
+  {
+    folder: 'explain',
+    may: ['model', 'load', 'mesh', 'verify'],
+    about: 'observed Istio metrics traced back to the configuration',
   },
   {
     folder: 'plan',

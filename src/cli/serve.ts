@@ -49,19 +49,7 @@ export function serveCommand(
         : flags.kubeconfig
           ? `the cluster of ${flags.kubeconfig}`
           : '<example>';
-    const observing = flags.metrics !== undefined || flags.prometheus !== undefined;
-    // Read again on reload (a metrics file is watched too; Prometheus is asked again).
-    const load = async () => {
-      const observed = observing ? await observedMetrics(flags, true) : undefined;
-      return new ConsoleModel(await snapshotFrom(paths, streams, flags), {
-        source,
-        clusterDomain: flags.clusterDomain,
-        // Loaded again on reload: certificates are judged at the time of each load.
-        now: new Date(),
-        ...(flags.istioVersion ? { istioVersion: flags.istioVersion } : {}),
-        ...(observed ? { observed } : {}),
-      });
-    };
+    const load = loader(paths, flags, streams, source);
     const first = await load();
     const onError = (error: unknown) =>
       streams.stderr(`kfmesh: ${(error as Error).stack ?? String(error)}\n`);
@@ -111,6 +99,28 @@ export function serveCommand(
     await served.close();
     return ExitCode.Ok;
   });
+}
+
+/** Loads the console's model: the objects, and the observed metrics when asked for (read again on reload). */
+function loader(
+  paths: string[],
+  flags: ServeFlags,
+  streams: Streams,
+  source: string,
+): () => Promise<ConsoleModel> {
+  const observing = flags.metrics !== undefined || flags.prometheus !== undefined;
+  // Read again on reload (a metrics file is watched too; Prometheus is asked again).
+  return async () => {
+    const observed = observing ? await observedMetrics(flags, true) : undefined;
+    return new ConsoleModel(await snapshotFrom(paths, streams, flags), {
+      source,
+      clusterDomain: flags.clusterDomain,
+      // Loaded again on reload: certificates are judged at the time of each load.
+      now: new Date(),
+      ...(flags.istioVersion ? { istioVersion: flags.istioVersion } : {}),
+      ...(observed ? { observed } : {}),
+    });
+  };
 }
 
 /**

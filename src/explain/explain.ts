@@ -23,6 +23,7 @@ import { traceAllPaths } from '../mesh/trace.ts';
 import { TraceInputError, type TraceInput } from '../mesh/trace/request.ts';
 import { resolveShortName } from '../mesh/virtual-services.ts';
 import { ProxyKind } from '../mesh/workloads.ts';
+import { requestShapes, type RequestShape } from '../verify/requests.ts';
 
 /** The HTTP metric explain reads. */
 export const RequestsMetric = 'istio_requests_total';
@@ -104,6 +105,8 @@ export function explainMetrics(
         w.name === s.labels['source_workload'],
     );
   const ordered = [...requests.filter((s) => !viaGateway(s)), ...requests.filter(viaGateway)];
+  const matrix = matrixByHost(mesh);
+  const index = new ReportIndex();
   for (const sample of ordered) {
     const series: ObservedSeries = {
       metric: sample.name,
@@ -111,7 +114,7 @@ export function explainMetrics(
       value: sample.value,
       line: sample.line,
     };
-    const candidates = candidateRequests(mesh, series);
+    const candidates = candidateRequests(mesh, series, matrix);
     if (typeof candidates === 'string') {
       untraced.push({ ...series, reason: candidates });
       continue;
@@ -122,12 +125,12 @@ export function explainMetrics(
       traces = candidates.flatMap((input) => tracesOf(mesh, input));
       tried.set(key, traces);
       pool.push(traces);
+      for (const t of traces) index.add(t);
     }
-    // The series' own candidates first, then every other trace so far, each searched once.
-    const searched = [traces, ...pool.filter((p) => p !== traces)];
-    const match = findReport(series, searched);
+    // The series' own candidates first, then every trace so far (through the index of their reports).
+    const match = findReport(series, [traces]) ?? index.find(series);
     if (!match) {
-      drift.push({ ...series, ...nearest(series, searched) });
+      drift.push({ ...series, ...nearest(series, [traces, ...pool.filter((p) => p !== traces)]) });
       continue;
     }
     const explained: ExplainedSeries = {
@@ -163,11 +166,36 @@ export function explainMetrics(
 
 const unknown = 'unknown';
 
+/**
+ * The requests of the equivalence check's matrix (the ports, paths, methods and headers the configuration
+ * names) by the host they are sent to, and the external ones by the client they come through.
+ */
+function matrixByHost(mesh: Mesh): Map<string, RequestShape[]> {
+  const byHost = new Map<string, RequestShape[]>();
+  const { shapes, external } = requestShapes(mesh, mesh);
+  for (const shape of [...shapes, ...external.map(({ from: _, ...shape }) => shape)]) {
+    const host = hostOf(shape.url);
+    const list = byHost.get(host);
+    if (list) list.push(shape);
+    else byHost.set(host, [shape]);
+  }
+  return byHost;
+}
+
+/** Most requests tried for one series (a host the matrix sends many variants to is sampled in order). */
+const maxCandidates = 512;
+
 /** The requests that could have produced the series, or why none can be sent. */
-function candidateRequests(mesh: Mesh, series: ObservedSeries): TraceInput[] | string {
+function candidateRequests(
+  mesh: Mesh,
+  series: ObservedSeries,
+  matrix: ReadonlyMap<string, readonly RequestShape[]>,
+): TraceInput[] | string {
   const namespace = series.labels['source_workload_namespace'];
   const name = series.labels['source_workload'];
-  const host = series.labels['destination_service'];
+  const destination = series.labels['destination_service'];
+  // A host the mesh does not know is reported as the request's authority, its port included.
+  const [host, port] = destination?.split(':') ?? [];
   if (!namespace || !name || namespace === unknown || name === unknown)
     return 'the series names no source workload: kfmesh cannot tell which client sent it';
   if (!host || host === unknown) return 'the series names no destination service';
@@ -179,21 +207,93 @@ function candidateRequests(mesh: Mesh, series: ObservedSeries): TraceInput[] | s
       : { from: `${namespace}/${name}` };
   // A connection carries no path or method: one request to each port the destination serves.
   if (series.metric === ConnectionsMetric)
-    return hostsRoutedTo(mesh, host).flatMap((target) =>
-      portsFor(mesh, target).map((port) => ({ ...from, url: `http://${target}:${port}/` })),
-    );
+    return hostsRoutedTo(mesh, host)
+      .flatMap((target) =>
+        (port !== undefined ? [Number(port)] : portsFor(mesh, target)).map((p) => ({
+          ...from,
+          url: `http://${target}:${p}/`,
+        })),
+      )
+      .slice(0, maxCandidates);
   // A service's requests go to each port it serves (a Kubeflow API on 8888); another host's to port 80.
-  return hostsRoutedTo(mesh, host).flatMap((target) => {
-    const service = mesh.serviceByHostname.get(target);
-    const ports = service?.ports.map((p) => p.port) ?? [];
-    const authorities =
-      ports.length > 0 ? ports.map((port) => (port === 80 ? target : `${target}:${port}`)).sort() : [target];
-    return authorities.flatMap((authority) =>
-      pathsFor(mesh, target).flatMap((path) =>
-        ['GET', 'POST'].map((method) => ({ ...from, url: `http://${authority}${path}`, method })),
-      ),
-    );
-  });
+  return hostsRoutedTo(mesh, host)
+    .flatMap((target) => {
+      const service = mesh.serviceByHostname.get(target);
+      const ports = service?.ports.map((p) => p.port) ?? [];
+      const authorities =
+        port !== undefined
+          ? [`${target}:${port}`]
+          : ports.length > 0
+            ? ports.map((p) => (p === 80 ? target : `${target}:${p}`)).sort()
+            : [target];
+      const own = authorities.flatMap((authority) =>
+        pathsFor(mesh, target).flatMap((path) =>
+          ['GET', 'POST'].map((method) => ({ ...from, url: `http://${authority}${path}`, method })),
+        ),
+      );
+      const named = (matrix.get(target) ?? []).map((shape) => ({
+        ...from,
+        url: shape.url,
+        method: shape.method,
+        headers: shape.headers,
+      }));
+      return [...own, ...named];
+    })
+    .filter(unique())
+    .slice(0, maxCandidates);
+}
+
+/** A filter that keeps the first of equal requests. */
+function unique(): (input: TraceInput) => boolean {
+  const seen = new Set<string>();
+  return (input) => {
+    const key = JSON.stringify([input.url, input.method, input.headers ?? {}]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  };
+}
+
+/**
+ * Every report of the traces so far, by its exact label values: a series finds the report with all its
+ * labels in one lookup (labels the series lacks: it is searched for report by report instead).
+ */
+class ReportIndex {
+  readonly #keys = new Map<string, readonly string[]>();
+  readonly #reports = new Map<string, Traced & { record: TelemetryRecord }>();
+  readonly #all: Traced[] = [];
+
+  add(traced: Traced): void {
+    this.#all.push(traced);
+    for (const record of traced.trace.telemetry) {
+      let keys = this.#keys.get(record.metric);
+      if (!keys) this.#keys.set(record.metric, (keys = Object.keys(record.labels).sort()));
+      const key = this.#key(record.metric, keys, record.labels);
+      if (key !== undefined && !this.#reports.has(key)) this.#reports.set(key, { ...traced, record });
+    }
+  }
+
+  find(series: ObservedSeries): (Traced & { record: TelemetryRecord }) | undefined {
+    const keys = this.#keys.get(series.metric);
+    if (!keys) return undefined;
+    const key = this.#key(series.metric, keys, series.labels);
+    return key !== undefined ? this.#reports.get(key) : findReport(series, [this.#all]);
+  }
+
+  /** The metric and the values of its labels, in order; undefined when one is missing. */
+  #key(
+    metric: string,
+    keys: readonly string[],
+    labels: Readonly<Record<string, string>>,
+  ): string | undefined {
+    const values: string[] = [metric];
+    for (const k of keys) {
+      const v = labels[k];
+      if (v === undefined) return undefined;
+      values.push(v);
+    }
+    return JSON.stringify(values);
+  }
 }
 
 /** The ports of the service of that host; a host of no service or a service of no ports: 80 and 443. */

@@ -113,7 +113,7 @@ describe('kfmesh explain on the seed', partTestOptions('../shared/conformance/tr
 });
 
 describe('the example platform and its metrics (examples/metrics/example.prom, what npm start serves)', () => {
-  test("every series is the example's but the one written as drift: a 200 where its policy denies", () => {
+  test("every series is the example's but the one written as drift: mTLS where it sends plaintext", () => {
     const run = runKfmesh([
       'explain',
       '--metrics',
@@ -130,7 +130,10 @@ describe('the example platform and its metrics (examples/metrics/example.prom, w
     );
     assert.deepEqual(
       report.drift[0]?.nearest?.differences.map((d) => [d.label, d.observed, d.configured]),
-      [['response_code', '200', '403']],
+      [
+        ['source_principal', 'spiffe://cluster.local/ns/ml-team/sa/default', 'unknown'],
+        ['connection_security_policy', 'mutual_tls', 'none'],
+      ],
     );
   });
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../controller-process.ts';
-import { runKfmesh } from '../cli-process.ts';
+import { runKfmesh, writeText } from '../cli-process.ts';
 import { startServe, stopServe as stop, type Serving } from '../serve-process.ts';
 
 const serve = (args: string[]) => startServe(args);
@@ -187,6 +187,25 @@ describe('kfmesh serve: bad flags', () => {
     ]) {
       const version = runKfmesh([...command, '--istio-version', '9.9']);
       assert.equal(version.code, 2, command.join(' '));
+    }
+  });
+
+  test('bad metrics: a malformed line, a missing file, two sources, a bad window: exit 2 before listening', () => {
+    const bad = writeText('istio_requests_total{reporter="source" 3\n', 'serve-bad.prom');
+    const cases: [string[], RegExp][] = [
+      [['--metrics', bad], /serve-bad\.prom:1:\d+: /],
+      [['--metrics', '/nonexistent/m.prom'], /--metrics \/nonexistent\/m\.prom: no such file/],
+      [['--metrics', bad, '--prometheus', 'http://127.0.0.1:9'], /not both/],
+      [
+        ['--prometheus', 'http://127.0.0.1:9', '--window', 'an hour'],
+        /--window must be a Prometheus duration/,
+      ],
+    ];
+    for (const [args, reason] of cases) {
+      const run = runKfmesh(['serve', ...args]);
+      assert.equal(run.code, 2, args.join(' '));
+      assert.match(run.stderr, reason);
+      assert.doesNotMatch(run.stderr, /is at http/);
     }
   });
 });

@@ -1,0 +1,170 @@
+/** The mesh graph's cytoscape stylesheet: how each kind of node and each state of an edge is drawn. */
+import type cytoscape from 'cytoscape';
+
+// Why long: it is the graph's stylesheet, one selector block per kind of node and edge state.
+export function style(large: boolean): cytoscape.StylesheetJson {
+  return [
+    {
+      selector: 'node',
+      style: {
+        // A large graph names only the nodes in view of the question asked (focus, search, path): measuring
+        // thousands of labels is most of the cost of its first frame, and at its zoom they can't be read.
+        ...(large ? {} : { label: 'data(label)' }),
+        'font-size': 11,
+        'text-valign': 'bottom',
+        'text-margin-y': 3,
+        'min-zoomed-font-size': 7,
+        width: 'data(size)',
+        height: 'data(size)',
+        shape: 'data(shape)' as cytoscape.Css.NodeShape,
+        'background-color': 'data(color)',
+        color: '#1d1d1d',
+        'z-index-compare': 'manual',
+        'z-index': 10,
+      },
+    },
+    {
+      selector: 'node.band',
+      style: {
+        shape: 'round-rectangle',
+        width: 'data(width)',
+        height: 'data(height)',
+        'z-index-compare': 'manual',
+        'z-index': 0,
+        events: 'no',
+        'background-color': '#eef2f7',
+        'background-opacity': 1,
+        'border-width': 1,
+        'border-color': '#c5cfdb',
+        label: 'data(label)',
+        'text-valign': 'top',
+        'text-halign': 'center',
+        'font-size': 13,
+        'font-weight': 'bold',
+        color: '#3b4a5c',
+        'text-margin-y': 22,
+        'min-zoomed-font-size': 4,
+      },
+    },
+    {
+      selector: 'edge',
+      style: {
+        width: 'data(weight)',
+        'line-color': '#8a9bb0',
+        'target-arrow-color': '#8a9bb0',
+        'target-arrow-shape': large ? 'none' : 'triangle',
+        'curve-style': large ? 'haystack' : 'bezier',
+        'arrow-scale': 0.8,
+        opacity: 0.7,
+        'z-index-compare': 'manual',
+        'z-index': 5,
+      },
+    },
+    {
+      selector: 'edge[label]',
+      style: {
+        label: 'data(label)',
+        'font-size': 11,
+        color: '#1d1d1d',
+        'text-background-color': '#ffffff',
+        'text-background-opacity': 0.9,
+        'text-background-padding': '2px',
+        'text-background-shape': 'roundrectangle',
+        'text-rotation': 'none',
+        'min-zoomed-font-size': 6,
+        'text-events': 'yes',
+      },
+    },
+    { selector: 'edge.plaintext', style: { 'line-style': large ? 'solid' : 'dashed' } },
+    {
+      selector: 'edge.some-denied',
+      style: { 'line-color': '#b0607a', 'target-arrow-color': '#b0607a' },
+    },
+    {
+      selector: 'edge.denied',
+      style: { 'line-color': '#c62828', 'target-arrow-color': '#c62828', opacity: 0.9 },
+    },
+    {
+      selector: 'edge.passthrough',
+      style: { 'line-color': '#d9730d', 'target-arrow-color': '#d9730d', opacity: 0.9 },
+    },
+    {
+      selector: 'edge.blackhole',
+      style: { 'line-color': '#222222', 'target-arrow-color': '#222222' },
+    },
+    {
+      selector: 'edge.observed',
+      style: {
+        'underlay-color': '#1b9e77',
+        'underlay-opacity': 0.35,
+        'underlay-padding': 4,
+        'line-style': 'solid',
+        opacity: 1,
+        'z-index': 8,
+      } as cytoscape.Css.Edge,
+    },
+    { selector: 'edge.observed-errors', style: { 'underlay-color': '#d62728' } as cytoscape.Css.Edge },
+    {
+      selector: 'edge.drift',
+      style: {
+        'line-color': '#8e44ad',
+        'target-arrow-color': '#8e44ad',
+        'line-style': 'dashed',
+        'line-dash-pattern': [8, 4],
+        'underlay-color': '#8e44ad',
+        opacity: 1,
+      } as cytoscape.Css.Edge,
+    },
+    {
+      selector: 'node.namespace',
+      style: {
+        width: 'data(width)',
+        height: 34,
+        'text-valign': 'center',
+        'text-halign': 'center',
+        'text-margin-y': 0,
+        color: '#ffffff',
+        'font-size': 12,
+        'font-weight': 'bold',
+        label: 'data(label)',
+      },
+    },
+    { selector: 'node.leaks', style: { 'border-width': 3, 'border-color': '#d9730d' } },
+    { selector: 'node.named', style: { label: 'data(label)' } },
+    { selector: '.faded', style: { opacity: 0.1 } },
+    { selector: '.hidden', style: { display: 'none' } },
+    {
+      selector: 'node.match',
+      style: { 'border-width': 4, 'border-color': '#f2b705', 'z-index': 10 },
+    },
+    { selector: 'node:selected', style: { 'border-width': 4, 'border-color': '#111111' } },
+    {
+      selector: 'node.on-path',
+      style: { 'border-width': 4, 'border-color': '#f2b705', 'z-index': 20, opacity: 1 },
+    },
+    {
+      selector: 'edge.changed',
+      style: {
+        width: 5,
+        'line-color': '#e4572e',
+        'target-arrow-color': '#e4572e',
+        'target-arrow-shape': 'triangle',
+        'curve-style': 'bezier',
+        'z-index': 15,
+        opacity: 1,
+      },
+    },
+    {
+      selector: 'edge.on-path',
+      style: {
+        width: 6,
+        'line-color': '#f2b705',
+        'target-arrow-color': '#f2b705',
+        'target-arrow-shape': 'triangle',
+        'curve-style': 'bezier',
+        'z-index': 20,
+        opacity: 1,
+      },
+    },
+  ];
+}
