@@ -1,6 +1,10 @@
 /** The console page in Chromium, as the browser tests read it: open it, wait for text, read its graph. */
 import type { Browser, Page } from 'playwright-core';
-import type { Serving } from './serve-process.ts';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { after, before } from 'node:test';
+import { launchBrowser } from './browser.ts';
+import { stopServe, type Serving } from './serve-process.ts';
 
 export interface GraphState {
   mode: string;
@@ -55,4 +59,56 @@ export async function waitForText(page: Page, selector: string, text: string): P
         ?.textContent.includes(wanted) ?? false,
     [selector, text] as const,
   );
+}
+
+/**
+ * Inside a describe: one Chromium for its tests, and at the end the browser closed, every console the
+ * tests started (pushed to `servers`) stopped, and the work folder removed.
+ */
+export function withBrowser(work: string): { browser: () => Browser; servers: Serving[] } {
+  let browser: Browser | undefined;
+  const servers: Serving[] = [];
+  before(async () => {
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    for (const s of servers) await stopServe(s);
+    rmSync(work, { recursive: true, force: true });
+  });
+  return { browser: () => browser as Browser, servers };
+}
+
+/** Clicks an element of the graph at its place on the page (three tries: headless Chromium may drop one). */
+export async function tapOn(page: Page, id: string, done: string): Promise<void> {
+  const at = await page.evaluate((element) => {
+    const cy = (
+      globalThis as unknown as {
+        kfmesh: {
+          view: {
+            cy: {
+              getElementById(id: string): {
+                isEdge(): boolean;
+                renderedMidpoint(): { x: number; y: number };
+                renderedPosition(): { x: number; y: number };
+              };
+            };
+          };
+        };
+      }
+    ).kfmesh.view.cy;
+    const e = cy.getElementById(element);
+    return e.isEdge() ? e.renderedMidpoint() : e.renderedPosition();
+  }, id);
+  const box = await page.locator('#graph').boundingBox();
+  assert.ok(box);
+  for (let attempt = 1; ; attempt++) {
+    await page.mouse.click(box.x + at.x, box.y + at.y);
+    try {
+      await page.waitForSelector(done, { timeout: 5_000 });
+      return;
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
 }

@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { runKfmesh, writeManifest } from '../cli-process.ts';
 import { freePort, onPath, partTestOptions } from '../kube-apiserver.ts';
 import { loadCase, seedBefore, seedExposition, seedMissing } from '../seed-metrics.ts';
+import { startServe, stopServe } from '../serve-process.ts';
 
 const prometheusBin = process.env['KFMESH_PROMETHEUS'] ?? onPath('prometheus');
 const missing =
@@ -86,18 +87,19 @@ describe('kfmesh explain --prometheus, a real Prometheus', partTestOptions('Prom
 
   test("the seed's PassthroughCluster series, as Prometheus counts it, is KFM101's", () => {
     const configuration = writeManifest(loadCase(seedBefore).input, 'configuration.yaml');
-    const run = runKfmesh([
-      'explain',
-      configuration,
-      '--prometheus',
-      url,
-      '--window',
-      '1m',
-      '--istio-version',
-      '1.20',
-      '-o',
-      'json',
-    ]);
+    const ask = (...more: string[]) =>
+      runKfmesh([
+        'explain',
+        configuration,
+        '--prometheus',
+        url,
+        '--window',
+        '1m',
+        '--istio-version',
+        '1.20',
+        ...more,
+      ]);
+    const run = ask('-o', 'json');
     assert.equal(run.code, 0, run.stderr);
     const report = JSON.parse(run.stdout) as {
       summary: { explained: number };
@@ -110,18 +112,31 @@ describe('kfmesh explain --prometheus, a real Prometheus', partTestOptions('Prom
     // Prometheus adds its own labels (instance, job): they are not the mesh's and are not compared.
     assert.equal(report.causes[0]?.series[0]?.labels['job'], 'mesh');
     assert.equal(report.seconds, 60, 'counts over a known window are rates too');
-    const text = runKfmesh([
-      'explain',
-      configuration,
-      '--prometheus',
-      url,
-      '--window',
-      '1m',
-      '--istio-version',
-      '1.20',
-    ]);
+    const text = ask();
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /1 series, [0-9.e+]+ requests or connections \([0-9.e+-]+\/s\):/);
+  });
+
+  test("kfmesh serve --prometheus: the console's observed traffic, as Prometheus counts it, with rates", async () => {
+    const configuration = writeManifest(loadCase(seedBefore).input, 'configuration.yaml');
+    const served = await startServe(
+      [configuration, '--prometheus', url, '--window', '1m', '--istio-version', '1.20'],
+      { warm: true },
+    );
+    try {
+      const observed = (await (await fetch(`${served.base}/api/observed`)).json()) as {
+        seconds?: number;
+        summary: { explained: number; drift: number };
+        edges: { target: string; rate?: number; series: { finding?: { code: string } }[] }[];
+      };
+      assert.equal(observed.seconds, 60);
+      assert.deepEqual(observed.summary, { explained: 1, drift: 0, untraced: 0 });
+      const edge = observed.edges.find((e) => e.target === 'PassthroughCluster');
+      assert.ok((edge?.rate ?? 0) > 0);
+      assert.equal(edge?.series[0]?.finding?.code, 'KFM101');
+    } finally {
+      await stopServe(served);
+    }
   });
 
   test('a query Prometheus refuses, and a Prometheus that does not answer: exit 2 with the reason', async () => {

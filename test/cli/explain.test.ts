@@ -112,15 +112,13 @@ describe('kfmesh explain on the seed', partTestOptions('../shared/conformance/tr
   });
 });
 
+/** `kfmesh explain -o json` of the example platform with its metrics. */
+const explainExample = () =>
+  runKfmesh(['explain', '--metrics', join(projectRoot, 'examples/metrics/example.prom'), '-o', 'json']);
+
 describe('the example platform and its metrics (examples/metrics/example.prom, what npm start serves)', () => {
   test("every series is the example's but the one written as drift: mTLS where it sends plaintext", () => {
-    const run = runKfmesh([
-      'explain',
-      '--metrics',
-      join(projectRoot, 'examples/metrics/example.prom'),
-      '-o',
-      'json',
-    ]);
+    const run = explainExample();
     assert.equal(run.code, 0, run.stderr);
     const report = JSON.parse(run.stdout) as Report;
     assert.deepEqual(
@@ -138,13 +136,7 @@ describe('the example platform and its metrics (examples/metrics/example.prom, w
   });
 
   test("series on a service's own ports (ml-pipeline's 8887 and 8888, KFAM's 8081) are found there", () => {
-    const run = runKfmesh([
-      'explain',
-      '--metrics',
-      join(projectRoot, 'examples/metrics/example.prom'),
-      '-o',
-      'json',
-    ]);
+    const run = explainExample();
     const report = JSON.parse(run.stdout) as { causes: { series: { request: string }[] }[] };
     const requests = report.causes.flatMap((c) => c.series.map((s) => s.request));
     // Both of ml-pipeline's ports give the same labels: the first found stands for them.

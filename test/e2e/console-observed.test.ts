@@ -6,16 +6,16 @@
  * an edge on a tap, with KFM101 and its fix. Screenshots go to KFMESH_SCREENSHOTS when set.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import { describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
 import { toYaml } from '../../src/model/serialize.ts';
 import type { KubeObject } from '../../src/model/object.ts';
-import { browserTestOptions, launchBrowser } from '../browser.ts';
-import { graphState, open, waitForText } from '../console-page.ts';
-import { startServe, stopServe, type Serving } from '../serve-process.ts';
+import { browserTestOptions } from '../browser.ts';
+import { graphState, open, tapOn, waitForText, withBrowser } from '../console-page.ts';
+import { startServe } from '../serve-process.ts';
 import { loadCase, seedAfter, seedBefore, seedExposition } from '../seed-metrics.ts';
 import { projectRoot } from '../conformance/cases.ts';
 
@@ -46,40 +46,6 @@ function drawnEdges(
   });
 }
 
-/** Clicks an element of the graph at its place on the page (three tries: headless Chromium may drop one). */
-async function tapOn(page: Page, id: string, done: string): Promise<void> {
-  const at = await page.evaluate((element) => {
-    const cy = (
-      globalThis as unknown as {
-        kfmesh: {
-          view: {
-            cy: {
-              getElementById(id: string): {
-                isEdge(): boolean;
-                renderedMidpoint(): { x: number; y: number };
-                renderedPosition(): { x: number; y: number };
-              };
-            };
-          };
-        };
-      }
-    ).kfmesh.view.cy;
-    const e = cy.getElementById(element);
-    return e.isEdge() ? e.renderedMidpoint() : e.renderedPosition();
-  }, id);
-  const box = await page.locator('#graph').boundingBox();
-  assert.ok(box);
-  for (let attempt = 1; ; attempt++) {
-    await page.mouse.click(box.x + at.x, box.y + at.y);
-    try {
-      await page.waitForSelector(done, { timeout: 5_000 });
-      return;
-    } catch (error) {
-      if (attempt === 3) throw error;
-    }
-  }
-}
-
 /** The id of the drawn edge from `source` to `target`. */
 function edgeId(page: Page, source: string, target: string): Promise<string> {
   return page.evaluate(
@@ -105,16 +71,8 @@ function edgeId(page: Page, source: string, target: string): Promise<string> {
 }
 
 describe('the console at a glance, with observed traffic', browserTestOptions(), () => {
-  let browser: Browser;
-  const servers: Serving[] = [];
-  before(async () => {
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    for (const s of servers) await stopServe(s);
-    rmSync(work, { recursive: true, force: true });
-  });
+  const chromium = withBrowser(work);
+  const servers = chromium.servers;
 
   test('the example (as npm start serves it, with its metrics) opens on namespaces with labelled edges; a tap unfolds one', async () => {
     const serving = await startServe(['--metrics', join(projectRoot, 'examples/metrics/example.prom')], {
@@ -126,7 +84,7 @@ describe('the console at a glance, with observed traffic', browserTestOptions(),
       graph: { nodes: { id: string; namespace?: string }[] };
     };
     const errors: string[] = [];
-    const page = await open(browser, serving, errors);
+    const page = await open(chromium.browser(), serving, errors);
     const folded = await graphState(page);
     const namespaces = new Set(api.graph.nodes.flatMap((n) => (n.namespace ? [n.namespace] : [])));
     const outside = api.graph.nodes.filter((n) => n.namespace === undefined).length;
@@ -190,7 +148,7 @@ describe('the console at a glance, with observed traffic', browserTestOptions(),
     });
     servers.push(serving);
     const errors: string[] = [];
-    const page = await open(browser, serving, errors);
+    const page = await open(chromium.browser(), serving, errors);
     assert.match((await page.textContent('#source')) ?? '', /observed: .*observed\.prom/);
     assert.match((await page.textContent('#graph-stats')) ?? '', /observed: 1 series explained, 1 drift/);
     await page.selectOption('#grouping', 'workloads');

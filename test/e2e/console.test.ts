@@ -6,18 +6,18 @@
  * Screenshots go to KFMESH_SCREENSHOTS when set (docs/images come from there), else to a temporary folder.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import { before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
 import { parse } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
 import { toYaml } from '../../src/model/serialize.ts';
 import { projectRoot } from '../conformance/cases.ts';
-import { browserTestOptions, launchBrowser } from '../browser.ts';
-import { startServe, stopServe, type Serving } from '../serve-process.ts';
-import { graphState, open, waitForText } from '../console-page.ts';
+import { browserTestOptions } from '../browser.ts';
+import { startServe, type Serving } from '../serve-process.ts';
+import { graphState, open, tapOn, waitForText, withBrowser } from '../console-page.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'kfmesh-e2e-'));
 const shots = process.env['KFMESH_SCREENSHOTS'] ?? join(work, 'screenshots');
@@ -67,8 +67,8 @@ function seedCase(file: string) {
 }
 
 describe('the console in Chromium', browserTestOptions(), () => {
-  let browser: Browser;
-  const servers: Serving[] = [];
+  const chromium = withBrowser(work);
+  const servers = chromium.servers;
   const serve = async (args: string[]) => {
     const s = await startServe(args, { warm: true, ms: 120_000 });
     servers.push(s);
@@ -78,18 +78,14 @@ describe('the console in Chromium', browserTestOptions(), () => {
   const traceSeed = async (file: string) => {
     const { path, request } = seedCase(file);
     const errors: string[] = [];
-    const page = await open(browser, await serve([path, '--istio-version', request.istio]), errors);
+    const page = await open(
+      chromium.browser(),
+      await serve([path, '--istio-version', request.istio]),
+      errors,
+    );
     await traceIn(page, request);
     return { page, request, rows: await hopRows(page), errors };
   };
-  before(async () => {
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    for (const s of servers) await stopServe(s);
-    rmSync(work, { recursive: true, force: true });
-  });
 
   describe('on the example platform', () => {
     let serving: Serving;
@@ -97,7 +93,7 @@ describe('the console in Chromium', browserTestOptions(), () => {
     const errors: string[] = [];
     before(async () => {
       serving = await serve([]);
-      page = await open(browser, serving, errors);
+      page = await open(chromium.browser(), serving, errors);
     });
 
     test('draws the sidecar graph the API computed, then the ambient one on the toggle', async () => {
@@ -159,29 +155,8 @@ describe('the console in Chromium', browserTestOptions(), () => {
       await page.selectOption('#namespace', '');
 
       const id = 'kubeflow-user-example-com/curl-inside-mesh';
-      const at = await page.evaluate((node) => {
-        const cy = (
-          globalThis as unknown as {
-            kfmesh: {
-              view: { cy: { getElementById(id: string): { renderedPosition(): { x: number; y: number } } } };
-            };
-          }
-        ).kfmesh.view.cy;
-        return cy.getElementById(node).renderedPosition();
-      }, id);
-      const box = await page.locator('#graph').boundingBox();
-      assert.ok(box);
-      // A click on the canvas (cytoscape's tap). Headless Chromium can drop one that arrives mid-frame, so
-      // it is given three tries; the details must then name the node.
-      for (let attempt = 1; ; attempt++) {
-        await page.mouse.click(box.x + at.x, box.y + at.y);
-        try {
-          await page.waitForSelector('[data-testid="node-details"]', { timeout: 5_000 });
-          break;
-        } catch (error) {
-          if (attempt === 3) throw error;
-        }
-      }
+      // A click on the canvas (cytoscape's tap); the details must then name the node.
+      await tapOn(page, id, '[data-testid="node-details"]');
       assert.match((await page.textContent('[data-testid="node-details"] h3')) ?? '', new RegExp(`${id}$`));
       const focused = await page.evaluate(
         () =>
@@ -274,7 +249,7 @@ describe('the console in Chromium', browserTestOptions(), () => {
     });
 
     test('a link to #ambient opens the ambient graph', async () => {
-      const other = await browser.newPage();
+      const other = await chromium.browser().newPage();
       try {
         await other.goto(`${serving.base}/#ambient`);
         await other.waitForSelector('body[data-graph-ready="ambient"]', { timeout: 60_000 });
@@ -370,7 +345,7 @@ describe('the console in Chromium', browserTestOptions(), () => {
     const path = join(work, 'evil.yaml');
     writeFileSync(path, toYaml(objects));
     const errors: string[] = [];
-    const page = await open(browser, await serve([path]), errors);
+    const page = await open(chromium.browser(), await serve([path]), errors);
     await page.selectOption('#grouping', 'workloads');
     const client = `apps/${evilName}`;
     const state = await graphState(page);
