@@ -39,7 +39,7 @@ export function explainCommand(paths: string[], flags: ExplainFlags, streams: St
   return runCommand(streams, async () => {
     const format = oneOf('-o', flags.output, ['text', 'json'] as const);
     const version = istioVersionFlag(flags.istioVersion);
-    const { samples, source, seconds } = await observedMetrics(flags, true);
+    const { samples, source, seconds } = await observedMetrics(flags);
     const after =
       flags.metricsAfter === undefined ? undefined : await readMetrics('--metrics-after', flags.metricsAfter);
     const snapshot = await snapshotFrom(paths, streams, flags);
@@ -75,15 +75,14 @@ export interface MetricsFlags {
 
 /**
  * The metrics the flags name, read (a file) or asked for (a Prometheus server), with where they came from;
- * `required`: one of the two must be given. A bad combination or window is a usage error.
+ * one of the two must be given. A bad combination or window is a usage error.
  */
 export async function observedMetrics(
   flags: MetricsFlags,
-  required: boolean,
 ): Promise<{ samples: Sample[]; source: string; seconds?: number; unit: 'line' | 'result' }> {
   if (flags.metrics !== undefined && flags.prometheus !== undefined)
     throw new UsageError('give the metrics one way: --metrics FILE or --prometheus URL, not both');
-  if (required && flags.metrics === undefined && flags.prometheus === undefined)
+  if (flags.metrics === undefined && flags.prometheus === undefined)
     throw new UsageError(
       'give the metrics: --metrics FILE (Prometheus exposition text) or --prometheus URL (a Prometheus server), one of them',
     );
@@ -95,10 +94,10 @@ export async function observedMetrics(
     );
   if (flags.metrics !== undefined)
     return { samples: await readMetrics('--metrics', flags.metrics), source: flags.metrics, unit: 'line' };
-  if (flags.prometheus === undefined) return { samples: [], source: '', unit: 'line' };
+  const prometheus = flags.prometheus ?? '';
   return {
-    samples: await queryPrometheus(flags.prometheus, flags.window),
-    source: `${flags.prometheus} (${ExplainedMetrics.map((m) => increaseQuery(m, flags.window)).join(', ')})`,
+    samples: await queryPrometheus(prometheus, flags.window),
+    source: `${prometheus} (${ExplainedMetrics.map((m) => increaseQuery(m, flags.window)).join(', ')})`,
     // Counts over a known window are also rates; a file's counters have no window.
     seconds: durationSeconds(flags.window),
     unit: 'result',

@@ -111,7 +111,7 @@ function loader(
   const observing = flags.metrics !== undefined || flags.prometheus !== undefined;
   // Read again on reload (a metrics file is watched too; Prometheus is asked again).
   return async () => {
-    const observed = observing ? await observedMetrics(flags, true) : undefined;
+    const observed = observing ? await observedMetrics(flags) : undefined;
     return new ConsoleModel(await snapshotFrom(paths, streams, flags), {
       source,
       clusterDomain: flags.clusterDomain,

@@ -92,8 +92,6 @@ export function explainMetrics(
   const drift: DriftSeries[] = [];
   const untraced: UntracedSeries[] = [];
   const tried = new Map<string, Traced[]>();
-  /** Every trace so far, a list per set of candidate requests. */
-  const pool: Traced[][] = [];
   const requests = samples.filter((s) => ExplainedMetrics.includes(s.name));
   // A gateway's report may belong to a request another client started (the gateway forwards it): series
   // of other clients are traced first, and their traces searched too.
@@ -105,7 +103,9 @@ export function explainMetrics(
         w.name === s.labels['source_workload'],
     );
   const ordered = [...requests.filter((s) => !viaGateway(s)), ...requests.filter(viaGateway)];
-  const matrix = matrixByHost(mesh);
+  // The matrix is built on first need: not at all when no series can be traced.
+  let byHost: Map<string, RequestShape[]> | undefined;
+  const matrix = () => (byHost ??= matrixByHost(mesh));
   const index = new ReportIndex();
   for (const sample of ordered) {
     const series: ObservedSeries = {
@@ -124,13 +124,13 @@ export function explainMetrics(
     if (!traces) {
       traces = candidates.flatMap((input) => tracesOf(mesh, input));
       tried.set(key, traces);
-      pool.push(traces);
       for (const t of traces) index.add(t);
     }
     // The series' own candidates first, then every trace so far (through the index of their reports).
     const match = findReport(series, [traces]) ?? index.find(series);
     if (!match) {
-      drift.push({ ...series, ...nearest(series, [traces, ...pool.filter((p) => p !== traces)]) });
+      const others = [...tried.values()].filter((p) => p !== traces);
+      drift.push({ ...series, ...nearest(series, [traces, ...others]) });
       continue;
     }
     const explained: ExplainedSeries = {
@@ -189,7 +189,7 @@ const maxCandidates = 512;
 function candidateRequests(
   mesh: Mesh,
   series: ObservedSeries,
-  matrix: ReadonlyMap<string, readonly RequestShape[]>,
+  matrix: () => ReadonlyMap<string, readonly RequestShape[]>,
 ): TraceInput[] | string {
   const namespace = series.labels['source_workload_namespace'];
   const name = series.labels['source_workload'];
@@ -231,7 +231,7 @@ function candidateRequests(
           ['GET', 'POST'].map((method) => ({ ...from, url: `http://${authority}${path}`, method })),
         ),
       );
-      const named = (matrix.get(target) ?? []).map((shape) => ({
+      const named = (matrix().get(target) ?? []).map((shape) => ({
         ...from,
         url: shape.url,
         method: shape.method,
