@@ -38,11 +38,17 @@ export function parseJobs(text: string): number {
   return jobs;
 }
 
+/** How the matrix is traced: every client (`--exhaustive`), and namespaces alike taken from one (symmetry). */
+export interface Tracing {
+  exhaustive: boolean;
+  symmetry: boolean;
+}
+
 /** What the configurations are, for checking that parts of one report were made from the same ones. */
 export function inputsDigest(
   before: Snapshot,
   after: Snapshot,
-  options: { clusterDomain: string; exhaustive: boolean },
+  options: { clusterDomain: string } & Tracing,
 ): string {
   const hash = createHash('sha256');
   hash
@@ -50,7 +56,7 @@ export function inputsDigest(
     .update('\0')
     .update(toJson(after.all()))
     .update('\0')
-    .update(`${options.clusterDomain}\0${options.exhaustive}`);
+    .update(`${options.clusterDomain}\0${options.exhaustive}\0${options.symmetry}`);
   return hash.digest('hex');
 }
 
@@ -68,7 +74,7 @@ const runsPerWorker = 24;
 export async function equivalenceInWorkers(
   before: Snapshot,
   after: Snapshot,
-  options: { jobs: number; clusterDomain: string; exhaustive: boolean },
+  options: { jobs: number; clusterDomain: string } & Tracing,
   onProgress: (done: number, total: number) => void,
 ): Promise<EquivalenceResult> {
   const input: WorkerInput = {
@@ -76,6 +82,7 @@ export async function equivalenceInWorkers(
     after: [...after.all()],
     clusterDomain: options.clusterDomain,
     exhaustive: options.exhaustive,
+    symmetry: options.symmetry,
   };
   const workers = Array.from(
     { length: options.jobs },
@@ -130,6 +137,8 @@ export interface PartFile extends EquivalencePart {
   inputs: string;
   /** Whether the slice traced every client (`--exhaustive`); the report says so. */
   exhaustive: boolean;
+  /** Whether namespaces alike up to renaming were traced once (absent: yes); the report says so. */
+  symmetry?: boolean;
   probes?: ProbeReport;
 }
 
@@ -137,14 +146,15 @@ export interface PartFile extends EquivalencePart {
 export function partFileText(
   part: EquivalencePart,
   inputs: string,
-  exhaustive: boolean,
+  tracing: Tracing,
   probes: ProbeReport | undefined,
 ): string {
   const file: PartFile = {
     kfmesh: 'equivalence-part',
     version: 1,
     inputs,
-    exhaustive,
+    exhaustive: tracing.exhaustive,
+    symmetry: tracing.symmetry,
     ...part,
     ...(probes ? { probes } : {}),
   };
@@ -158,7 +168,7 @@ export function partFileText(
  */
 export async function mergePartFiles(
   paths: readonly string[],
-): Promise<{ result: EquivalenceResult; probes: ProbeReport | undefined; exhaustive: boolean }> {
+): Promise<{ result: EquivalenceResult; probes: ProbeReport | undefined; tracing: Tracing }> {
   if (paths.length === 0) throw new UsageError('--merge takes the parts: files, or folders holding them');
   const files: string[] = [];
   for (const path of paths) files.push(...(await partPaths(path)));
@@ -168,7 +178,7 @@ export async function mergePartFiles(
   const other = parts.find((p) => p.part.inputs !== first.part.inputs);
   if (other)
     throw new UsageError(
-      `--merge: ${other.file} was made from other configurations than ${first.file} (another BEFORE, AFTER, --cluster-domain or --exhaustive)`,
+      `--merge: ${other.file} was made from other configurations than ${first.file} (another BEFORE, AFTER, --cluster-domain, --exhaustive or --no-symmetry)`,
     );
   const count = first.part.shard.count;
   const seen = new Map<number, string>();
@@ -187,7 +197,8 @@ export async function mergePartFiles(
     throw new UsageError(`--merge: missing slice(s) ${missing.map((i) => `${i}/${count}`).join(', ')}`);
   const result = mergeEquivalence(parts.map((p) => p.part));
   const probes = parts.find((p) => p.part.shard.index === 0)?.part.probes;
-  return { result, probes, exhaustive: first.part.exhaustive === true };
+  const tracing = { exhaustive: first.part.exhaustive === true, symmetry: first.part.symmetry !== false };
+  return { result, probes, tracing };
 }
 
 async function partPaths(path: string): Promise<string[]> {

@@ -14,6 +14,7 @@ export interface WorkerInput {
   after: KubeObject[];
   clusterDomain: string;
   exhaustive: boolean;
+  symmetry: boolean;
 }
 
 /** What the pool sends: a run of units to trace (`from` up to but not including `to`), or the end. */
@@ -32,6 +33,7 @@ try {
   const matrix = new EquivalenceMatrix(Snapshot.of(input.before), Snapshot.of(input.after), {
     clusterDomain: input.clusterDomain,
     exhaustive: input.exhaustive,
+    symmetry: input.symmetry,
   });
   port?.on('message', (message: PoolMessage) => {
     if ('done' in message) {

@@ -158,6 +158,10 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       'with --equivalence: trace every request for every client, not one client per class (slower, the same result)',
     )
     .option(
+      '--no-symmetry',
+      'with --equivalence: trace the requests to every namespace, not once for namespaces alike up to renaming such as Profiles (slower, the same result)',
+    )
+    .option(
       '--jobs <n>',
       'with --equivalence: trace the matrix in N worker threads (default: the cores available; the same report for every N)',
     )

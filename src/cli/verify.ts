@@ -22,6 +22,7 @@ import {
   parseJobs,
   parseShard,
   partFileText,
+  type Tracing,
 } from './equivalence-jobs.ts';
 import { writeWhole } from './migrate.ts';
 import {
@@ -40,6 +41,8 @@ import {
 export interface VerifyFlags extends ClusterFlags {
   equivalence?: boolean;
   exhaustive?: boolean;
+  /** false with --no-symmetry: trace every namespace, even those alike up to renaming. */
+  symmetry?: boolean;
   cases?: string;
   output: string;
   clusterDomain: string;
@@ -70,14 +73,15 @@ export function verifyCommand(paths: string[], flags: VerifyFlags, streams: Stre
         flags.shard,
         flags.jobs,
         flags.exhaustive,
+        flags.symmetry === false ? false : undefined,
         flags.kubeconfig,
       ];
       if (others.some((flag) => flag !== undefined && flag !== false))
         throw new UsageError(
           '--merge takes only the parts that verify --equivalence --shard wrote (and -o); the slices said how they were traced',
         );
-      const { result, probes, exhaustive } = await mergePartFiles(paths);
-      return report(result, probes, format, exhaustive, streams);
+      const { result, probes, tracing } = await mergePartFiles(paths);
+      return report(result, probes, format, tracing, streams);
     }
     if (!flags.equivalence) {
       if (flags.cases === undefined)
@@ -125,14 +129,18 @@ async function verifyEquivalence(
     lastShown = Date.now();
     streams.stderr(`kfmesh: traced ${done} of ${total} requests\n`);
   };
-  const options = { clusterDomain: flags.clusterDomain, exhaustive: flags.exhaustive === true };
+  const options = {
+    clusterDomain: flags.clusterDomain,
+    exhaustive: flags.exhaustive === true,
+    symmetry: flags.symmetry !== false && flags.exhaustive !== true,
+  };
   const probesOf = () => checkProbes(before, after, { clusterDomain: flags.clusterDomain });
   if (shard) {
     const part = checkEquivalencePart(before, after, { ...options, shard, onProgress });
     const text = partFileText(
       part,
       inputsDigest(before, after, options),
-      options.exhaustive,
+      options,
       shard.index === 0 ? probesOf() : undefined,
     );
     if (flags.part === undefined) streams.stdout(text);
@@ -143,12 +151,12 @@ async function verifyEquivalence(
   const matrix = new EquivalenceMatrix(before, after, options);
   if (jobs === 1 || (flags.jobs === undefined && matrix.requests < requestsWorthWorkers)) {
     const result = combinePieces([matrix.trace(() => true, { onProgress })]);
-    return report(result, probesOf(), format, options.exhaustive, streams);
+    return report(result, probesOf(), format, options, streams);
   }
   // The workers trace the matrix while this thread runs the probes.
   const inWorkers = equivalenceInWorkers(before, after, { ...options, jobs }, onProgress);
   const probes = probesOf();
-  return report(await inWorkers, probes, format, options.exhaustive, streams);
+  return report(await inWorkers, probes, format, options, streams);
 }
 
 /** Prints the report of the matrix and the probes; exit 1 when either opens access. */
@@ -156,13 +164,13 @@ function report(
   result: EquivalenceResult,
   probes: ProbeReport | undefined,
   format: 'text' | 'json',
-  exhaustive: boolean,
+  tracing: Tracing,
   streams: Streams,
 ): ExitCode {
   streams.stdout(
     format === OutputFormat.Json
       ? `${JSON.stringify(probes ? { ...result, probes } : result, null, 2)}\n`
-      : `${equivalenceText(result, exhaustive)}${probes ? probesText(probes) : ''}`,
+      : `${equivalenceText(result, tracing)}${probes ? probesText(probes) : ''}`,
   );
   return result.errors > 0 || (probes?.opened ?? 0) > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
 }
@@ -204,13 +212,19 @@ export function casesText(results: readonly CaseResult[]): string {
 }
 
 /** The text report: the verdict, then each group of changed requests with examples. */
-export function equivalenceText(result: EquivalenceResult, exhaustive = false): string {
+export function equivalenceText(
+  result: EquivalenceResult,
+  tracing: Tracing = { exhaustive: false, symmetry: true },
+): string {
+  const classes = `one client of each class per request, where clients route alike and every policy on the way sees them alike`;
   const lines = [
     `${result.requests} requests compared on both configurations: ${result.unchanged} unchanged; ` +
       `${result.errors} errors (denied before, answered after), ${result.warnings} warnings, ${result.notes} notes.`,
-    exhaustive
+    tracing.exhaustive
       ? `(${result.traces} traces: every request for every client)`
-      : `(${result.traces} traces: one client of each class per request, where clients route alike and every policy on the way sees them alike)`,
+      : tracing.symmetry
+        ? `(${result.traces} traces: ${classes}; requests to namespaces alike up to renaming, such as Profiles, taken from one of them)`
+        : `(${result.traces} traces: ${classes})`,
   ];
   for (const g of result.groups) {
     lines.push('', `${g.severity}: ${g.count} request(s): ${g.cause}`);

@@ -19,6 +19,7 @@
 import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import { ClientClasses } from './client-classes.ts';
+import { NamespaceSymmetry, type Swap } from './symmetry.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 import {
   changeSeverity,
@@ -92,6 +93,11 @@ export interface EquivalenceOptions {
   shard?: Shard;
   /** Trace every request for every client, instead of one client per class (slower; the same result). */
   exhaustive?: boolean;
+  /**
+   * Take the outcomes of requests to a namespace from those to another namespace alike up to renaming
+   * (default true; off with `exhaustive`). The same result.
+   */
+  symmetry?: boolean;
   /** Called now and then with the requests traced so far and the total. */
   onProgress?: (done: number, total: number) => void;
   /** Called for every request whose outcome changed (each client of a class, not one per class). */
@@ -139,6 +145,14 @@ export class EquivalenceMatrix {
   readonly #external: readonly MatrixRequest[];
   readonly #classes: readonly [ClientClasses, ClientClasses];
   readonly #pairs: ClassPairs;
+  readonly #symmetry: NamespaceSymmetry | undefined;
+  /** Each shape's unit, by `shapeKey` (with symmetry). */
+  readonly #unitByKey = new Map<string, number>();
+  /** The units traced so far (with symmetry, whose outcomes others may take). */
+  readonly #traced = new Map<number, UnitOutcomes>();
+  /** Each external request, by `requestText` (with symmetry). */
+  readonly #externalByKey = new Map<string, number>();
+  readonly #tracedExternal = new Map<number, ExternalOutcomes>();
 
   constructor(before: Snapshot, after: Snapshot, options: EquivalenceOptions = {}) {
     const compile = (s: Snapshot) =>
@@ -153,6 +167,12 @@ export class EquivalenceMatrix {
       new ClientClasses(this.#meshes[1], clients, options.exhaustive),
     ] as const;
     this.#pairs = new ClassPairs(this.#classes, clients.length);
+    const symmetric = options.symmetry !== false && options.exhaustive !== true;
+    this.#symmetry = symmetric ? new NamespaceSymmetry(this.#meshes, clients) : undefined;
+    if (this.#symmetry?.classes.length) {
+      this.#shapes.forEach((shape, unit) => this.#unitByKey.set(shapeKey(shape), unit));
+      this.#external.forEach((request, e) => this.#externalByKey.set(shapeKey(request), e));
+    }
   }
 
   /** How many units the matrix has. */
@@ -165,52 +185,35 @@ export class EquivalenceMatrix {
     return this.#clients.length * this.#shapes.length + this.#external.length;
   }
 
+  /** The classes of namespaces alike up to renaming (none without symmetry). */
+  get namespaceClasses(): readonly (readonly string[])[] {
+    return this.#symmetry?.classes ?? [];
+  }
+
   /** Traces the units `mine` selects; progress and changes go to the options' callbacks. */
   trace(
     mine: (unit: number) => boolean,
     options: Pick<EquivalenceOptions, 'onProgress' | 'onChange'> = {},
   ): Omit<EquivalencePart, 'shard'> {
-    const [meshes, classes, clients] = [this.#meshes, this.#classes, this.#clients];
-    const shapes = this.#shapes;
-    const tracesBefore = classes[0].traces + classes[1].traces;
+    const [meshes, clients, shapes] = [this.#meshes, this.#clients, this.#shapes];
     const myShapes = shapes.filter((_, unit) => mine(unit)).length;
     const myExternal = this.#external.filter((_, e) => mine(shapes.length + e)).length;
     const total = clients.length * myShapes + myExternal;
-    const changes = new Changes(meshes);
-    let done = 0;
+    const changes = new Changes(meshes, clients);
+    let [done, traces] = [0, 0];
     shapes.forEach((shape, unit) => {
       if (!mine(unit)) return;
-      const was = classes[0].outcomes((from) => tracedOutcome(meshes[0], { ...shape, from }));
-      const now = classes[1].outcomes((from) => tracedOutcome(meshes[1], { ...shape, from }));
-      const { counts, first, width } = this.#pairs.of(
-        was.partition,
-        now.partition,
-        now.outcomes.length,
-        was.outcomes.length,
-      );
-      for (let pair = 0; pair < counts.length; pair++) {
-        const count = counts[pair] as number;
-        if (count === 0) continue;
-        const from = clients[first[pair] as number] as string;
-        const before = was.outcomes[Math.floor(pair / width)] as RequestOutcome;
-        const after = now.outcomes[pair % width] as RequestOutcome;
-        changes.record({ from, ...shape }, before, after, [unit, pair], count);
-      }
-      if (options.onChange)
-        eachChange(
-          options.onChange,
-          clients,
-          shape,
-          [classes[0].membership(was.partition), classes[1].membership(now.partition)],
-          [was.outcomes, now.outcomes],
-        );
+      const outcomes = this.#outcomes(unit);
+      traces += outcomes.traces;
+      changes.recordUnit(unit, shape, outcomes);
+      if (options.onChange) eachChange(options.onChange, clients, shape, outcomes);
       done += clients.length;
       if (options.onProgress && done % 5000 < clients.length) options.onProgress(done, total);
     });
     this.#external.forEach((request, e) => {
       if (!mine(shapes.length + e)) return;
-      const [was, now] = [outcomeOf(meshes[0], request), outcomeOf(meshes[1], request)];
-      changes.record(request, was, now, [shapes.length + e, 0]);
+      const { was, now, taken } = this.#externalOutcomes(e);
+      changes.record(request, was, now, [shapes.length + e, 0], taken);
       const severity = changeSeverity(was, now);
       if (severity !== undefined) options.onChange?.(request, was, now, severity);
     });
@@ -218,11 +221,158 @@ export class EquivalenceMatrix {
     return {
       requests: this.requests,
       sliceRequests: total,
-      traces: classes[0].traces + classes[1].traces - tracesBefore,
+      traces,
       unchanged: changes.unchanged,
       groups: changes.groups(),
     };
   }
+
+  /**
+   * A shape's outcomes for every client: taken from a shape alike up to renaming when the symmetry has
+   * one (with no traces of its own), else traced.
+   */
+  #outcomes(unit: number): UnitOutcomes {
+    const known = this.#traced.get(unit);
+    if (known) return known;
+    const shape = this.#shapes[unit] as RequestShape;
+    const key = this.#symmetry ? shapeKey(shape) : '';
+    const swap = this.#symmetry?.swapFor(key);
+    const other = swap ? this.#unitByKey.get(swap.text(key)) : undefined;
+    if (swap && other !== undefined && other !== unit) return swapped(this.#outcomes(other), swap);
+    const outcomes = this.#trace(shape);
+    if (this.#symmetry) this.#traced.set(unit, outcomes);
+    return outcomes;
+  }
+
+  /** An external request's outcomes, taken from a request alike up to renaming when there is one. */
+  #externalOutcomes(e: number): ExternalOutcomes {
+    const known = this.#tracedExternal.get(e);
+    if (known) return known;
+    const request = this.#external[e] as MatrixRequest;
+    const key = shapeKey(request);
+    const swap = this.#symmetry?.swapFor(key);
+    const other = swap ? this.#externalByKey.get(swap.text(key)) : undefined;
+    if (swap && other !== undefined && other !== e) {
+      const { was, now } = this.#externalOutcomes(other);
+      const rename = (text: string) => swap.recurring(text);
+      return { was: renamed(was, rename), now: renamed(now, rename), taken: true };
+    }
+    const meshes = this.#meshes;
+    const outcomes = { was: outcomeOf(meshes[0], request), now: outcomeOf(meshes[1], request), taken: false };
+    if (this.#symmetry) this.#tracedExternal.set(e, outcomes);
+    return outcomes;
+  }
+
+  #trace(shape: RequestShape): UnitOutcomes {
+    const [meshes, classes] = [this.#meshes, this.#classes];
+    const tracesBefore = classes[0].traces + classes[1].traces;
+    const was = classes[0].outcomes((from) => tracedOutcome(meshes[0], { ...shape, from }));
+    const now = classes[1].outcomes((from) => tracedOutcome(meshes[1], { ...shape, from }));
+    const { counts, first, width } = this.#pairs.of(
+      was.partition,
+      now.partition,
+      now.outcomes.length,
+      was.outcomes.length,
+    );
+    const pairs: OutcomePair[] = [];
+    const place = new Int32Array(counts.length).fill(-1);
+    for (let pair = 0; pair < counts.length; pair++) {
+      const count = counts[pair] as number;
+      if (count === 0) continue;
+      place[pair] = pairs.length;
+      pairs.push({
+        count,
+        first: first[pair] as number,
+        before: was.outcomes[Math.floor(pair / width)] as RequestOutcome,
+        after: now.outcomes[pair % width] as RequestOutcome,
+      });
+    }
+    const membership = [classes[0].membership(was.partition), classes[1].membership(now.partition)];
+    return {
+      pairs,
+      traces: classes[0].traces + classes[1].traces - tracesBefore,
+      pairOf: (c) => place[(membership[0]?.[c] as number) * width + (membership[1]?.[c] as number)] as number,
+    };
+  }
+}
+
+/**
+ * What one shape came to for every client: the distinct (before, after) outcome pairs, how many clients
+ * each, and each client's pair.
+ */
+interface UnitOutcomes {
+  pairs: readonly OutcomePair[];
+  /** The traces made for this shape (none when taken from another). */
+  traces: number;
+  /** The index in `pairs` of a client's pair (by the client's index). */
+  pairOf(client: number): number;
+  /**
+   * Set when the outcomes were taken from a shape alike up to renaming: `pairs` are that shape's
+   * (their `first` clients too), and this renames their texts.
+   */
+  rename?: (text: string) => string;
+}
+
+/** An external request's outcomes; `taken` from another request's (renamed). */
+interface ExternalOutcomes {
+  was: RequestOutcome;
+  now: RequestOutcome;
+  taken: boolean;
+}
+
+interface OutcomePair {
+  count: number;
+  /** The first client (by index) with this pair. */
+  first: number;
+  before: RequestOutcome;
+  after: RequestOutcome;
+}
+
+/** A request's text for the symmetry: a pod by its name (its address is the simulator's, not the configuration's). */
+function shapeKey(shape: RequestShape): string {
+  const url =
+    shape.pod === undefined ? shape.url : shape.url.replace(/^http:\/\/[^:/]+/, `pod://${shape.pod}`);
+  let headers = headerTexts.get(shape.headers);
+  if (headers === undefined) {
+    headers = JSON.stringify(shape.headers);
+    headerTexts.set(shape.headers, headers);
+  }
+  return `${url} ${shape.method} ${headers}`;
+}
+
+/** Header sets as text (the matrix's shapes share a few header sets). */
+const headerTexts = new WeakMap<object, string>();
+
+/** The outcomes of the shape a swap makes of another, from that shape's: renamed, clients swapped. */
+function swapped(of: UnitOutcomes, swap: Swap): UnitOutcomes {
+  const before = of.rename;
+  return {
+    pairs: of.pairs,
+    traces: 0,
+    pairOf: (c) => of.pairOf(swap.client(c)),
+    rename: before ? (s) => swap.recurring(before(s)) : (s) => swap.recurring(s),
+  };
+}
+
+/** A pair's outcomes as they are for the unit (renamed when taken from another). */
+function outcomesOf(unit: UnitOutcomes, pair: OutcomePair): [RequestOutcome, RequestOutcome] {
+  const rename = unit.rename;
+  return rename ? [renamed(pair.before, rename), renamed(pair.after, rename)] : [pair.before, pair.after];
+}
+
+/** An outcome renamed (its summary when read). */
+function renamed(o: RequestOutcome, rename: (s: string) => string): RequestOutcome {
+  const out: RequestOutcome = {
+    verdict: o.verdict,
+    code: o.code,
+    get summary() {
+      return rename(o.summary);
+    },
+  };
+  if (o.answeredBy !== undefined) out.answeredBy = rename(o.answeredBy);
+  if (o.where !== undefined) out.where = rename(o.where);
+  if (o.refusedBy !== undefined) out.refusedBy = rename(o.refusedBy);
+  return out;
 }
 
 /**
@@ -282,17 +432,16 @@ export function combinePieces(pieces: readonly Omit<EquivalencePart, 'shard'>[])
   );
 }
 
-/** Calls `onChange` for each client whose request of this shape changed, by the clients' classes on both sides. */
+/** Calls `onChange` for each client whose request of this shape changed. */
 function eachChange(
   onChange: NonNullable<EquivalenceOptions['onChange']>,
   clients: readonly string[],
   shape: RequestShape,
-  membership: readonly [ArrayLike<number>, ArrayLike<number>],
-  outcomes: readonly [readonly RequestOutcome[], readonly RequestOutcome[]],
+  outcomes: UnitOutcomes,
 ): void {
+  const pairs = outcomes.pairs.map((p) => outcomesOf(outcomes, p));
   for (let c = 0; c < clients.length; c++) {
-    const before = outcomes[0][membership[0][c] as number] as RequestOutcome;
-    const after = outcomes[1][membership[1][c] as number] as RequestOutcome;
+    const [before, after] = pairs[outcomes.pairOf(c)] as [RequestOutcome, RequestOutcome];
     const severity = changeSeverity(before, after);
     if (severity !== undefined) onChange({ from: clients[c] as string, ...shape }, before, after, severity);
   }
@@ -336,44 +485,118 @@ const examplesPerGroup = 5;
 /** The changes found so far, grouped by cause, and how many requests did not change. */
 class Changes {
   readonly #meshes: readonly [Mesh, Mesh];
+  readonly #clients: readonly string[];
   readonly #groups = new Map<string, EquivalencePart['groups'][number]>();
   unchanged = 0;
 
-  constructor(meshes: readonly [Mesh, Mesh]) {
+  constructor(meshes: readonly [Mesh, Mesh], clients: readonly string[]) {
     this.#meshes = meshes;
+    this.#clients = clients;
   }
 
-  /** `count` requests like `request`, at `order` in the matrix, went from `was` to `now`. */
+  /** A request at `order` in the matrix went from `was` to `now` (outcomes `taken` from one alike). */
   record(
     request: MatrixRequest,
     was: RequestOutcome,
     now: RequestOutcome,
     order: readonly [number, number],
-    count = 1,
+    taken: boolean,
   ): void {
     const severity = changeSeverity(was, now);
     if (severity === undefined) {
-      this.unchanged += count;
+      this.unchanged++;
       return;
     }
-    const cause = `${describeOutcome(was)} → ${describeOutcome(now)}${request.pod ? ' (addressed to the pod)' : ''}`;
-    const group = this.#groups.get(cause) ?? { severity, cause, count: 0, examples: [] };
-    group.count += count;
-    // Recorded in the matrix's order: the first five are the slice's first. An example is traced for
-    // its own client (a class's outcome came from another member's trace).
+    const group = this.#group(causeOf(was, now, request.pod !== undefined), severity);
+    group.count++;
     if (group.examples.length < examplesPerGroup)
-      group.examples.push({
-        order,
-        request,
-        before: outcomeOf(this.#meshes[0], request),
-        after: outcomeOf(this.#meshes[1], request),
-      });
-    this.#groups.set(cause, group);
+      group.examples.push(this.#example(request, order, taken, group.cause));
+  }
+
+  /**
+   * One shape's outcomes for every client. Its examples are its changed requests in the matrix's order
+   * (by client): the first client of each pair of outcomes.
+   */
+  recordUnit(unit: number, shape: RequestShape, outcomes: UnitOutcomes): void {
+    const wanting: number[] = [];
+    const causes: string[] = [];
+    outcomes.pairs.forEach((p, k) => {
+      const severity = changeSeverity(p.before, p.after);
+      if (severity === undefined) {
+        this.unchanged += p.count;
+        return;
+      }
+      causes[k] = causeOf(...outcomesOf(outcomes, p), shape.pod !== undefined);
+      const group = this.#group(causes[k], severity);
+      group.count += p.count;
+      if (group.examples.length < examplesPerGroup) wanting.push(k);
+    });
+    if (wanting.length === 0) return;
+    const firsts = firstClients(outcomes, this.#clients.length);
+    wanting.sort((a, b) => (firsts[a] as number) - (firsts[b] as number));
+    for (const k of wanting) {
+      const group = this.#groups.get(causes[k] as string);
+      if (!group || group.examples.length >= examplesPerGroup) continue;
+      const first = firsts[k] as number;
+      const request = { from: this.#clients[first] as string, ...shape };
+      const taken = outcomes.rename !== undefined;
+      group.examples.push(this.#example(request, [unit, first], taken, group.cause));
+    }
   }
 
   groups(): EquivalencePart['groups'] {
     return [...this.#groups.values()];
   }
+
+  #group(cause: string, severity: Severity): EquivalencePart['groups'][number] {
+    let group = this.#groups.get(cause);
+    if (!group) {
+      group = { severity, cause, count: 0, examples: [] };
+      this.#groups.set(cause, group);
+    }
+    return group;
+  }
+
+  /**
+   * An example: the request traced for its own client (a class's outcome came from another member's
+   * trace). One whose outcomes were `taken` from a request alike up to renaming must come out as they
+   * said, or the symmetry is wrong.
+   */
+  #example(
+    request: MatrixRequest,
+    order: readonly [number, number],
+    taken: boolean,
+    cause: string,
+  ): OrderedExample {
+    const [before, after] = [outcomeOf(this.#meshes[0], request), outcomeOf(this.#meshes[1], request)];
+    const traced = causeOf(before, after, request.pod !== undefined);
+    if (taken && traced !== cause)
+      throw new Error(
+        `internal error: ${requestKey(request)} was said to go "${cause}" by the namespaces alike, and is traced "${traced}" (verify --no-symmetry avoids this)`,
+      );
+    return { order, request, before, after };
+  }
+}
+
+/** A change's cause, in words. */
+function causeOf(was: RequestOutcome, now: RequestOutcome, pod: boolean): string {
+  return `${describeOutcome(was)} → ${describeOutcome(now)}${pod ? ' (addressed to the pod)' : ''}`;
+}
+
+function requestKey(r: MatrixRequest): string {
+  return `${r.method} ${r.url} from ${r.from}`;
+}
+
+/** The first client (by index) of each pair of a shape's outcomes. */
+function firstClients(outcomes: UnitOutcomes, clients: number): Int32Array {
+  const firsts = Int32Array.from(outcomes.pairs, (p) => p.first);
+  if (!outcomes.rename) return firsts;
+  firsts.fill(-1);
+  for (let c = 0; c < clients; c++) {
+    const k = outcomes.pairOf(c);
+    if (firsts[k] === -1) firsts[k] = c;
+  }
+  return firsts;
 }
 
 /** The result: groups with errors first, then warnings, then notes; by count within each. */

@@ -3,7 +3,8 @@
  * edge policies, with P Profile namespaces and 2.5 InferenceServices per Profile) against its migration to
  * ambient mode. Reports, from one run: one client per class against every client traced (at a small size,
  * where tracing every client is affordable, with both results compared), and the check at 200 and 2,000
- * namespaces: requests compared, traces made, time, peak memory, growth.
+ * namespaces, with and without the symmetry (namespaces alike up to renaming traced once): requests
+ * compared, traces made, time, peak memory, growth, and whether both give the same report.
  */
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { migrateToAmbient } from '../../src/ambient/migrate.ts';
@@ -16,8 +17,8 @@ function platforms(profiles: number): [Snapshot, Snapshot] {
   return [before, Snapshot.of(migrateToAmbient(before).objects)];
 }
 
-function check(before: Snapshot, after: Snapshot, exhaustive: boolean) {
-  return timed(() => checkEquivalence(before, after, { exhaustive }));
+function check(before: Snapshot, after: Snapshot, exhaustive: boolean, symmetry = true) {
+  return timed(() => checkEquivalence(before, after, { exhaustive, symmetry }));
 }
 
 const counts = (r: EquivalenceResult) =>
@@ -52,26 +53,36 @@ const rows: (string | number)[][] = [];
 const sizes = [200, 2_000];
 const runs = sizes.map((profiles) => {
   const [before, after] = platforms(profiles);
-  const run = check(before, after, false);
-  rows.push([
-    profiles,
-    before.all().length,
-    run.result.requests,
-    run.result.traces,
-    run.ms,
-    run.result.errors,
-    run.result.warnings,
-    run.result.notes,
-  ]);
-  return run;
+  const on = check(before, after, false);
+  const off = check(before, after, false, false);
+  for (const [mode, run] of [
+    ['on', on],
+    ['off', off],
+  ] as const)
+    rows.push([
+      profiles,
+      mode,
+      before.all().length,
+      run.result.requests,
+      run.result.traces,
+      run.ms,
+      run.result.errors,
+      run.result.warnings,
+      run.result.notes,
+    ]);
+  const same = JSON.stringify({ ...on.result, traces: 0 }) === JSON.stringify({ ...off.result, traces: 0 });
+  console.log(
+    `${profiles} Profiles: symmetry off / on ${(off.ms / on.ms).toFixed(1)}x time, ${(off.result.traces / on.result.traces).toFixed(0)}x traces; same report: ${same ? 'yes' : 'NO'}`,
+  );
+  return { on, off };
 });
 printTable(
   'verify --equivalence: a Kubeflow platform and its migration to ambient mode (one run each)',
-  ['Profiles', 'objects', 'requests', 'traces', 'check (ms)', 'errors', 'warnings', 'notes'],
+  ['Profiles', 'symmetry', 'objects', 'requests', 'traces', 'check (ms)', 'errors', 'warnings', 'notes'],
   rows,
 );
-const [small, large] = runs as [ReturnType<typeof check>, ReturnType<typeof check>];
+const [small, large] = runs as [(typeof runs)[number], (typeof runs)[number]];
 console.log(
-  `\n2,000 vs 200 namespaces: requests ${(large.result.requests / small.result.requests).toFixed(1)}x, traces ${(large.result.traces / small.result.traces).toFixed(1)}x, time ${(large.ms / small.ms).toFixed(1)}x`,
+  `\n2,000 vs 200 namespaces (symmetry off): requests ${(large.off.result.requests / small.off.result.requests).toFixed(1)}x, traces ${(large.off.result.traces / small.off.result.traces).toFixed(1)}x, time ${(large.off.ms / small.off.ms).toFixed(1)}x`,
 );
 console.log(`peak RSS: ${peakRssMiB().toFixed(0)} MiB`);

@@ -13,6 +13,7 @@ import { Job } from 'kubernetes-models/batch/v1/Job';
 import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
 import { runKfmesh, writeText } from '../cli-process.ts';
 import { projectRoot } from '../conformance/cases.ts';
+import { stamped } from '../symmetry-fixtures.ts';
 
 const before = writeText(runKfmesh(['example']).stdout, 'platform.yaml');
 const folder = dirname(before);
@@ -207,5 +208,34 @@ describe('deploy/verify-job.yaml', () => {
     const plain = verify(opened, '--jobs', '1');
     assert.equal(merged.code, 1, 'the opened policy fails the merge Job (exit 1)');
     assert.equal(merged.stdout, plain.stdout);
+  });
+});
+
+describe('verify --equivalence with namespaces alike up to renaming, across threads and processes', () => {
+  const profiles = stamped(5);
+  const stampedBefore = writeText(profiles.map((o) => JSON.stringify(o)).join('\n---\n'), 'profiles.yaml');
+  const stampedAfter = join(dirname(stampedBefore), 'profiles-ambient.yaml');
+  writeFileSync(stampedAfter, runKfmesh(['migrate', stampedBefore, '--to', 'ambient']).stdout);
+  const run = (...args: string[]) => {
+    const out = runKfmesh(['verify', '--equivalence', stampedBefore, stampedAfter, ...args]);
+    assert.equal(out.code, 0, out.stderr);
+    return out.stdout;
+  };
+
+  test('--jobs 1 and 2 and --shard/--merge: the same bytes; --no-symmetry: the same report, more traces', () => {
+    const plain = run('--jobs', '1', '-o', 'json');
+    assert.equal(run('--jobs', '2', '-o', 'json'), plain);
+    const parts = join(dirname(stampedBefore), 'profile-parts');
+    mkdirSync(parts);
+    for (let index = 0; index < 3; index++)
+      run('--shard', `${index}/3`, '--part', join(parts, `${index}.json`));
+    const merged = runKfmesh(['verify', '--merge', parts, '-o', 'json']);
+    assert.equal(merged.stdout, plain, merged.stderr);
+    const off = JSON.parse(run('--jobs', '1', '-o', 'json', '--no-symmetry')) as { traces: number };
+    const on = JSON.parse(plain) as { traces: number };
+    assert.ok(on.traces * 2 < off.traces, `${on.traces} traces with the symmetry, ${off.traces} without`);
+    assert.equal(JSON.stringify({ ...on, traces: 0 }), JSON.stringify({ ...off, traces: 0 }));
+    assert.match(run('--jobs', '1'), /namespaces alike up to renaming/);
+    assert.doesNotMatch(run('--jobs', '1', '--no-symmetry'), /namespaces alike up to renaming/);
   });
 });
