@@ -170,8 +170,8 @@ export class EquivalenceMatrix {
     const symmetric = options.symmetry !== false && options.exhaustive !== true;
     this.#symmetry = symmetric ? new NamespaceSymmetry(this.#meshes, clients) : undefined;
     if (this.#symmetry?.classes.length) {
-      this.#shapes.forEach((shape, unit) => this.#unitByKey.set(shapeKey(shape), unit));
-      this.#external.forEach((request, e) => this.#externalByKey.set(shapeKey(request), e));
+      this.#shapes.forEach((shape, unit) => this.#unitByKey.set(shapeParts(shape).join(' '), unit));
+      this.#external.forEach((request, e) => this.#externalByKey.set(shapeParts(request).join(' '), e));
     }
   }
 
@@ -212,10 +212,10 @@ export class EquivalenceMatrix {
     });
     this.#external.forEach((request, e) => {
       if (!mine(shapes.length + e)) return;
-      const { was, now, taken } = this.#externalOutcomes(e);
-      changes.record(request, was, now, [shapes.length + e, 0], taken);
-      const severity = changeSeverity(was, now);
-      if (severity !== undefined) options.onChange?.(request, was, now, severity);
+      const { was, now, rename } = this.#externalOutcomes(e);
+      const severity = changes.record(request, was, now, [shapes.length + e, 0], rename);
+      if (severity !== undefined && options.onChange)
+        options.onChange(request, ...outcomesOf({ rename }, { before: was, after: now }), severity);
     });
     options.onProgress?.(total, total);
     return {
@@ -235,9 +235,9 @@ export class EquivalenceMatrix {
     const known = this.#traced.get(unit);
     if (known) return known;
     const shape = this.#shapes[unit] as RequestShape;
-    const key = this.#symmetry ? shapeKey(shape) : '';
-    const swap = this.#symmetry?.swapFor(key);
-    const other = swap ? this.#unitByKey.get(swap.text(key)) : undefined;
+    const parts = this.#symmetry ? shapeParts(shape) : [];
+    const swap = this.#symmetry?.swapFor(parts);
+    const other = swap ? this.#unitByKey.get(parts.map(swap.recurring).join(' ')) : undefined;
     if (swap && other !== undefined && other !== unit) return swapped(this.#outcomes(other), swap);
     const outcomes = this.#trace(shape);
     if (this.#symmetry) this.#traced.set(unit, outcomes);
@@ -249,16 +249,15 @@ export class EquivalenceMatrix {
     const known = this.#tracedExternal.get(e);
     if (known) return known;
     const request = this.#external[e] as MatrixRequest;
-    const key = shapeKey(request);
-    const swap = this.#symmetry?.swapFor(key);
-    const other = swap ? this.#externalByKey.get(swap.text(key)) : undefined;
+    const parts = this.#symmetry ? shapeParts(request) : [];
+    const swap = this.#symmetry?.swapFor(parts);
+    const other = swap ? this.#externalByKey.get(parts.map(swap.recurring).join(' ')) : undefined;
     if (swap && other !== undefined && other !== e) {
-      const { was, now } = this.#externalOutcomes(other);
-      const rename = (text: string) => swap.recurring(text);
-      return { was: renamed(was, rename), now: renamed(now, rename), taken: true };
+      const { was, now, rename } = this.#externalOutcomes(other);
+      return { was, now, rename: rename ? (s) => swap.recurring(rename(s)) : swap.recurring };
     }
     const meshes = this.#meshes;
-    const outcomes = { was: outcomeOf(meshes[0], request), now: outcomeOf(meshes[1], request), taken: false };
+    const outcomes = { was: outcomeOf(meshes[0], request), now: outcomeOf(meshes[1], request) };
     if (this.#symmetry) this.#tracedExternal.set(e, outcomes);
     return outcomes;
   }
@@ -317,7 +316,8 @@ interface UnitOutcomes {
 interface ExternalOutcomes {
   was: RequestOutcome;
   now: RequestOutcome;
-  taken: boolean;
+  /** Set when taken from another request: renames its outcomes' texts. */
+  rename?: (text: string) => string;
 }
 
 interface OutcomePair {
@@ -328,16 +328,22 @@ interface OutcomePair {
   after: RequestOutcome;
 }
 
-/** A request's text for the symmetry: a pod by its name (its address is the simulator's, not the configuration's). */
-function shapeKey(shape: RequestShape): string {
+/**
+ * A request's text for the symmetry, in parts that recur (origin, path, method, headers): a pod by its name
+ * (its address is the simulator's, not the configuration's).
+ */
+function shapeParts(shape: RequestShape): string[] {
   const url =
     shape.pod === undefined ? shape.url : shape.url.replace(/^http:\/\/[^:/]+/, `pod://${shape.pod}`);
+  const slash = url.indexOf('/', url.indexOf('//') + 2);
   let headers = headerTexts.get(shape.headers);
   if (headers === undefined) {
     headers = JSON.stringify(shape.headers);
     headerTexts.set(shape.headers, headers);
   }
-  return `${url} ${shape.method} ${headers}`;
+  return slash < 0
+    ? [url, '', shape.method, headers]
+    : [url.slice(0, slash), url.slice(slash), shape.method, headers];
 }
 
 /** Header sets as text (the matrix's shapes share a few header sets). */
@@ -355,7 +361,10 @@ function swapped(of: UnitOutcomes, swap: Swap): UnitOutcomes {
 }
 
 /** A pair's outcomes as they are for the unit (renamed when taken from another). */
-function outcomesOf(unit: UnitOutcomes, pair: OutcomePair): [RequestOutcome, RequestOutcome] {
+function outcomesOf(
+  unit: Pick<UnitOutcomes, 'rename'>,
+  pair: Pick<OutcomePair, 'before' | 'after'>,
+): [RequestOutcome, RequestOutcome] {
   const rename = unit.rename;
   return rename ? [renamed(pair.before, rename), renamed(pair.after, rename)] : [pair.before, pair.after];
 }
@@ -494,23 +503,27 @@ class Changes {
     this.#clients = clients;
   }
 
-  /** A request at `order` in the matrix went from `was` to `now` (outcomes `taken` from one alike). */
+  /**
+   * A request at `order` in the matrix went from `was` to `now` (renamed by `rename` when taken from a
+   * request alike: renaming keeps outcomes equal or unequal, so the severity is theirs). Its severity.
+   */
   record(
     request: MatrixRequest,
     was: RequestOutcome,
     now: RequestOutcome,
     order: readonly [number, number],
-    taken: boolean,
-  ): void {
+    rename?: (text: string) => string,
+  ): Severity | undefined {
     const severity = changeSeverity(was, now);
     if (severity === undefined) {
       this.unchanged++;
-      return;
+      return severity;
     }
-    const group = this.#group(causeOf(was, now, request.pod !== undefined), severity);
+    const group = this.#group(causeOf(was, now, request.pod !== undefined, rename), severity);
     group.count++;
     if (group.examples.length < examplesPerGroup)
-      group.examples.push(this.#example(request, order, taken, group.cause));
+      group.examples.push(this.#example(request, order, rename !== undefined, group.cause));
+    return severity;
   }
 
   /**
@@ -526,7 +539,7 @@ class Changes {
         this.unchanged += p.count;
         return;
       }
-      causes[k] = causeOf(...outcomesOf(outcomes, p), shape.pod !== undefined);
+      causes[k] = causeOf(p.before, p.after, shape.pod !== undefined, outcomes.rename);
       const group = this.#group(causes[k], severity);
       group.count += p.count;
       if (group.examples.length < examplesPerGroup) wanting.push(k);
@@ -578,9 +591,14 @@ class Changes {
   }
 }
 
-/** A change's cause, in words. */
-function causeOf(was: RequestOutcome, now: RequestOutcome, pod: boolean): string {
-  return `${describeOutcome(was)} → ${describeOutcome(now)}${pod ? ' (addressed to the pod)' : ''}`;
+/** A change's cause, in words (of outcomes renamed by `rename`, when given). */
+function causeOf(
+  was: RequestOutcome,
+  now: RequestOutcome,
+  pod: boolean,
+  rename?: (text: string) => string,
+): string {
+  return `${describeOutcome(was, rename)} → ${describeOutcome(now, rename)}${pod ? ' (addressed to the pod)' : ''}`;
 }
 
 function requestKey(r: MatrixRequest): string {

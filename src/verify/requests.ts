@@ -63,11 +63,13 @@ export function changeSeverity(was: RequestOutcome, now: RequestOutcome): Severi
   return Severity.Note;
 }
 
-/** An outcome in words. */
-export function describeOutcome(o: RequestOutcome): string {
-  if (o.verdict === 'allowed') return `answered by ${o.answeredBy}`;
-  if (o.verdict === 'denied') return `denied at ${o.where}`;
-  return `failed: ${o.where}`;
+/** An outcome in words (its names renamed by `rename`, when given). */
+export function describeOutcome(o: RequestOutcome, rename = (text: string) => text): string {
+  if (o.verdict === 'allowed')
+    return `answered by ${o.answeredBy === undefined ? o.answeredBy : rename(o.answeredBy)}`;
+  const where = o.where === undefined ? o.where : rename(o.where);
+  if (o.verdict === 'denied') return `denied at ${where}`;
+  return `failed: ${where}`;
 }
 
 /**

@@ -43,8 +43,6 @@ const nameShape = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/;
 const maxNameLength = 253;
 /** Texts a swap remembers having renamed (outcomes' texts recur from request to request). */
 const maxRemembered = 256;
-/** Runs of name characters whose names the symmetry remembers. */
-const maxRuns = 1_000_000;
 
 /**
  * Calls `visit` with every part of a text that could be a whole name: a run of letters, digits, dots and
@@ -145,39 +143,39 @@ export class NamespaceSymmetry {
   readonly #meshes: readonly [Mesh, Mesh];
   readonly #clients: readonly string[];
 
-  /** The namespaces of classes whose own names a text mentions. */
-  mentioned(text: string): Set<string> {
+  /** The namespaces of classes whose own names the parts of a text mention (each part's remembered). */
+  mentioned(parts: readonly string[]): Set<string> {
     const out = new Set<string>();
-    for (const run of text.toLowerCase().split(this.#dotted ? /[^a-z0-9.-]+/ : /[^a-z0-9-]+/)) {
-      let found = this.#namesInRun.get(run);
+    for (const part of parts) {
+      let found = this.#mentions.get(part);
       if (found === undefined) {
-        const names: string[] = [];
+        const names = new Set<string>();
         eachNameIn(
-          run,
+          part,
           (name) => {
             const ns = this.#memberOfName.get(name);
-            if (ns !== undefined) names.push(ns);
+            if (ns !== undefined) names.add(ns);
           },
           this.#dotted,
         );
-        found = names;
-        if (this.#namesInRun.size < maxRuns) this.#namesInRun.set(run, found);
+        found = [...names];
+        if (this.#mentions.size < maxRemembered * 1000) this.#mentions.set(part, found);
       }
       for (const ns of found) out.add(ns);
     }
     return out;
   }
 
-  /** The members a run of name characters mentions (runs recur from request to request). */
-  readonly #namesInRun = new Map<string, readonly string[]>();
+  /** The members each part of a text mentions (parts recur from request to request). */
+  readonly #mentions = new Map<string, readonly string[]>();
 
   /**
    * A swap that takes a text one step toward the first members of classes: of a namespace it mentions with
    * an earlier member of its class that it does not mention (the first such). Undefined when none: each
    * namespace it mentions is the first of its class the text leaves unmentioned.
    */
-  swapFor(text: string): Swap | undefined {
-    const mentioned = this.mentioned(text);
+  swapFor(parts: readonly string[]): Swap | undefined {
+    const mentioned = this.mentioned(parts);
     for (const ns of [...mentioned].sort()) {
       const members = this.#classOf.get(ns) as readonly string[];
       const target = members.find((m) => !mentioned.has(m) || m === ns);
