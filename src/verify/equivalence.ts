@@ -235,13 +235,27 @@ export class EquivalenceMatrix {
     const known = this.#traced.get(unit);
     if (known) return known;
     const shape = this.#shapes[unit] as RequestShape;
-    const parts = this.#symmetry ? shapeParts(shape) : [];
-    const swap = this.#symmetry?.swapFor(parts);
-    const other = swap ? this.#unitByKey.get(parts.map(swap.recurring).join(' ')) : undefined;
-    if (swap && other !== undefined && other !== unit) return swapped(this.#outcomes(other), swap);
+    const alike = this.#alike(shape, this.#unitByKey, unit);
+    if (alike) return swapped(this.#outcomes(alike.other), alike.swap);
     const outcomes = this.#trace(shape);
     if (this.#symmetry) this.#traced.set(unit, outcomes);
     return outcomes;
+  }
+
+  /**
+   * The request (by its index in `byKey`) that the symmetry's swap makes of this one, one step toward the
+   * first members of classes; undefined when there is none or the matrix lacks it.
+   */
+  #alike(
+    request: RequestShape,
+    byKey: ReadonlyMap<string, number>,
+    self: number,
+  ): { swap: Swap; other: number } | undefined {
+    if (!this.#symmetry) return undefined;
+    const parts = shapeParts(request);
+    const swap = this.#symmetry.swapFor(parts);
+    const other = swap ? byKey.get(parts.map(swap.recurring).join(' ')) : undefined;
+    return swap && other !== undefined && other !== self ? { swap, other } : undefined;
   }
 
   /** An external request's outcomes, taken from a request alike up to renaming when there is one. */
@@ -249,11 +263,10 @@ export class EquivalenceMatrix {
     const known = this.#tracedExternal.get(e);
     if (known) return known;
     const request = this.#external[e] as MatrixRequest;
-    const parts = this.#symmetry ? shapeParts(request) : [];
-    const swap = this.#symmetry?.swapFor(parts);
-    const other = swap ? this.#externalByKey.get(parts.map(swap.recurring).join(' ')) : undefined;
-    if (swap && other !== undefined && other !== e) {
-      const { was, now, rename } = this.#externalOutcomes(other);
+    const alike = this.#alike(request, this.#externalByKey, e);
+    if (alike) {
+      const { was, now, rename } = this.#externalOutcomes(alike.other);
+      const swap = alike.swap;
       return { was, now, rename: rename ? (s) => swap.recurring(rename(s)) : swap.recurring };
     }
     const meshes = this.#meshes;

@@ -3,6 +3,8 @@
  * migration to ambient mode, run as users run it, with `--jobs 1` and with `--jobs N` for N up to the
  * cores available; time, the speed-up, and whether the reports are the same bytes. The runs alternate
  * (1, 2, ..., 1, 2, ...) three times and the median of each is shown, as this machine's speed drifts.
+ * Both with the symmetry (the default: Profiles alike traced once) and without (`--no-symmetry`: every
+ * request shape traced, the work worker threads are for).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,11 +23,22 @@ const before = Snapshot.of(kubeflowBenchPlatform(200, 500));
 writeFileSync(join(folder, 'before.yaml'), toYaml(before.all()));
 writeFileSync(join(folder, 'after.yaml'), toYaml(migrateToAmbient(before).objects));
 
-function verify(jobs: number): { seconds: number; report: string } {
+function verify(jobs: number, symmetry: boolean): { seconds: number; report: string } {
   const start = Date.now();
   const run = spawnSync(
     process.execPath,
-    [cli, 'verify', '--equivalence', 'before.yaml', 'after.yaml', '--jobs', String(jobs), '-o', 'json'],
+    [
+      cli,
+      'verify',
+      '--equivalence',
+      'before.yaml',
+      'after.yaml',
+      '--jobs',
+      String(jobs),
+      '-o',
+      'json',
+      ...(symmetry ? [] : ['--no-symmetry']),
+    ],
     { cwd: folder, encoding: 'utf8', maxBuffer: 1 << 28 },
   );
   if (run.status !== 0 && run.status !== 1) throw new Error(`verify --jobs ${jobs} failed: ${run.stderr}`);
@@ -33,24 +46,26 @@ function verify(jobs: number): { seconds: number; report: string } {
 }
 
 const jobsToTry = Array.from({ length: Math.max(2, availableParallelism()) }, (_, i) => i + 1);
-const seconds = new Map<number, number[]>();
-const reports = new Map<number, string>();
-for (let repeat = 0; repeat < 3; repeat++)
-  for (const jobs of jobsToTry) {
-    const run = verify(jobs);
-    seconds.set(jobs, [...(seconds.get(jobs) ?? []), run.seconds]);
-    reports.set(jobs, run.report);
-  }
-const median = (jobs: number) => (seconds.get(jobs) ?? []).sort((a, b) => a - b)[1] as number;
-const rows = jobsToTry.map((jobs) => [
-  jobs,
-  median(jobs),
-  median(1) / median(jobs),
-  reports.get(jobs) === reports.get(1) ? 'yes' : 'NO',
-]);
-printTable(
-  `verify --equivalence, 200 Profiles, ${availableParallelism()} cores: worker threads`,
-  ['--jobs', 'median seconds', 'speed-up vs 1', 'same report'],
-  rows,
-);
+for (const symmetry of [false, true]) {
+  const seconds = new Map<number, number[]>();
+  const reports = new Map<number, string>();
+  for (let repeat = 0; repeat < 3; repeat++)
+    for (const jobs of jobsToTry) {
+      const run = verify(jobs, symmetry);
+      seconds.set(jobs, [...(seconds.get(jobs) ?? []), run.seconds]);
+      reports.set(jobs, run.report);
+    }
+  const median = (jobs: number) => (seconds.get(jobs) ?? []).sort((a, b) => a - b)[1] as number;
+  const rows = jobsToTry.map((jobs) => [
+    jobs,
+    median(jobs),
+    median(1) / median(jobs),
+    reports.get(jobs) === reports.get(1) ? 'yes' : 'NO',
+  ]);
+  printTable(
+    `verify --equivalence, 200 Profiles, ${availableParallelism()} cores: worker threads, symmetry ${symmetry ? 'on' : 'off'}`,
+    ['--jobs', 'median seconds', 'speed-up vs 1', 'same report'],
+    rows,
+  );
+}
 rmSync(folder, { recursive: true, force: true });
