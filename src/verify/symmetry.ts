@@ -101,7 +101,7 @@ export class NamespaceSymmetry {
   readonly #classOf = new Map<string, readonly string[]>();
   /** Each own name of a member of a class, and its namespace. */
   readonly #memberOfName = new Map<string, string>();
-  readonly #swaps = new Map<string, Swap>();
+  readonly #swaps = new Map<string, Swap | undefined>();
   /** Whether some own name has a dot (a pod's address). */
   readonly #dotted: boolean;
   readonly #clientIndex: Map<string, number>;
@@ -179,15 +179,19 @@ export class NamespaceSymmetry {
     for (const ns of [...mentioned].sort()) {
       const members = this.#classOf.get(ns) as readonly string[];
       const target = members.find((m) => !mentioned.has(m) || m === ns);
-      if (target !== undefined && target !== ns) return this.#swap(ns, target);
+      const swap = target !== undefined && target !== ns ? this.#swap(ns, target) : undefined;
+      if (swap) return swap;
     }
     return undefined;
   }
 
-  #swap(ns: string, representative: string): Swap {
+  /**
+   * The swap of two members; undefined when a client of one has no counterpart among the clients of the
+   * other (the matrix keeps one client of workloads alike, chosen by name, and renaming can change which).
+   */
+  #swap(ns: string, representative: string): Swap | undefined {
     const key = `${ns} ${representative}`;
-    const known = this.#swaps.get(key);
-    if (known) return known;
+    if (this.#swaps.has(key)) return this.#swaps.get(key);
     const [a, b] = [this.#members.get(ns) as Member, this.#members.get(representative) as Member];
     const counterpart = new Map<string, string>();
     a.names.forEach((name, i) => {
@@ -211,7 +215,10 @@ export class NamespaceSymmetry {
     for (const i of [...(this.#clientsOf.get(ns) ?? []), ...(this.#clientsOf.get(representative) ?? [])]) {
       const client = this.#clients[i] as string;
       const other = this.#clientIndex.get(rename(client, names));
-      if (other === undefined) throw new Error(`symmetry: no client matches ${client} in ${representative}`);
+      if (other === undefined) {
+        this.#swaps.set(key, undefined);
+        return undefined;
+      }
       moved.set(i, other);
     }
     const texts = new Map<string, string>();
@@ -379,15 +386,22 @@ function patternEdges(snapshots: readonly Snapshot[]): string[] {
     const trimmed = (run ?? '').toLowerCase().replace(/^[.-]+|[.-]+$/g, '');
     if (trimmed) edges.add(trimmed);
   };
+  // The name characters next to the cut, with dots (for names with dots) and without (for the others:
+  // in `*-3.svc`, the cut falls inside a name ending in `-3`).
+  const edge = (text: string, side: 'start' | 'end') => {
+    const [dotted, plain] =
+      side === 'start' ? [/^[a-zA-Z0-9.-]*/, /^[a-zA-Z0-9-]*/] : [/[a-zA-Z0-9.-]*$/, /[a-zA-Z0-9-]*$/];
+    add(dotted.exec(text)?.[0]);
+    add(plain.exec(text)?.[0]);
+  };
   const visit = (value: unknown, key: string, parent: Record<string, unknown> | undefined): void => {
     if (typeof value === 'string') {
       if (value.includes('*'))
         value.split('*').forEach((part, i, all) => {
-          if (i > 0) add(/^[a-zA-Z0-9.-]*/.exec(part)?.[0]);
-          if (i < all.length - 1) add(/[a-zA-Z0-9.-]*$/.exec(part)?.[0]);
+          if (i > 0) edge(part, 'start');
+          if (i < all.length - 1) edge(part, 'end');
         });
-      if (key === 'prefix' || (key === 'value' && parent?.['type'] === 'PathPrefix'))
-        add(/[a-zA-Z0-9.-]*$/.exec(value)?.[0]);
+      if (key === 'prefix' || (key === 'value' && parent?.['type'] === 'PathPrefix')) edge(value, 'end');
     } else if (Array.isArray(value)) for (const v of value) visit(v, key, parent);
     else if (isPlainObject(value)) for (const [k, v] of Object.entries(value)) visit(v, k, value);
   };

@@ -103,6 +103,16 @@ describe('verify --equivalence: namespaces alike up to renaming', () => {
         out: ['user-1'],
       },
       {
+        why: 'a host pattern cuts into its name before a dot',
+        objects: [
+          ...base,
+          policy('kubeflow', 'to-3', {
+            rules: [{ to: [{ operation: { hosts: ['*-3.svc.cluster.local'] } }] }],
+          }),
+        ],
+        out: ['user-3'],
+      },
+      {
         why: 'it claims a host of no name of its own for the mesh',
         objects: [
           ...base,
