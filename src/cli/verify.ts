@@ -132,7 +132,7 @@ async function verifyEquivalence(
   const options = {
     clusterDomain: flags.clusterDomain,
     exhaustive: flags.exhaustive === true,
-    symmetry: flags.symmetry !== false && flags.exhaustive !== true,
+    symmetry: flags.symmetry !== false,
   };
   const probesOf = () => checkProbes(before, after, { clusterDomain: flags.clusterDomain });
   if (shard) {

@@ -146,11 +146,11 @@ export class EquivalenceMatrix {
   readonly #classes: readonly [ClientClasses, ClientClasses];
   readonly #pairs: ClassPairs;
   readonly #symmetry: NamespaceSymmetry | undefined;
-  /** Each shape's unit, by `shapeKey` (with symmetry). */
+  /** Each shape's unit, by the text of its `shapeParts` (with symmetry). */
   readonly #unitByKey = new Map<string, number>();
   /** The units traced so far (with symmetry, whose outcomes others may take). */
   readonly #traced = new Map<number, UnitOutcomes>();
-  /** Each external request, by `requestText` (with symmetry). */
+  /** Each external request, by the text of its `shapeParts` (with symmetry). */
   readonly #externalByKey = new Map<string, number>();
   readonly #tracedExternal = new Map<number, ExternalOutcomes>();
 
@@ -254,7 +254,7 @@ export class EquivalenceMatrix {
     if (!this.#symmetry) return undefined;
     const parts = shapeParts(request);
     const swap = this.#symmetry.swapFor(parts);
-    const other = swap ? byKey.get(parts.map(swap.recurring).join(' ')) : undefined;
+    const other = swap ? byKey.get(parts.map(swap.text).join(' ')) : undefined;
     return swap && other !== undefined && other !== self ? { swap, other } : undefined;
   }
 
@@ -267,7 +267,7 @@ export class EquivalenceMatrix {
     if (alike) {
       const { was, now, rename } = this.#externalOutcomes(alike.other);
       const swap = alike.swap;
-      return { was, now, rename: rename ? (s) => swap.recurring(rename(s)) : swap.recurring };
+      return { was, now, rename: rename ? (s) => swap.text(rename(s)) : swap.text };
     }
     const meshes = this.#meshes;
     const outcomes = { was: outcomeOf(meshes[0], request), now: outcomeOf(meshes[1], request) };
@@ -325,7 +325,7 @@ interface UnitOutcomes {
   rename?: (text: string) => string;
 }
 
-/** An external request's outcomes; `taken` from another request's (renamed). */
+/** An external request's outcomes (taken from another request's when `rename` is set). */
 interface ExternalOutcomes {
   was: RequestOutcome;
   now: RequestOutcome;
@@ -369,7 +369,7 @@ function swapped(of: UnitOutcomes, swap: Swap): UnitOutcomes {
     pairs: of.pairs,
     traces: 0,
     pairOf: (c) => of.pairOf(swap.client(c)),
-    rename: before ? (s) => swap.recurring(before(s)) : (s) => swap.recurring(s),
+    rename: before ? (s) => swap.text(before(s)) : swap.text,
   };
 }
 

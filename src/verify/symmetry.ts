@@ -28,20 +28,15 @@ import type { Workload } from '../mesh/workloads.ts';
 
 /** A swap of two namespaces of a class: names in texts, and clients by index. */
 export interface Swap {
-  /** The two namespaces swapped (the second comes first in their class). */
-  member: string;
-  representative: string;
-  /** A text with the two namespaces' names swapped. */
+  /** A text with the two namespaces' names swapped (texts recur: the last few are remembered). */
   text(s: string): string;
-  /** The same, for texts that recur (outcomes): remembered. */
-  recurring(s: string): string;
   /** The index of the client the swap makes of a client (by index). */
   client(index: number): number;
 }
 
 const nameShape = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/;
 const maxNameLength = 253;
-/** Texts a swap remembers having renamed (outcomes' texts recur from request to request). */
+/** Texts a swap remembers having renamed (requests' parts and outcomes' texts recur). */
 const maxRemembered = 256;
 
 /**
@@ -49,7 +44,7 @@ const maxRemembered = 256;
  * dashes, from its start or a dot or dash, to its end or a dot or dash (lower-cased). Without `dots`, only
  * the parts without a dot (when no name looked for has one).
  */
-export function eachNameIn(text: string, visit: (name: string) => void, dots = true): void {
+function eachNameIn(text: string, visit: (name: string) => void, dots = true): void {
   const s = text.toLowerCase();
   for (const run of s.match(dots ? /[a-z0-9][a-z0-9.-]*/g : /[a-z0-9][a-z0-9-]*/g) ?? []) {
     const starts: number[] = [0];
@@ -88,7 +83,6 @@ interface Member {
   namespace: string;
   /** Its own names, in the order they first appear in its template. */
   names: string[];
-  pattern: RegExp;
   template: string;
 }
 
@@ -104,10 +98,11 @@ export class NamespaceSymmetry {
   readonly #swaps = new Map<string, Swap | undefined>();
   /** Whether some own name has a dot (a pod's address). */
   readonly #dotted: boolean;
+  readonly #clients: readonly string[];
   readonly #clientIndex: Map<string, number>;
-  /** Clients (by index) and workloads (of each configuration) of each member. */
+  /** Clients (by index) and workloads (with their configuration's mesh) of each member. */
   readonly #clientsOf = new Map<string, number[]>();
-  readonly #workloadsOf = new Map<string, Workload[]>();
+  readonly #workloadsOf = new Map<string, { mesh: Mesh; workload: Workload }[]>();
 
   constructor(meshes: readonly [Mesh, Mesh], clients: readonly string[]) {
     const snapshots = [meshes[0].snapshot, meshes[1].snapshot] as const;
@@ -127,21 +122,14 @@ export class NamespaceSymmetry {
         for (const name of this.#members.get(ns)?.names ?? []) this.#memberOfName.set(name, ns);
       }
     this.#dotted = [...this.#memberOfName.keys()].some((name) => name.includes('.'));
-    this.#clientIndex = new Map(clients.map((c, i) => [c, i]));
-    clients.forEach((client, i) => {
-      const ns = client.split('/')[0] ?? '';
-      if (this.#classOf.has(ns)) this.#clientsOf.set(ns, [...(this.#clientsOf.get(ns) ?? []), i]);
-    });
-    for (const mesh of meshes)
-      for (const w of mesh.workloads)
-        if (this.#classOf.has(w.namespace))
-          this.#workloadsOf.set(w.namespace, [...(this.#workloadsOf.get(w.namespace) ?? []), w]);
-    this.#meshes = meshes;
     this.#clients = clients;
+    this.#clientIndex = new Map(clients.map((c, i) => [c, i]));
+    for (const ns of this.#classOf.keys()) [this.#clientsOf, this.#workloadsOf].forEach((m) => m.set(ns, []));
+    clients.forEach((client, i) => this.#clientsOf.get(client.split('/')[0] ?? '')?.push(i));
+    for (const mesh of meshes)
+      for (const workload of mesh.workloads)
+        this.#workloadsOf.get(workload.namespace)?.push({ mesh, workload });
   }
-
-  readonly #meshes: readonly [Mesh, Mesh];
-  readonly #clients: readonly string[];
 
   /** The namespaces of classes whose own names the parts of a text mention (each part's remembered). */
   mentioned(parts: readonly string[]): Set<string> {
@@ -202,9 +190,8 @@ export class NamespaceSymmetry {
       s.replace(pattern, (m) => counterpart.get(m.toLowerCase()) ?? m);
     const names = namesPattern(counterpart.keys());
     // Pods' addresses the simulator gave them are not in the configuration: matched by the pods' names.
-    for (const w of this.#workloadsOf.get(ns) ?? []) {
-      const mesh = this.#meshes.find((m) => m.workloadByName.get(`${w.namespace}/${w.name}`) === w);
-      const other = mesh?.workloadByName.get(rename(`${w.namespace}/${w.name}`, names));
+    for (const { mesh, workload: w } of this.#workloadsOf.get(ns) ?? []) {
+      const other = mesh.workloadByName.get(rename(`${w.namespace}/${w.name}`, names));
       if (other && !counterpart.has(w.ip) && !counterpart.has(other.ip)) {
         counterpart.set(w.ip, other.ip);
         counterpart.set(other.ip, w.ip);
@@ -223,10 +210,7 @@ export class NamespaceSymmetry {
     }
     const texts = new Map<string, string>();
     const swap: Swap = {
-      member: ns,
-      representative,
-      text: (s) => rename(s, pattern),
-      recurring: (s) => {
+      text: (s) => {
         let out = texts.get(s);
         if (out === undefined) {
           out = rename(s, pattern);
@@ -315,7 +299,12 @@ function templates(meshes: readonly [Mesh, Mesh]): Member[] {
       );
     }
   const names = new Map<string, string[]>();
-  for (const [name, ns] of candidate) if (ns !== null) names.set(ns, [...(names.get(ns) ?? []), name]);
+  for (const [name, ns] of candidate) {
+    if (ns === null) continue;
+    const list = names.get(ns) ?? [];
+    list.push(name);
+    names.set(ns, list);
+  }
   const edges = patternEdges(snapshots);
   const blocks = ipBlocks(snapshots);
   const out: Member[] = [];
@@ -356,7 +345,7 @@ function templates(meshes: readonly [Mesh, Mesh]): Member[] {
             `ip${tag}:${abstract(w.name)}:${blocks.map((b) => (ipInBlock(w.ip, b) ? 1 : 0)).join('')}`,
           );
       });
-    const member: Member = { namespace: ns, names: order, pattern, template: parts.join('\n') };
+    const member: Member = { namespace: ns, names: order, template: parts.join('\n') };
     // Every own name has a place (an object's name appears in it), so the order lists them all.
     if (order.length === own.length) out.push(member);
   }
