@@ -6,9 +6,10 @@
  * that need no quotes), asks the library once for each distinct string that needs quotes or a block (a
  * block's lines then moved to their depth), and hands any object holding something else (a date, a key
  * past 1,024 characters, a string starting with a document marker) to the library whole. A property test
- * holds the two to the same bytes.
+ * holds the two to the same bytes, but where the library writes a string its own parser refuses or
+ * misreads: this writer then quotes it.
  */
-import { stringify } from 'yaml';
+import { Document, parse, stringify, visit } from 'yaml';
 import { isPlainObject } from './object.ts';
 import { readsAsOtherThanString } from './yaml11.ts';
 
@@ -29,12 +30,32 @@ export function writeYaml(value: unknown): string {
     const out: string[] = [];
     if (isPlainObject(value) && Object.keys(value).length > 0) writeMap(value, '', '', out);
     else if (Array.isArray(value) && value.length > 0) writeSeq(value, '', '', out);
-    else return stringify(value, yamlWriteOptions);
+    else return libraryYaml(value);
     return out.join('');
   } catch (error) {
-    if (error instanceof LeftToLibrary) return stringify(value, yamlWriteOptions);
+    if (error instanceof LeftToLibrary) return libraryYaml(value);
     throw error;
   }
+}
+
+/**
+ * A value written whole by the library, with the multi-line string values it would write unreadably
+ * double-quoted (as `libraryText` does; multi-line keys are left as the library writes them).
+ */
+function libraryYaml(value: unknown): string {
+  const document = new Document(value, yamlWriteOptions);
+  visit(document, {
+    Scalar(key, node) {
+      const text = node.value;
+      if (key === 'key' || typeof text !== 'string' || !text.includes('\n')) return;
+      try {
+        if (libraryText(text, false).startsWith('"')) node.type = 'QUOTE_DOUBLE';
+      } catch (error) {
+        if (!(error instanceof LeftToLibrary)) throw error;
+      }
+    },
+  });
+  return document.toString(yamlWriteOptions);
 }
 
 /** A mapping's pairs, one a line (a nested collection below its key); the first line starts with `first`. */
@@ -143,5 +164,20 @@ function askLibrary(text: string, isKey: boolean): string {
   const inner = written.slice(before.length, written.length - after.length);
   if (!written.startsWith(before) || !written.endsWith(after) || (isKey && inner.includes('\n')))
     throw new LeftToLibrary();
-  return inner;
+  return readsBack(written, text, isKey) ? inner : JSON.stringify(text);
+}
+
+/**
+ * Whether the library reads its own writing of a string back as that string. It does not always: a block
+ * scalar whose first line is only spaces is written without the indentation indicator its parser then
+ * demands (`" \n\t\n"`), or reads back without those spaces (`" \n"` as `"\n"`). Such a string is
+ * written double-quoted instead (JSON's escapes are YAML's).
+ */
+function readsBack(written: string, text: string, isKey: boolean): boolean {
+  try {
+    const value: unknown = parse(written, { version: '1.1' });
+    return isPlainObject(value) && (isKey ? Object.keys(value)[0] === text : value['a'] === text);
+  } catch {
+    return false;
+  }
 }
