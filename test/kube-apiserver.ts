@@ -1,9 +1,9 @@
 /**
- * A real Kubernetes API server for tests: etcd and kube-apiserver (1.20, built by
- * scripts/build-kube-apiserver.sh) on free loopback ports, with a temporary data dir, self-signed serving
- * certificates, a service-account key pair, a token for a `system:masters` user and RBAC; the real CRDs
- * (from ../shared/crds, else the project's copies) loaded without `x-kubernetes-validations`, which this
- * server predates.
+ * A real Kubernetes API server for tests: etcd and kube-apiserver (built from Go modules by
+ * scripts/build-kube-apiserver.sh, at the current release or the oldest supported one) on free loopback
+ * ports, with a temporary data dir, self-signed serving certificates, a service-account key pair, a token
+ * for a `system:masters` user and RBAC; the real CRDs (from ../shared/crds, else the project's copies)
+ * loaded exactly as shipped, their CEL validation rules (`x-kubernetes-validations`) included.
  *
  * Without the binaries the tests that need it are skipped with a message, except under CI=true, where
  * they fail: `.ci/run` builds them first.
@@ -19,8 +19,31 @@ import { KubeClient, type Resource } from '../src/kube/client.ts';
 import type { KubeObject } from '../src/model/object.ts';
 import { projectRoot } from './conformance/cases.ts';
 
-const cacheDir = process.env['KFMESH_CACHE'] ?? join(homedir(), '.cache', 'kfmesh');
-const apiserverBin = join(cacheDir, 'bin', 'kube-apiserver');
+const binDir = join(process.env['KFMESH_CACHE'] ?? join(homedir(), '.cache', 'kfmesh'), 'bin');
+
+/** The versions scripts/build-kube-apiserver.sh built (`current`, `oldest`, `etcd`), read from its record. */
+function builtVersions(): Partial<Record<'current' | 'oldest' | 'etcd', string>> {
+  const file = join(binDir, 'kube-versions.env');
+  if (!existsSync(file)) return {};
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .map((line) => line.split('='))
+      .filter((kv): kv is [string, string] => kv.length === 2),
+  );
+}
+
+/** Which of the built Kubernetes releases a test runs against. */
+export type KubeRelease = 'current' | 'oldest';
+
+/** The Kubernetes version (`v1.Y.Z`) a release stands for here, or undefined before the build. */
+export function kubeVersion(release: KubeRelease = 'current'): string | undefined {
+  return builtVersions()[release];
+}
+
+const apiserverBin = (release: KubeRelease): string =>
+  join(binDir, `kube-apiserver-${kubeVersion(release) ?? 'unbuilt'}`);
+const etcdBin = (): string => join(binDir, `etcd-${builtVersions().etcd ?? 'unbuilt'}`);
 
 /** Where a program is on PATH, or undefined. */
 export function onPath(name: string): string | undefined {
@@ -31,11 +54,9 @@ export function onPath(name: string): string | undefined {
   return undefined;
 }
 
-/** Why the server can't run here, or undefined when it can. */
-export function apiServerMissing(): string | undefined {
-  const missing = [existsSync(apiserverBin) ? '' : apiserverBin, onPath('etcd') ? '' : 'etcd'].filter(
-    Boolean,
-  );
+/** Why the server (at `release`) can't run here, or undefined when it can. */
+export function apiServerMissing(release: KubeRelease = 'current'): string | undefined {
+  const missing = [apiserverBin(release), etcdBin()].filter((bin) => !existsSync(bin));
   return missing.length > 0
     ? `needs ${missing.join(' and ')}: run scripts/build-kube-apiserver.sh (as .ci/run does)`
     : undefined;
@@ -51,8 +72,8 @@ export function partTestOptions(part: string, missing: string | undefined): { sk
 }
 
 /** `{ skip }` for `describe`: skipped with the reason when the server can't run, never under CI=true. */
-export function apiServerTestOptions(): { skip: string | false } {
-  return partTestOptions('the API server', apiServerMissing());
+export function apiServerTestOptions(release: KubeRelease = 'current'): { skip: string | false } {
+  return partTestOptions(`the API server (${release} release)`, apiServerMissing(release));
 }
 
 /** The real Kubeflow platform (../shared/real), which holds the Notebook CRD the shared CRDs lack. */
@@ -92,6 +113,18 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** How a test server starts. */
+interface StartOptions {
+  /** Load the real CRDs (default true). */
+  crds?: boolean;
+  /** Users besides the admin, each with a token of its own. */
+  users?: string[];
+  /** Also load Kubeflow's Notebook CRD from the real platform. */
+  notebooks?: boolean;
+  /** Which built Kubernetes release to run (default: the current one). */
+  release?: KubeRelease;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A running etcd and kube-apiserver. */
@@ -105,8 +138,12 @@ export class TestApiServer {
   #peerPort = 0;
   #port = 0;
   #client: KubeClient | undefined;
+  readonly release: KubeRelease;
+  /** The server's own `gitVersion` (GET /version), read once it is ready. */
+  version = '';
 
-  private constructor() {
+  private constructor(release: KubeRelease) {
+    this.release = release;
     // On a memory file system where there is one: etcd syncs each write to disk, and a test server's data
     // need not outlive it.
     this.dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'kfmesh-apiserver-'));
@@ -120,9 +157,7 @@ export class TestApiServer {
    * Starts both processes and loads the CRDs. `users` are names the token file admits (for example
    * `system:serviceaccount:ns:name`, which RBAC bindings to that ServiceAccount then apply to).
    */
-  static async start(
-    options: { crds?: boolean; users?: string[]; notebooks?: boolean } = {},
-  ): Promise<TestApiServer> {
+  static async start(options: StartOptions = {}): Promise<TestApiServer> {
     // A free port is only free when it is chosen: a test file running beside this one can take it before
     // etcd or the API server binds it. Such a start is tried again with new ports, twice at most.
     for (let attempt = 1; ; attempt++) {
@@ -134,16 +169,13 @@ export class TestApiServer {
     }
   }
 
-  static async #startOnce(options: {
-    crds?: boolean;
-    users?: string[];
-    notebooks?: boolean;
-  }): Promise<TestApiServer> {
-    const server = new TestApiServer();
+  static async #startOnce(options: StartOptions): Promise<TestApiServer> {
+    const server = new TestApiServer(options.release ?? 'current');
     for (const user of options.users ?? []) server.#users.set(user, randomBytes(16).toString('hex'));
     try {
       await server.#startEtcd();
       await server.#startApiServer();
+      await server.#checkVersion();
       if (options.crds !== false) await server.loadCrds(options.notebooks ? [notebookCrd()] : []);
       return server;
     } catch (error) {
@@ -162,7 +194,7 @@ export class TestApiServer {
     this.#peerPort = await freePort();
     const peer = `http://127.0.0.1:${this.#peerPort}`;
     const client = `http://127.0.0.1:${this.#etcdPort}`;
-    this.#etcd = this.#spawn('etcd', onPath('etcd') ?? 'etcd', [
+    this.#etcd = this.#spawn('etcd', etcdBin(), [
       '--name=default',
       `--data-dir=${join(this.dir, 'etcd')}`,
       `--listen-client-urls=${client}`,
@@ -186,7 +218,7 @@ export class TestApiServer {
       join(this.dir, 'tokens.csv'),
       [`${this.token},admin,admin,system:masters\n`, ...others].join(''),
     );
-    this.#apiserver = this.#spawn('kube-apiserver', apiserverBin, this.#apiServerArgs());
+    this.#apiserver = this.#spawn('kube-apiserver', apiserverBin(this.release), this.#apiServerArgs());
     writeFileSync(
       this.kubeconfig,
       JSON.stringify({
@@ -237,7 +269,6 @@ export class TestApiServer {
       '--bind-address=127.0.0.1',
       '--advertise-address=127.0.0.1',
       `--secure-port=${this.#port}`,
-      '--insecure-port=0',
       `--cert-dir=${join(this.dir, 'certs')}`,
       `--service-account-key-file=${join(this.dir, 'sa.pub')}`,
       `--service-account-signing-key-file=${join(this.dir, 'sa.key')}`,
@@ -247,8 +278,6 @@ export class TestApiServer {
       '--service-cluster-ip-range=10.96.0.0/16',
       // No controller-manager runs: nothing would create the default ServiceAccount pods need.
       '--disable-admission-plugins=ServiceAccount',
-      '--logtostderr=false',
-      `--log-file=${join(this.dir, 'kube-apiserver.log')}`,
       '--v=0',
     ];
   }
@@ -277,6 +306,15 @@ export class TestApiServer {
     throw new Error(`kube-apiserver not ready after ${timeoutMs} ms: ${last}`);
   }
 
+  /** Reads the server's version and checks it is the release asked for (a stale or wrong binary fails). */
+  async #checkVersion(): Promise<void> {
+    const got = await this.client.request<{ gitVersion?: string }>('GET', '/version');
+    this.version = got.gitVersion ?? '';
+    const wanted = kubeVersion(this.release);
+    if (this.version !== wanted)
+      throw new Error(`kube-apiserver reports ${this.version || 'no version'}, expected ${wanted}`);
+  }
+
   #tail(file: string): string {
     try {
       return readFileSync(join(this.dir, file), 'utf8').slice(-2000);
@@ -285,7 +323,10 @@ export class TestApiServer {
     }
   }
 
-  /** Loads the real CRDs (and `extra`) without `x-kubernetes-validations` and waits until each is established. */
+  /**
+   * Loads the real CRDs (and `extra`) as shipped, CEL validation rules included, and waits until each is
+   * established and served.
+   */
   async loadCrds(extra: readonly KubeObject[] = []): Promise<void> {
     const shared = resolve(projectRoot, '../shared/crds');
     const dir = existsSync(shared) ? shared : join(projectRoot, 'test/data/crds');
@@ -297,10 +338,10 @@ export class TestApiServer {
     ];
     const crds = files.flatMap((f) =>
       parseAllDocuments(readFileSync(join(dir, f), 'utf8'))
-        .map((d) => withoutCel(d.toJS()) as KubeObject | null)
+        .map((d) => d.toJS() as KubeObject | null)
         .filter((o): o is KubeObject => o?.kind === 'CustomResourceDefinition'),
     );
-    crds.push(...extra.map((crd) => withoutCel(crd) as KubeObject));
+    crds.push(...extra);
     const path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
     await Promise.all(crds.map((crd) => this.client.request('POST', path, { body: crd })));
     for (const crd of crds) {
@@ -334,8 +375,7 @@ export class TestApiServer {
 
   /**
    * Creates objects as `kubectl create` would, cluster-scoped ones first; an object's `status` is then
-   * written to its status subresource, as its controller would have. (Server-side apply of core objects
-   * whose ports omit `protocol` fails on this server version, so fixtures are created, not applied.)
+   * written to its status subresource, as its controller would have.
    */
   async create(objects: readonly KubeObject[]): Promise<void> {
     const resources = await this.client.resources();
@@ -386,7 +426,7 @@ export class TestApiServer {
 
   /** Starts kube-apiserver again on its port, after `stopApiServer`; resolves once it is ready. */
   async startApiServer(): Promise<void> {
-    this.#apiserver = this.#spawn('kube-apiserver', apiserverBin, this.#apiServerArgs());
+    this.#apiserver = this.#spawn('kube-apiserver', apiserverBin(this.release), this.#apiServerArgs());
     await this.#waitReady();
   }
 
@@ -416,14 +456,4 @@ export class TestApiServer {
     }
     rmSync(this.dir, { recursive: true, force: true });
   }
-}
-
-function withoutCel(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutCel);
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.entries(value)
-      .filter(([k]) => k !== 'x-kubernetes-validations')
-      .map(([k, v]) => [k, withoutCel(v)]),
-  );
 }

@@ -5,14 +5,13 @@
  * one of those policies admits its peer and port; a pod no policy selects is open.
  */
 import { InputError } from '../model/errors.ts';
-import { refOf, type KubeObject } from '../model/object.ts';
+import { namespaceLabels, refOf, type KubeObject } from '../model/object.ts';
 import {
   specOf,
   type LabelSelector,
   type NetworkPolicyPeer,
   type NetworkPolicyPort,
 } from '../model/specs.ts';
-import { Label } from '../model/vocabulary.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import type { Workload } from './workloads.ts';
 
@@ -93,7 +92,7 @@ export class NetworkPolicies {
       this.#byNamespace.set(policy.namespace, [...(this.#byNamespace.get(policy.namespace) ?? []), policy]);
     for (const ns of snapshot.list('', 'Namespace')) {
       const name = ns.metadata.name ?? '';
-      this.#namespaceLabels.set(name, withNameLabel(ns.metadata.labels ?? {}, name));
+      this.#namespaceLabels.set(name, namespaceLabels(ns.metadata.labels ?? {}, name));
     }
   }
 
@@ -222,7 +221,7 @@ export class NetworkPolicies {
   #labelsOfNamespace(namespace: string): Readonly<Record<string, string>> {
     let labels = this.#namespaceLabels.get(namespace);
     if (!labels) {
-      labels = withNameLabel({}, namespace);
+      labels = namespaceLabels({}, namespace);
       this.#namespaceLabels.set(namespace, labels);
     }
     return labels;
@@ -349,7 +348,7 @@ export function peerMatchesPod(
   peer: NetworkPolicyPeer,
   policyNamespace: string,
   pod: Workload,
-  namespaceLabels: Readonly<Record<string, string>>,
+  labels: Readonly<Record<string, string>>,
 ): boolean {
   if (peer.ipBlock || (!peer.podSelector && !peer.namespaceSelector)) return false;
   try {
@@ -357,7 +356,7 @@ export function peerMatchesPod(
       pods: compileSelector(peer.podSelector ?? {}, [], malformed),
       namespaces: peer.namespaceSelector ? compileSelector(peer.namespaceSelector, [], malformed) : undefined,
     };
-    return podPeerMatches(compiled, policyNamespace, pod, withNameLabel(namespaceLabels, pod.namespace));
+    return podPeerMatches(compiled, policyNamespace, pod, namespaceLabels(labels, pod.namespace));
   } catch {
     return false;
   }
@@ -376,14 +375,6 @@ function podPeerMatches(
   const namespaceOk =
     peer.namespaces === undefined ? pod.namespace === policyNamespace : peer.namespaces(labels);
   return namespaceOk && peer.pods(pod.labels);
-}
-
-/** A namespace's labels with `kubernetes.io/metadata.name`, which the API server sets on every namespace. */
-function withNameLabel(
-  labels: Readonly<Record<string, string>>,
-  namespace: string,
-): Readonly<Record<string, string>> {
-  return { ...labels, [Label.MetadataName]: namespace };
 }
 
 /** A label selector (matchLabels and matchExpressions, all of them); empty selects everything. */

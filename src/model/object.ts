@@ -1,4 +1,5 @@
 /** The generic shape of every Kubernetes object kfmesh reads or writes. */
+import { Label } from './vocabulary.ts';
 
 /** A JSON value as Kubernetes objects hold them. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -47,6 +48,17 @@ export interface ObjectRef {
   kind: string;
   namespace: string;
   name: string;
+}
+
+/**
+ * A namespace's labels as the API server keeps them: it sets `kubernetes.io/metadata.name` to the
+ * namespace's name on every namespace (docs/semantics.md, NetworkPolicy), whatever was written.
+ */
+export function namespaceLabels(
+  labels: Readonly<Record<string, string>>,
+  namespace: string,
+): Readonly<Record<string, string>> {
+  return { ...labels, [Label.MetadataName]: namespace };
 }
 
 /** The API group of an apiVersion: the part before `/`, empty for the core group. */
