@@ -34,7 +34,7 @@ export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 # A Go command with its list of modules downloaded left out of the log (hundreds of lines on a cold cache).
 quiet_go() {
   local status=0
-  go "$@" 2> >(grep -v '^go: downloading ' >&2) || status=$?
+  go "$@" 2> >(grep -v -e '^go: downloading ' -e '^go: added ' >&2) || status=$?
   return $status
 }
 

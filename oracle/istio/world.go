@@ -1,0 +1,383 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	k8sv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	"istio.io/istio/pilot/pkg/config/kube/crd"
+	"istio.io/istio/pilot/pkg/model"
+	"istio.io/istio/pilot/test/xds"
+	"istio.io/istio/pkg/config"
+	"istio.io/istio/pkg/config/mesh"
+	"istio.io/istio/pkg/config/schema/collections"
+	"istio.io/istio/pkg/config/schema/gvk"
+)
+
+// The proxies' Istio version: the pinned snapshot's own (its VERSION file says 1.31).
+const proxyVersion = "1.31.0"
+
+// kubeKinds are the Kubernetes kinds Istio's registries read, by apiVersion group; Istio's and the
+// Gateway API's kinds are added from Istio's own schema collection.
+var kubeKinds = map[string]bool{
+	"Namespace": true, "Service": true, "Pod": true, "Endpoints": true, "Secret": true, "Node": true,
+	"EndpointSlice": true, "Ingress": true, "IngressClass": true,
+}
+
+// world is one platform's configuration in Istio's own discovery server.
+type world struct {
+	server   *xds.FakeDiscoveryServer
+	rejected []string
+	proxies  map[string]*proxyConfig
+}
+
+// proxyConfig is what Istio generates for one proxy.
+type proxyConfig struct {
+	in        ProxyIn
+	proxy     *model.Proxy
+	listeners []*listener.Listener
+	routes    map[string]*route.RouteConfiguration
+	clusters  map[string]*cluster.Cluster
+	// endpoints counts the endpoints of each EDS cluster.
+	endpoints map[string]int
+}
+
+// failer stands in for *testing.T where Istio's test fixtures need one: a fatal failure ends the
+// process with the message (the caller reports it), cleanups run at exit.
+type failer struct{ cleanups []func() }
+
+func (f *failer) Fail()               { f.Fatal("failed") }
+func (f *failer) FailNow()            { f.Fatal("failed") }
+func (f *failer) Fatal(args ...any)   { f.Fatalf("%s", fmt.Sprint(args...)) }
+func (f *failer) Log(args ...any)     {}
+func (f *failer) Logf(string, ...any) {}
+func (f *failer) Helper()             {}
+func (f *failer) Skip(args ...any)    { f.Fatal(args...) }
+func (f *failer) Cleanup(fn func())   { f.cleanups = append(f.cleanups, fn) }
+func (f *failer) TempDir() string     { d, _ := os.MkdirTemp("", "oracle"); return d }
+func (f *failer) Fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "oracle: Istio's fixture failed: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func (f *failer) close() {
+	for i := len(f.cleanups) - 1; i >= 0; i-- {
+		f.cleanups[i]()
+	}
+}
+
+// newWorld loads the platform into Istio's fake discovery server and generates every proxy's
+// configuration.
+func newWorld(t *failer, input Input) (*world, error) {
+	defaults, err := loadCRDs(input.CRDs)
+	if err != nil {
+		return nil, fmt.Errorf("the CRDs: %w", err)
+	}
+	kube, configs, rejected, err := split(input.Objects, defaults)
+	if err != nil {
+		return nil, err
+	}
+	meshConfig := mesh.DefaultMeshConfig()
+	if strings.TrimSpace(input.Mesh) != "" {
+		if meshConfig, err = mesh.ApplyMeshConfigDefaults(input.Mesh); err != nil {
+			return nil, fmt.Errorf("the mesh configuration: %w", err)
+		}
+	}
+	server := xds.NewFakeDiscoveryServer(t, xds.FakeOptions{
+		Configs:                configs,
+		KubernetesObjectString: kube,
+		MeshConfig:             meshConfig,
+	})
+	settle(t, server)
+	w := &world{server: server, rejected: rejected, proxies: map[string]*proxyConfig{}}
+	for _, p := range input.Proxies {
+		if _, dup := w.proxies[p.ID]; dup {
+			return nil, fmt.Errorf("proxy %q given twice", p.ID)
+		}
+		w.proxies[p.ID] = w.generate(p)
+	}
+	return w, nil
+}
+
+// settle waits until the Gateway API controller has converted what it read, then has the push context
+// computed again with everything in it and waits for that push: the fake server's own start waits only for
+// the registries and the configuration store.
+func settle(t *failer, server *xds.FakeDiscoveryServer) {
+	if gwc := server.Env().GatewayAPIController; gwc != nil {
+		deadline := time.Now().Add(30 * time.Second)
+		for !gwc.HasSynced() {
+			if time.Now().After(deadline) {
+				t.Fatal("the Gateway API controller did not sync in 30 s")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	server.Discovery.ConfigUpdate(&model.PushRequest{Forced: true, Reason: model.NewReasonStats(model.GlobalUpdate)})
+	server.EnsureSynced(t)
+}
+
+// split sorts the documents: Kubernetes objects Istio reads (and Istio's and the Gateway API's, which
+// its Kubernetes controllers read too) into one YAML stream, Istio's and the Gateway API's into configs
+// converted with the cluster's domain and validated as Istio's webhook validates them.
+func split(objects string, defaults crdDefaults) (kube string, configs []config.Config, rejected []string, err error) {
+	var docs []string
+	for i, doc := range documents(objects) {
+		if doc, err = defaults.apply(doc); err != nil {
+			return "", nil, nil, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+			return "", nil, nil, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		group, version := "", head.APIVersion
+		if g, v, ok := strings.Cut(head.APIVersion, "/"); ok {
+			group, version = g, v
+		}
+		schema, istio := collections.PilotGatewayAPI().FindByGroupVersionAliasesKind(config.GroupVersionKind{
+			Group: group, Version: version, Kind: head.Kind,
+		})
+		switch {
+		case istio:
+			obj := crd.IstioKind{}
+			if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+				return "", nil, nil, fmt.Errorf("document %d (%s): %w", i+1, head.Kind, err)
+			}
+			cfg, err := crd.ConvertObject(schema, &obj, "cluster.local")
+			if err == nil {
+				_, err = schema.ValidateConfig(*cfg)
+			}
+			if err != nil {
+				rejected = append(rejected, fmt.Sprintf("%s %s/%s: %v", head.Kind, head.Metadata.Namespace, head.Metadata.Name, err))
+				continue
+			}
+			configs = append(configs, *cfg)
+			// An API server serves every version of a kind; Istio's controllers watch the one they were
+			// built for, which a fake client does not convert to: write the object at that version.
+			canonical := schema.GroupVersionKind()
+			if canonical.Version != version {
+				if doc, err = atVersion(doc, canonical.GroupVersion()); err != nil {
+					return "", nil, nil, fmt.Errorf("document %d (%s): %w", i+1, head.Kind, err)
+				}
+			}
+			docs = append(docs, doc)
+		case kubeKinds[head.Kind] && (group == "" || group == "discovery.k8s.io" || group == "networking.k8s.io"):
+			if head.Kind == "Service" {
+				if doc, err = serviceDefaults(doc); err != nil {
+					return "", nil, nil, fmt.Errorf("document %d (Service %s/%s): %w", i+1, head.Metadata.Namespace, head.Metadata.Name, err)
+				}
+			}
+			docs = append(docs, doc)
+		}
+	}
+	sort.Strings(rejected)
+	docs = append(docs, deployedServices(configs, docs)...)
+	docs = append(docs, endpointSlices(docs)...)
+	return strings.Join(docs, "\n---\n"), configs, rejected, nil
+}
+
+// deployedServices are the Services Istio's gateway deployment controller creates for Gateways of its
+// classes (istio, istio-waypoint), named <gateway>-<class> and selecting the gateway's pods by
+// gateway.networking.k8s.io/gateway-name, when the platform does not list them: the gateway's pods serve
+// the Gateway's configuration only as targets of that Service.
+func deployedServices(configs []config.Config, docs []string) []string {
+	have := map[string]bool{}
+	for _, doc := range docs {
+		var head struct {
+			Kind     string                           `json:"kind"`
+			Metadata struct{ Name, Namespace string } `json:"metadata"`
+		}
+		if yaml.Unmarshal([]byte(doc), &head) == nil && head.Kind == "Service" {
+			have[head.Metadata.Namespace+"/"+head.Metadata.Name] = true
+		}
+	}
+	var out []string
+	for _, c := range configs {
+		if c.GroupVersionKind != gvk.KubernetesGateway {
+			continue
+		}
+		spec, ok := c.Spec.(*k8sv1.GatewaySpec)
+		if !ok {
+			continue
+		}
+		class := string(spec.GatewayClassName)
+		if class != "istio" && class != "istio-waypoint" {
+			continue
+		}
+		name := c.Name + "-" + class
+		if have[c.Namespace+"/"+name] {
+			continue
+		}
+		ports := []map[string]any{}
+		seen := map[int32]bool{}
+		for _, l := range spec.Listeners {
+			if seen[int32(l.Port)] {
+				continue
+			}
+			seen[int32(l.Port)] = true
+			ports = append(ports, map[string]any{
+				"name": fmt.Sprintf("%s-%d", strings.ToLower(string(l.Protocol)), l.Port), "port": l.Port,
+				"targetPort": l.Port, "protocol": "TCP",
+			})
+		}
+		svc := map[string]any{
+			"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"name": name, "namespace": c.Namespace, "labels": map[string]any{
+				"gateway.networking.k8s.io/gateway-name": c.Name,
+			}},
+			"status": map[string]any{},
+			"spec": map[string]any{
+				"selector": map[string]any{"gateway.networking.k8s.io/gateway-name": c.Name},
+				"ports":    ports,
+			},
+		}
+		if text, err := yaml.Marshal(svc); err == nil {
+			out = append(out, string(text))
+		}
+	}
+	return out
+}
+
+// serviceDefaults fills in what the API server defaults in a Service and a fake client does not: each
+// port's protocol (TCP) and targetPort (the port).
+func serviceDefaults(doc string) (string, error) {
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+		return "", err
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	ports, _ := spec["ports"].([]any)
+	for _, p := range ports {
+		port, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		if _, set := port["protocol"]; !set {
+			port["protocol"] = "TCP"
+		}
+		if _, set := port["targetPort"]; !set {
+			port["targetPort"] = port["port"]
+		}
+	}
+	out, err := yaml.Marshal(obj)
+	return string(out), err
+}
+
+// atVersion rewrites a document's apiVersion.
+func atVersion(doc, apiVersion string) (string, error) {
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+		return "", err
+	}
+	obj["apiVersion"] = apiVersion
+	out, err := yaml.Marshal(obj)
+	return string(out), err
+}
+
+// documents splits a YAML stream at its `---` lines, leaving out empty documents.
+func documents(s string) []string {
+	var out []string
+	var cur []string
+	flush := func() {
+		doc := strings.Join(cur, "\n")
+		if strings.TrimSpace(doc) != "" {
+			out = append(out, doc)
+		}
+		cur = nil
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(line, "---") && strings.TrimSpace(strings.TrimLeft(line, "-")) == "" {
+			flush()
+			continue
+		}
+		cur = append(cur, line)
+	}
+	flush()
+	return out
+}
+
+// generate builds one proxy's listeners, routes and clusters as istiod would send them.
+func (w *world) generate(in ProxyIn) *proxyConfig {
+	kind := model.SidecarProxy
+	switch in.Type {
+	case "router":
+		kind = model.Router
+	case "waypoint":
+		kind = model.Waypoint
+	}
+	p := &model.Proxy{
+		Type:            kind,
+		ID:              in.Name + "." + in.Namespace,
+		IPAddresses:     []string{in.IP},
+		Labels:          in.Labels,
+		ConfigNamespace: in.Namespace,
+		DNSDomain:       in.Namespace + ".svc.cluster.local",
+		Metadata: &model.NodeMetadata{
+			Namespace:      in.Namespace,
+			Labels:         in.Labels,
+			ServiceAccount: in.ServiceAccount,
+			IstioVersion:   proxyVersion,
+			ClusterID:      "Kubernetes",
+		},
+	}
+	p = w.server.SetupProxy(p)
+	listeners := w.server.Listeners(p)
+	pc := &proxyConfig{
+		in:        in,
+		proxy:     p,
+		listeners: listeners,
+		routes:    map[string]*route.RouteConfiguration{},
+		clusters:  map[string]*cluster.Cluster{},
+	}
+	for _, rc := range w.server.RoutesFromListeners(p, listeners) {
+		pc.routes[rc.GetName()] = rc
+	}
+	for _, c := range w.server.Clusters(p) {
+		pc.clusters[c.GetName()] = c
+	}
+	pc.endpoints = map[string]int{}
+	for _, cla := range w.server.Endpoints(p) {
+		n := 0
+		for _, l := range cla.GetEndpoints() {
+			n += len(l.GetLbEndpoints())
+		}
+		pc.endpoints[cla.GetClusterName()] = n
+	}
+	return pc
+}
+
+// dump writes one proxy's generated configuration to standard error (ORACLE_DUMP=proxy-id), for a person
+// reading why an answer is what it is.
+func (w *world) dump(id string) {
+	pc, ok := w.proxies[id]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "no proxy %q\n", id)
+		return
+	}
+	if gwc := w.server.Env().GatewayAPIController; gwc != nil {
+		for _, c := range gwc.List(gvk.Gateway, "") {
+			fmt.Fprintf(os.Stderr, "derived gateway %s/%s: %v\n", c.Namespace, c.Name, c.Spec)
+		}
+	}
+	for _, l := range pc.listeners {
+		fmt.Fprintln(os.Stderr, protojson.Format(l))
+	}
+	for _, r := range pc.routes {
+		fmt.Fprintln(os.Stderr, protojson.Format(r))
+	}
+}

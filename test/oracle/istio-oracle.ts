@@ -1,0 +1,286 @@
+/**
+ * Istio's own code as the judge (oracle/istio): the harness is built once per machine and source digest
+ * with the machine's Go, fed a platform and the requests kfmesh traced, and answers hop by hop what the
+ * configuration istiod generates does with each. This module turns a kfmesh trace into the oracle's
+ * questions and compares the answers with kfmesh's hops.
+ *
+ * The questions are built from the platform as Kubernetes has it (pods, their IPs and labels; a pod kfmesh
+ * made up for a workload given only as a template is written out with the IP kfmesh gave it) and from the
+ * request as it enters each proxy: the original request for the first hop, then what the previous hop
+ * sent (its authority, path and upstream address). Nothing of kfmesh's Istio model goes into a question.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { KubeObject } from '../../src/model/object.ts';
+import type { Hop, TraceResult } from '../../src/model/trace-result.ts';
+import type { Workload } from '../../src/mesh/workloads.ts';
+import { projectRoot } from '../conformance/cases.ts';
+import { onPath, partTestOptions } from '../kube-apiserver.ts';
+
+const sourceDir = join(projectRoot, 'oracle/istio');
+
+/** The oracle's binary for the current sources, built when missing; or why it cannot be. */
+let built: { path?: string; missing?: string } | undefined;
+export function oracleBinary(): { path?: string; missing?: string } {
+  if (built) return built;
+  if (!onPath('go')) return (built = { missing: 'needs Go on PATH (1.26) to build oracle/istio' });
+  const hash = createHash('sha256');
+  for (const file of sourceFiles(sourceDir)) hash.update(file).update(readFileSync(file));
+  const dir = join(process.env['KFMESH_CACHE'] ?? join(homedir(), '.cache', 'kfmesh'), 'oracle');
+  const path = join(dir, `istio-oracle-${hash.digest('hex').slice(0, 16)}`);
+  if (existsSync(path)) return (built = { path });
+  mkdirSync(dir, { recursive: true });
+  const run = spawnSync('go', ['build', '-trimpath', '-o', `${path}.tmp`, '.'], {
+    cwd: sourceDir,
+    encoding: 'utf8',
+    env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local' },
+    maxBuffer: 64 << 20,
+  });
+  if (run.status !== 0)
+    return (built = { missing: `go build of oracle/istio failed: ${run.stderr.slice(-2000)}` });
+  renameSync(`${path}.tmp`, path);
+  return (built = { path });
+}
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const full = join(dir, name.name);
+    if (name.isDirectory()) out.push(...sourceFiles(full));
+    else if (/\.(go|mod|sum)$/.test(name.name) && !name.name.endsWith('_test.go')) out.push(full);
+  }
+  return out;
+}
+
+/** `{ skip }` for `describe`: skipped with the reason when the oracle cannot be built (fails under CI=true). */
+export function oracleTestOptions(): { skip: string | false } {
+  return partTestOptions("Istio's oracle", oracleBinary().missing);
+}
+
+/** One proxy as the oracle sets it up. */
+export interface OracleProxy {
+  id: string;
+  type: 'sidecar' | 'router' | 'waypoint';
+  namespace: string;
+  name: string;
+  ip: string;
+  labels: Record<string, string>;
+  serviceAccount: string;
+}
+
+/** One request as a proxy receives it. */
+export interface OracleRequest {
+  id: string;
+  proxy: string;
+  direction: 'outbound' | 'inbound' | 'gateway';
+  address: string;
+  port: number;
+  protocol: 'http' | 'http2' | 'grpc' | 'tcp';
+  tls: 'none' | 'tls' | 'mtls';
+  sni?: string;
+  authority?: string;
+  path?: string;
+  method?: string;
+  headers?: Record<string, string>;
+  sourceIP?: string;
+  principal?: string;
+}
+
+/** What Envoy, configured by istiod, does with one request at one proxy. */
+export interface OracleAnswer {
+  id: string;
+  listener?: string;
+  filterChain?: string;
+  routeConfig?: string;
+  virtualHost?: string;
+  route?: string;
+  cluster?: string;
+  weighted?: { name: string; weight: number }[];
+  redirect?: string;
+  directCode?: number;
+  outcome: string;
+  code?: number;
+  rbac?: { action: string; allowed: boolean; policy?: string }[];
+  custom?: boolean;
+  error?: string;
+}
+
+export interface OracleOutput {
+  rejected?: string[];
+  answers: OracleAnswer[];
+}
+
+/** Asks the oracle about one platform. */
+export function askIstio(
+  objects: readonly KubeObject[],
+  proxies: readonly OracleProxy[],
+  requests: readonly OracleRequest[],
+): OracleOutput {
+  const binary = oracleBinary();
+  if (!binary.path) throw new Error(binary.missing);
+  const meshConfig = objects.find(
+    (o) => o.kind === 'ConfigMap' && o.metadata.name === 'istio' && o.metadata.namespace === 'istio-system',
+  );
+  const input = {
+    objects: objects.map((o) => stringify(o)).join('---\n'),
+    crds: crdFiles(),
+    mesh: String((meshConfig?.['data'] as Record<string, unknown> | undefined)?.['mesh'] ?? ''),
+    proxies,
+    requests,
+  };
+  // KFMESH_ORACLE_INPUT=FILE keeps the last question asked, to run the oracle by hand (ORACLE_DUMP=proxy).
+  if (process.env['KFMESH_ORACLE_INPUT'])
+    writeFileSync(process.env['KFMESH_ORACLE_INPUT'], JSON.stringify(input));
+  const run = spawnSync(binary.path, [], {
+    input: JSON.stringify(input),
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+    env: { ...process.env, PILOT_ENABLE_AMBIENT: 'true' },
+  });
+  if (run.status !== 0) throw new Error(`the oracle failed: ${lastLines(run.stderr)}`);
+  return JSON.parse(run.stdout) as OracleOutput;
+}
+
+/** The real CRDs (../shared/crds, else the project's copies), whose defaults the API server applies. */
+function crdFiles(): string[] {
+  const shared = join(projectRoot, '../shared/crds');
+  const dir = existsSync(shared) ? shared : join(projectRoot, 'test/data/crds');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+function lastLines(text: string): string {
+  return text
+    .split('\n')
+    .filter((l) => !/^\d{4}-\d\d-\d\dT/.test(l))
+    .slice(-20)
+    .join('\n');
+}
+
+/** A pod for every workload kfmesh made up from a template (its IP is kfmesh's), so Istio sees the same pods. */
+export function podsFor(workloads: readonly Workload[]): KubeObject[] {
+  return workloads
+    .filter((w) => w.ipAssigned)
+    .map((w) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: w.podName,
+        namespace: w.namespace,
+        labels: { ...w.labels },
+        annotations: { ...w.annotations },
+      },
+      spec: {
+        serviceAccountName: w.serviceAccount,
+        containers: [
+          {
+            name: 'app',
+            image: 'app',
+            ports: [...w.containerPorts].map(([name, port]) => ({ name, containerPort: port })),
+          },
+        ],
+      },
+      status: {
+        phase: 'Running',
+        podIP: w.ip,
+        podIPs: [{ ip: w.ip }],
+        conditions: [{ type: 'Ready', status: 'True' }],
+      },
+    }));
+}
+
+/** The proxy the oracle sets up for a workload. */
+export function proxyOf(w: Workload, type: OracleProxy['type']): OracleProxy {
+  return {
+    id: `${w.namespace}/${w.name}`,
+    type,
+    namespace: w.namespace,
+    name: w.podName,
+    ip: w.ip,
+    labels: { ...w.labels },
+    serviceAccount: w.serviceAccount,
+  };
+}
+
+/** The fields of a kfmesh hop that differ from the oracle's answer, each said as `field: kfmesh ≠ Istio`. */
+export function hopDisagreements(hop: Hop, answer: OracleAnswer): string[] {
+  if (answer.error) return [`the oracle cannot answer: ${answer.error}`];
+  const out: string[] = [];
+  const same = (field: string, ours: string | undefined, theirs: string | undefined) => {
+    if ((ours ?? '') !== (theirs ?? '')) out.push(`${field}: ${ours ?? '(none)'} ≠ ${theirs ?? '(none)'}`);
+  };
+  same('listener', hop.listener, answer.listener);
+  const ended = hopStops(hop);
+  if (ended === 'forwarded' || ended === 'no_route') same('routeConfig', hop.routeConfig, answer.routeConfig);
+  // kfmesh's inbound sidecar hops name no virtual host (Istio's is `inbound|http|PORT`, from an inline
+  // route configuration): the field is not compared there.
+  const inbound = hop.kind === 'sidecar' && hop.direction === 'inbound';
+  if (!inbound) same('virtualHost', hop.virtualHost, answer.virtualHost);
+  if (ended === 'forwarded') {
+    if (hop.split && hop.split.length > 1) {
+      const ours = hop.split
+        .map((s) => `${s.cluster}=${s.weight}`)
+        .sort()
+        .join(',');
+      const theirs = (answer.weighted ?? [])
+        .map((s) => `${s.name}=${s.weight}`)
+        .sort()
+        .join(',');
+      same('split', ours, theirs || answer.cluster);
+    } else same('cluster', hop.cluster, answer.cluster ?? answer.weighted?.map((w) => w.name).join('|'));
+  }
+  same('outcome', ended, outcomeClass(answer));
+  if (hop.decision === 'deny' || answer.outcome === 'rbac_denied') {
+    const theirs = answer.rbac?.find((d) => !d.allowed);
+    same('denied', hop.decision === 'deny' ? 'deny' : 'allow', theirs ? 'deny' : 'allow');
+  }
+  return out;
+}
+
+/**
+ * How a kfmesh hop ended, in the oracle's words: Envoy's response flags say which (NR no route, NC no
+ * cluster, UH no healthy upstream); a response the application gave (or none yet) is a forwarded request.
+ */
+function hopStops(hop: Hop): string {
+  if (hop.decision === 'deny') return 'rbac_denied';
+  if (hop.code === undefined) return 'forwarded';
+  switch (hop.flags) {
+    case 'NR':
+      return 'no_route';
+    case 'NC':
+      return `no_cluster ${hop.code}`;
+    case 'UH':
+      return 'no_healthy_upstream';
+    case 'UF':
+    case 'URX':
+      return 'forwarded';
+  }
+  if (hop.code === 404) return 'no_route';
+  if (hop.code === 301 || hop.code === 302 || hop.code === 307 || hop.code === 308) return 'redirect';
+  return `code ${hop.code}`;
+}
+
+function outcomeClass(a: OracleAnswer): string {
+  switch (a.outcome) {
+    case 'no_virtual_host':
+    case 'no_route':
+      return 'no_route';
+    case 'tls_redirect':
+    case 'redirect':
+      return 'redirect';
+    case 'direct_response':
+      return `code ${a.code ?? 0}`;
+    case 'no_cluster':
+      return `no_cluster ${a.code ?? 0}`;
+  }
+  return a.outcome;
+}
+
+/** The trace's result as the CLI prints it. */
+export type Traced = TraceResult;

@@ -1,0 +1,199 @@
+/**
+ * Turns one kfmesh trace into the oracle's questions: for each hop at a sidecar or a gateway, the proxy and
+ * the request as it enters it. Hops at ztunnel and waypoints are not asked yet (counted apart).
+ */
+import type { KubeObject } from '../../src/model/object.ts';
+import type { Hop, TraceResult } from '../../src/model/trace-result.ts';
+import type { Workload } from '../../src/mesh/workloads.ts';
+import { proxyOf, type OracleProxy, type OracleRequest } from './istio-oracle.ts';
+
+/** A request as the trace started it (the CLI's flags). */
+export interface Started {
+  from: string;
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+}
+
+/** The flags of a trace command line that say what was sent. */
+export function startedFrom(args: readonly string[]): Started {
+  const started: Started = { from: '', url: '', method: 'GET', headers: {} };
+  for (let i = 0; i < args.length; i++) {
+    const value = args[i + 1] ?? '';
+    switch (args[i]) {
+      case '--from':
+        started.from = value;
+        break;
+      case '--url':
+        started.url = value;
+        break;
+      case '--method':
+      case '-X':
+        started.method = value;
+        break;
+      case '-H':
+      case '--header': {
+        const colon = value.indexOf(':');
+        if (colon > 0)
+          started.headers[value.slice(0, colon).trim().toLowerCase()] = value.slice(colon + 1).trim();
+        break;
+      }
+    }
+  }
+  return started;
+}
+
+/** An address outside the cluster, for a host no Service or ServiceEntry names (TEST-NET-3). */
+const outsideAddress = '203.0.113.10';
+
+/** The address a client's DNS gives for a host: a Service's cluster IP, a ServiceEntry's first address. */
+export function resolve(objects: readonly KubeObject[], host: string, clientNamespace: string): string {
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(host)) return host;
+  const parts = host.replace(/\.$/, '').split('.');
+  const [name, ns] = [parts[0] ?? '', parts[1] ?? clientNamespace];
+  const serviceName =
+    parts.length === 1 ||
+    parts.length === 2 ||
+    (parts.length >= 3 &&
+      parts[2] === 'svc' &&
+      (parts.length === 3 || parts.slice(3).join('.') === 'cluster.local'));
+  if (serviceName) {
+    const svc = objects.find(
+      (o) =>
+        o.kind === 'Service' &&
+        o.apiVersion === 'v1' &&
+        o.metadata.name === name &&
+        o.metadata.namespace === ns,
+    );
+    const ip = (svc?.['spec'] as { clusterIP?: string } | undefined)?.clusterIP;
+    if (ip && ip !== 'None') return ip;
+  }
+  for (const se of objects.filter((o) => o.kind === 'ServiceEntry')) {
+    const spec = se['spec'] as { hosts?: string[]; addresses?: string[] } | undefined;
+    if (spec?.hosts?.includes(host) && spec.addresses?.[0]) return spec.addresses[0].replace(/\/\d+$/, '');
+  }
+  return outsideAddress;
+}
+
+/** One question and the hop it asks about. */
+export interface Question {
+  hop: number;
+  request: OracleRequest;
+}
+
+/** The proxies and questions for the hops of one trace that the oracle answers. */
+export function questionsFor(
+  objects: readonly KubeObject[],
+  workloads: readonly Workload[],
+  started: Started,
+  trace: TraceResult,
+  id: string,
+): { proxies: OracleProxy[]; questions: Question[]; skipped: string[] } {
+  const url = new URL(started.url);
+  const https = url.protocol === 'https:';
+  const urlPort = Number(url.port || (https ? 443 : 80));
+  const proxies = new Map<string, OracleProxy>();
+  const questions: Question[] = [];
+  const skipped: string[] = [];
+  const workloadOf = (hop: Hop) =>
+    workloads.find((w) => w.namespace === hop.namespace && w.name === hop.workload);
+  const clientNamespace = started.from.includes('/') ? (started.from.split('/')[0] ?? '') : '';
+  trace.hops.forEach((hop, i) => {
+    const w = workloadOf(hop);
+    const previous = i > 0 ? trace.hops[i - 1] : undefined;
+    if (!w || (hop.kind !== 'sidecar' && hop.kind !== 'gateway')) {
+      skipped.push(`${hop.kind} ${hop.namespace}/${hop.workload}`);
+      return;
+    }
+    const type = hop.kind === 'gateway' ? 'router' : 'sidecar';
+    const proxy = proxyOf(w, type);
+    proxy.id = `${type}:${proxy.id}`;
+    proxies.set(proxy.id, proxy);
+    // A Host header given with the request replaces the URL's authority, as curl sends it.
+    const { host: hostHeader, ...headers } = started.headers;
+    const entering = previous
+      ? { authority: previous.authority, path: previous.path }
+      : { authority: hostHeader ?? url.host, path: `${url.pathname}${url.search}` };
+    const base = {
+      id: `${id}#${i}`,
+      proxy: proxy.id,
+      protocol: 'http' as const,
+      authority: entering.authority,
+      path: entering.path,
+      method: started.method,
+      headers,
+    };
+    if (!previous) {
+      if (hop.kind === 'sidecar' && hop.direction === 'outbound') {
+        const address = resolve(objects, url.hostname, clientNamespace);
+        questions.push({
+          hop: i,
+          request: {
+            ...base,
+            direction: 'outbound',
+            address,
+            port: urlPort,
+            tls: https ? 'tls' : 'none',
+            ...(https ? { sni: url.hostname } : {}),
+            sourceIP: w.ip,
+          },
+        });
+      } else if (hop.kind === 'gateway') {
+        questions.push({
+          hop: i,
+          request: {
+            ...base,
+            direction: 'gateway',
+            address: w.ip,
+            port: targetPort(objects, w, urlPort),
+            tls: https ? 'tls' : 'none',
+            ...(https ? { sni: url.hostname } : {}),
+            sourceIP: outsideAddress,
+          },
+        });
+      } else skipped.push(`first hop ${hop.kind} ${hop.direction}`);
+      return;
+    }
+    const upstream = /^(\d+\.\d+\.\d+\.\d+):(\d+)/.exec(previous.upstream ?? '');
+    if (!upstream) {
+      skipped.push(`${hop.kind} ${hop.namespace}/${hop.workload}: the hop before names no upstream address`);
+      return;
+    }
+    const sender = workloadOf(previous);
+    questions.push({
+      hop: i,
+      request: {
+        ...base,
+        direction: hop.kind === 'gateway' ? 'gateway' : 'inbound',
+        address: upstream[1] ?? '',
+        port: Number(upstream[2]),
+        tls: previous.mtls ? 'mtls' : 'none',
+        ...(previous.mtls && sender
+          ? { principal: `spiffe://cluster.local/ns/${sender.namespace}/sa/${sender.serviceAccount}` }
+          : {}),
+        sourceIP: sender?.ip ?? outsideAddress,
+      },
+    });
+  });
+  return { proxies: [...proxies.values()], questions, skipped };
+}
+
+/** The port a gateway pod receives a Service port on (the Service's targetPort, by number or name). */
+function targetPort(objects: readonly KubeObject[], gateway: Workload, port: number): number {
+  for (const svc of objects.filter(
+    (o) => o.kind === 'Service' && o.metadata.namespace === gateway.namespace,
+  )) {
+    const spec = svc['spec'] as
+      | { selector?: Record<string, string>; ports?: { port: number; targetPort?: number | string }[] }
+      | undefined;
+    const selector = spec?.selector;
+    if (!selector || Object.keys(selector).length === 0) continue;
+    if (!Object.entries(selector).every(([k, v]) => gateway.labels[k] === v)) continue;
+    const p = spec?.ports?.find((x) => x.port === port);
+    if (!p) continue;
+    if (typeof p.targetPort === 'number') return p.targetPort;
+    if (typeof p.targetPort === 'string') return gateway.containerPorts.get(p.targetPort) ?? port;
+    return port;
+  }
+  return port;
+}
