@@ -24,6 +24,7 @@ type Listener = GatewayListener & { name: string; port: number; protocol: string
 type RouteRule = NonNullable<HTTPRouteSpec['rules']>[number];
 type RouteMatch = NonNullable<RouteRule['matches']>[number];
 type Filter = NonNullable<RouteRule['filters']>[number];
+type BackendRef = NonNullable<RouteRule['backendRefs']>[number];
 
 /** The listener-level name Istio gives each listener's internal gateway: `ns/gw~listener`. */
 export function listenerGatewayName(namespace: string, gateway: string, listener: string): string {
@@ -125,7 +126,9 @@ export function httpRouteVirtualServices(
     const namespace = route.metadata.namespace ?? 'default';
     const spec = specOf(route, 'gateway.networking.k8s.io/HTTPRoute');
     const hostnames = spec.hostnames && spec.hostnames.length > 0 ? spec.hostnames : ['*'];
-    const http = sortRoutes(toRules(spec.rules ?? [], namespace, clusterDomain));
+    const http = sortRoutes(
+      toRules(spec.rules ?? [], namespace, (b) => backendHost(snapshot, b, namespace, clusterDomain)),
+    );
     for (const parent of spec.parentRefs ?? []) {
       const kind = parent.kind ?? 'Gateway';
       const parentNamespace = parent.namespace ?? namespace;
@@ -212,8 +215,50 @@ function copyWith<T extends object, K extends keyof T>(object: T, key: K, value:
   return out;
 }
 
+/**
+ * The host a backendRef of an HTTPRoute in `routeNamespace` sends to, or '' when Istio drops it as invalid
+ * (docs/semantics.md, Gateway API routes): a Service in another namespace without a ReferenceGrant there
+ * that lets HTTPRoutes of the route's namespace reach it, or a kind Istio does not route to. An invalid
+ * backend keeps its weight; its share is answered 500.
+ */
+function backendHost(
+  snapshot: Snapshot,
+  backend: BackendRef,
+  routeNamespace: string,
+  clusterDomain: string,
+): string {
+  const group = backend.group ?? '';
+  const kind = backend.kind ?? 'Service';
+  const name = backend.name ?? '';
+  if (group === '' && kind === 'Service') {
+    const namespace = backend.namespace ?? routeNamespace;
+    if (namespace !== routeNamespace && !granted(snapshot, routeNamespace, namespace, name)) return '';
+    return `${name}.${namespace}.svc.${clusterDomain}`;
+  }
+  if (group === 'networking.istio.io' && kind === 'Hostname') return name;
+  return '';
+}
+
+/** Does a ReferenceGrant in `namespace` let HTTPRoutes of `from` reach its Service `name`? */
+function granted(snapshot: Snapshot, from: string, namespace: string, name: string): boolean {
+  return snapshot.list('gateway.networking.k8s.io', 'ReferenceGrant', namespace).some((grant) => {
+    const spec = specOf(grant, 'gateway.networking.k8s.io/ReferenceGrant');
+    const fromOk = (spec.from ?? []).some(
+      (f) => f.group === 'gateway.networking.k8s.io' && f.kind === 'HTTPRoute' && f.namespace === from,
+    );
+    const toOk = (spec.to ?? []).some(
+      (t) => (t.group ?? '') === '' && t.kind === 'Service' && (t.name === undefined || t.name === name),
+    );
+    return fromOk && toOk;
+  });
+}
+
 /** Each rule × match becomes one route with at most one match (Istio's conversion). */
-function toRules(rules: readonly RouteRule[], namespace: string, clusterDomain: string): HttpRule[] {
+function toRules(
+  rules: readonly RouteRule[],
+  namespace: string,
+  hostOf: (backend: BackendRef) => string,
+): HttpRule[] {
   const out: HttpRule[] = [];
   rules.forEach((rule, ruleIndex) => {
     const matches: RouteMatch[] =
@@ -225,10 +270,7 @@ function toRules(rules: readonly RouteRule[], namespace: string, clusterDomain: 
       if (!converted.redirect) {
         converted.route = backends.map((b) => ({
           destination: {
-            host:
-              (b.kind ?? 'Service') === 'Service'
-                ? `${b.name ?? ''}.${b.namespace ?? namespace}.svc.${clusterDomain}`
-                : (b.name ?? ''),
+            host: hostOf(b),
             ...(b.port !== undefined ? { port: { number: b.port } } : {}),
           },
           weight: b.weight ?? 1,

@@ -19,6 +19,7 @@ import type { ISidecar } from '@kubernetes-models/istio/networking.istio.io/v1/S
 import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
 import type { IGatewaySpec } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewaySpec';
 import type { IHTTPRouteSpec } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRouteSpec';
+import type { IReferenceGrant } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1beta1/ReferenceGrant';
 import { groupOf, isPlainObject, type KubeObject } from './object.ts';
 import { GroupKind } from './vocabulary.ts';
 
@@ -50,6 +51,7 @@ export type VirtualServiceSpec = SpecOf<IVirtualService>;
 export type GatewaySpec = Loose<IGatewaySpec>;
 export type GatewayListener = NonNullable<GatewaySpec['listeners']>[number];
 export type HTTPRouteSpec = Loose<IHTTPRouteSpec>;
+export type ReferenceGrantSpec = SpecOf<IReferenceGrant>;
 /** TLS settings of a DestinationRule (networking.istio.io/v1 ClientTLSSettings): the part kfmesh reads. */
 export interface ClientTls {
   mode?: string;
@@ -235,6 +237,7 @@ export interface Specs {
   'networking.istio.io/VirtualService': VirtualServiceSpec;
   'gateway.networking.k8s.io/Gateway': GatewaySpec;
   'gateway.networking.k8s.io/HTTPRoute': HTTPRouteSpec;
+  'gateway.networking.k8s.io/ReferenceGrant': ReferenceGrantSpec;
   'networking.k8s.io/Ingress': IngressSpec;
   'networking.k8s.io/IngressClass': IngressClassSpec;
   'networking.k8s.io/NetworkPolicy': NetworkPolicySpec;

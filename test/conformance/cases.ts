@@ -174,7 +174,8 @@ interface TelemetryExpectation {
 
 interface TraceOutput {
   response?: { code?: number; flags?: string };
-  hops?: { kind?: string }[];
+  hops?: ({ kind?: string } & Record<string, unknown>)[];
+  answeredBy?: string;
   telemetry?: { metric?: string; reporter?: string; proxy?: string; labels?: Record<string, string> }[];
   unsupported?: string;
 }
@@ -219,6 +220,24 @@ export function traceCaseFailures(
   const hopKinds = expect['hopKinds'];
   if (Array.isArray(hopKinds) && JSON.stringify(kinds) !== JSON.stringify(hopKinds))
     failures.push(`hop kinds [${kinds.join(', ')}], expected [${hopKinds.join(', ')}]`);
+  // The application that answered, and fields of numbered hops (upstream-tests' README): compared as text.
+  const answeredBy = expect['answeredBy'];
+  if (typeof answeredBy === 'string' && out.answeredBy !== answeredBy)
+    failures.push(`answered by ${out.answeredBy ?? '(a proxy)'}, expected ${answeredBy}`);
+  for (const want of (expect['hops'] ?? []) as ({ index?: number } & Record<string, unknown>)[]) {
+    const hop = out.hops?.[want.index ?? 0];
+    if (!hop) {
+      failures.push(`no hop ${want.index ?? 0} (${out.hops?.length ?? 0} hops)`);
+      continue;
+    }
+    for (const [field, value] of Object.entries(want)) {
+      if (field === 'index') continue;
+      if (String(hop[field] ?? '') !== String(value))
+        failures.push(
+          `hop ${want.index ?? 0} ${field}: ${String(hop[field] ?? '(none)')}, expected ${String(value)}`,
+        );
+    }
+  }
   const records = out.telemetry ?? [];
   for (const want of (expect['telemetry'] ?? []) as TelemetryExpectation[]) {
     if (!records.some((r) => telemetryMatches(want, r)))

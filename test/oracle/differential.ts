@@ -6,7 +6,7 @@ import { snapshotFromPath } from '../../src/cli/io.ts';
 import { compileMesh } from '../../src/mesh/mesh.ts';
 import type { KubeObject } from '../../src/model/object.ts';
 import type { TraceResult } from '../../src/model/trace-result.ts';
-import { runKfmesh, writeManifest } from '../cli-process.ts';
+import { runKfmesh, writeManifest, type CliRun } from '../cli-process.ts';
 import { askIstio, hopDisagreements, podsFor, type OracleProxy, type OracleRequest } from './istio-oracle.ts';
 import { questionsFor, startedFrom, type Question } from './questions.ts';
 
@@ -27,6 +27,8 @@ export interface DifferentialReport {
   disagreements: string[];
   /** Configuration Istio's validation refuses. */
   rejected: string[];
+  /** Each trace's command-line run, by label. */
+  runs: Map<string, CliRun>;
 }
 
 /** Traces each request with the kfmesh CLI and asks the oracle about every hop it can answer. */
@@ -40,9 +42,16 @@ export async function differential(
   const everything = [...objects, ...podsFor(workloads)];
   const proxies = new Map<string, OracleProxy>();
   const asked: { label: string; trace: TraceResult; question: Question }[] = [];
-  const report: DifferentialReport = { compared: 0, skipped: [], disagreements: [], rejected: [] };
+  const report: DifferentialReport = {
+    compared: 0,
+    skipped: [],
+    disagreements: [],
+    rejected: [],
+    runs: new Map(),
+  };
   for (const [n, t] of traces.entries()) {
     const run = runKfmesh(['trace', file, '-o', 'json', ...t.args]);
+    report.runs.set(t.label, run);
     if (run.code !== 0) {
       report.disagreements.push(`${t.label}: kfmesh trace exited ${run.code}: ${run.stderr.trim()}`);
       continue;

@@ -1,9 +1,9 @@
 /**
- * Istio's own code judges kfmesh on the translated upstream suites (../shared/upstream-tests: Istio's
- * simulation tests and the Gateway API conformance suite): every hop kfmesh traces at a sidecar or a
- * gateway is asked of the oracle, and every field that differs is a disagreement. A disagreement must be
- * a known limit of the oracle (docs/semantics.md, "What Istio's code cannot judge") or an open one
- * (open-disagreements.txt beside this file, each still to be fixed); any other fails, and so does an open
+ * The translated upstream suites (../shared/upstream-tests: Istio's simulation tests and the Gateway API
+ * conformance suite) judge kfmesh twice: by their own expectations (upstream's assertions), and by Istio's
+ * own code, which is asked about every hop kfmesh traces at a sidecar or a gateway (every field that
+ * differs is a disagreement). A failed expectation or a disagreement must be listed as still open
+ * (open-disagreements.txt beside this file, each a defect to fix); any other fails, and so does a listed
  * one that no longer occurs (the list only shrinks).
  */
 import assert from 'node:assert/strict';
@@ -14,6 +14,7 @@ import { parse } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
 import { projectRoot } from '../conformance/cases.ts';
 import { partTestOptions } from '../kube-apiserver.ts';
+import { traceCaseFailures } from '../conformance/cases.ts';
 import { differential } from './differential.ts';
 import { oracleTestOptions } from './istio-oracle.ts';
 
@@ -40,6 +41,8 @@ const shared = options.skip
 describe("kfmesh judged by Istio's own code on the upstream suites", shared, () => {
   const found: string[] = [];
   let compared = 0;
+  let cases = 0;
+  let expectations = 0;
   for (const suite of suites) {
     const dir = join(upstream, suite);
     const files = existsSync(dir)
@@ -52,11 +55,20 @@ describe("kfmesh judged by Istio's own code on the upstream suites", shared, () 
       for (const f of files) {
         const body = parse(readFileSync(join(dir, f), 'utf8')) as {
           input: KubeObject[];
-          args: string[];
+          args: unknown[];
+          expect?: Record<string, unknown>;
         };
-        const report = await differential(body.input, [{ label: `${suite}/${f}`, args: body.args }]);
+        const label = `${suite}/${f}`;
+        const report = await differential(body.input, [{ label, args: body.args.map(String) }]);
         compared += report.compared;
         found.push(...report.disagreements);
+        const run = report.runs.get(label);
+        if (run) {
+          const { failures } = traceCaseFailures(body.expect ?? {}, run);
+          if (failures.length > 0) expectations++;
+          found.push(...failures.map((x) => `${label}: expected by upstream: ${x.split('\n')[0] ?? ''}`));
+        }
+        cases++;
       }
     });
   }
@@ -66,7 +78,8 @@ describe("kfmesh judged by Istio's own code on the upstream suites", shared, () 
     const unexplained = found.filter((d) => !open.has(d));
     const gone = [...open].filter((d) => !found.includes(d));
     console.log(
-      `oracle: ${compared} hops compared, ${found.length} disagreements (${open.size} listed open)`,
+      `upstream suites: ${cases - expectations} of ${cases} cases meet upstream's expectations; ` +
+        `oracle: ${compared} hops compared; ${found.length} open items (${open.size} listed)`,
     );
     assert.deepEqual(unexplained, [], `disagreements not listed:\n${unexplained.join('\n')}`);
     assert.deepEqual(

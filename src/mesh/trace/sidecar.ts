@@ -244,11 +244,11 @@ export const takeRoute: Walks['takeRoute'] = (t, proxy, hop, vs, matched, port, 
   }
   if (resolved.length > 1) {
     t.at(hop).split = resolved.map((r) => ({
-      cluster: `outbound|${r.port}|${r.subset ?? ''}|${r.host}`,
+      cluster: outboundCluster(r.port, r.subset, r.host),
       weight: r.weight,
     }));
     t.at(hop).notes.push(
-      `weighted split; tracing ${choice === heaviest ? 'the heaviest' : 'the'} destination outbound|${chosen.port}|${chosen.subset ?? ''}|${chosen.host}`,
+      `weighted split; tracing ${choice === heaviest ? 'the heaviest' : 'the'} destination ${outboundCluster(chosen.port, chosen.subset, chosen.host)}`,
     );
   }
   applyHeaders(t, chosen.d.headers);
@@ -343,7 +343,7 @@ function toCluster(
   tcp: boolean,
   hostFallback = true,
 ): Outcome {
-  const clusterName = `outbound|${dest.port}|${dest.subset ?? ''}|${dest.host}`;
+  const clusterName = outboundCluster(dest.port, dest.subset, dest.host);
   t.at(hop).cluster = clusterName;
   const picked = clusterEndpoint(t, proxy, hop, dest, scope, clusterName);
   if ('why' in picked)
@@ -390,6 +390,14 @@ function toCluster(
 type ClusterPick =
   | { service: MeshService; target: MeshService; endpoint: ServiceEndpoint; endpointPort: number }
   | { code: number; flags: string; why: string };
+
+/**
+ * The outbound cluster a route destination names: `outbound|PORT|SUBSET|HOST`, or `UnknownService` for a
+ * destination without a host (a Gateway API backend Istio dropped as invalid; no proxy has that cluster).
+ */
+function outboundCluster(port: number, subset: string | undefined, host: string): string {
+  return host === '' ? 'UnknownService' : `outbound|${port}|${subset ?? ''}|${host}`;
+}
 
 /**
  * The service a cluster is for (visible from the proxy), the service its connections go to (the same, or
