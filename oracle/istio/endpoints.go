@@ -50,14 +50,41 @@ type serviceDoc struct {
 	} `json:"spec"`
 }
 
+// endpointsDoc is the part of an Endpoints object the mirroring controller reads.
+type endpointsDoc struct {
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Subsets []struct {
+		Addresses []struct {
+			IP        string         `json:"ip"`
+			TargetRef map[string]any `json:"targetRef"`
+		} `json:"addresses"`
+		NotReadyAddresses []struct {
+			IP        string         `json:"ip"`
+			TargetRef map[string]any `json:"targetRef"`
+		} `json:"notReadyAddresses"`
+		Ports []struct {
+			Name     string `json:"name"`
+			Port     int32  `json:"port"`
+			Protocol string `json:"protocol"`
+		} `json:"ports"`
+	} `json:"subsets"`
+}
+
 // endpointSlices are the EndpointSlices Kubernetes' endpoint-slice controller writes for the platform
 // (which Istio reads for endpoints, and a file of objects does not hold): one per Service with a selector,
 // holding the pods with an IP that the selector picks, each port resolved to the pod's number (a named
 // targetPort by the pod's container port of that name; a pod without it is left out of that port), ready
-// as the pod's Ready condition says. Services that already have slices in the input are left alone.
+// as the pod's Ready condition says; and for a Service without a selector, the slices its Endpoints object
+// is mirrored into (the endpoint-slice mirroring controller). Services that already have slices in the
+// input are left alone.
 func endpointSlices(docs []string) []string {
 	var pods []podDoc
 	var services []serviceDoc
+	var endpoints []endpointsDoc
+	selectorless := map[string]bool{}
 	have := map[string]bool{}
 	for _, doc := range docs {
 		var head struct {
@@ -78,8 +105,18 @@ func endpointSlices(docs []string) []string {
 			}
 		case "Service":
 			var s serviceDoc
-			if yaml.Unmarshal([]byte(doc), &s) == nil && len(s.Spec.Selector) > 0 && s.Spec.Type != "ExternalName" {
+			if yaml.Unmarshal([]byte(doc), &s) != nil || s.Spec.Type == "ExternalName" {
+				continue
+			}
+			if len(s.Spec.Selector) > 0 {
 				services = append(services, s)
+			} else {
+				selectorless[s.Metadata.Namespace+"/"+s.Metadata.Name] = true
+			}
+		case "Endpoints":
+			var e endpointsDoc
+			if yaml.Unmarshal([]byte(doc), &e) == nil {
+				endpoints = append(endpoints, e)
 			}
 		case "EndpointSlice":
 			if svc := head.Metadata.Labels["kubernetes.io/service-name"]; svc != "" {
@@ -155,6 +192,57 @@ func endpointSlices(docs []string) []string {
 				},
 				"ports":     g.ports,
 				"endpoints": g.endpoints,
+			}
+			if text, err := yaml.Marshal(slice); err == nil {
+				out = append(out, string(text))
+			}
+		}
+	}
+	for _, e := range endpoints {
+		key := e.Metadata.Namespace + "/" + e.Metadata.Name
+		if !selectorless[key] || have[key] {
+			continue
+		}
+		for i, subset := range e.Subsets {
+			var ports []map[string]any
+			for _, p := range subset.Ports {
+				protocol := p.Protocol
+				if protocol == "" {
+					protocol = "TCP"
+				}
+				ports = append(ports, map[string]any{"name": p.Name, "port": p.Port, "protocol": protocol})
+			}
+			var eps []map[string]any
+			add := func(ip string, ref map[string]any, ready bool) {
+				ep := map[string]any{
+					"addresses":  []string{ip},
+					"conditions": map[string]any{"ready": ready, "serving": ready, "terminating": false},
+				}
+				if ref != nil {
+					ep["targetRef"] = ref
+				}
+				eps = append(eps, ep)
+			}
+			for _, a := range subset.Addresses {
+				add(a.IP, a.TargetRef, true)
+			}
+			for _, a := range subset.NotReadyAddresses {
+				add(a.IP, a.TargetRef, false)
+			}
+			slice := map[string]any{
+				"apiVersion":  "discovery.k8s.io/v1",
+				"kind":        "EndpointSlice",
+				"addressType": "IPv4",
+				"metadata": map[string]any{
+					"name":      fmt.Sprintf("%s-mirror-%d", e.Metadata.Name, i),
+					"namespace": e.Metadata.Namespace,
+					"labels": map[string]any{
+						"kubernetes.io/service-name":             e.Metadata.Name,
+						"endpointslice.kubernetes.io/managed-by": "endpointslicemirroring-controller.k8s.io",
+					},
+				},
+				"ports":     ports,
+				"endpoints": eps,
 			}
 			if text, err := yaml.Marshal(slice); err == nil {
 				out = append(out, string(text))

@@ -86,6 +86,9 @@ func newWorld(t *failer, input Input) (*world, error) {
 	if err != nil {
 		return nil, err
 	}
+	if os.Getenv("ORACLE_DUMP_OBJECTS") != "" {
+		fmt.Fprintln(os.Stderr, kube)
+	}
 	meshConfig := mesh.DefaultMeshConfig()
 	if strings.TrimSpace(input.Mesh) != "" {
 		if meshConfig, err = mesh.ApplyMeshConfigDefaults(input.Mesh); err != nil {

@@ -154,6 +154,23 @@ function knativeComponent(model: ExampleModel, component: string, index: number)
     [Label.CanonicalName]: ksvc,
     [Label.CanonicalRevision]: revision,
   };
+  const pod = runningPod(ns, `${revision}-deployment`, podIp, labels, {
+    containers: [
+      {
+        name: 'kserve-container',
+        image: 'kserve/sklearnserver:v0.14.0',
+        ports: [{ name: 'user-port', containerPort: 8080 }],
+      },
+      {
+        name: 'queue-proxy',
+        image: 'gcr.io/knative-releases/knative.dev/serving/cmd/queue:v1.14.1',
+        ports: [
+          { name: 'http-queueadm', containerPort: 8022 },
+          { name: 'queue-port', containerPort: 8012 },
+        ],
+      },
+    ],
+  });
   return [
     {
       apiVersion: 'v1',
@@ -188,7 +205,7 @@ function knativeComponent(model: ExampleModel, component: string, index: number)
       metadata: { name: revision, namespace: ns },
       subsets: [
         {
-          addresses: [{ ip: podIp, targetRef: { kind: 'Pod', namespace: ns } }],
+          addresses: [{ ip: podIp, targetRef: { kind: 'Pod', namespace: ns, name: pod.metadata.name } }],
           ports: [
             { name: 'http', port: 8012 },
             { name: 'https', port: 8112 },
@@ -196,23 +213,7 @@ function knativeComponent(model: ExampleModel, component: string, index: number)
         },
       ],
     },
-    runningPod(ns, `${revision}-deployment`, podIp, labels, {
-      containers: [
-        {
-          name: 'kserve-container',
-          image: 'kserve/sklearnserver:v0.14.0',
-          ports: [{ name: 'user-port', containerPort: 8080 }],
-        },
-        {
-          name: 'queue-proxy',
-          image: 'gcr.io/knative-releases/knative.dev/serving/cmd/queue:v1.14.1',
-          ports: [
-            { name: 'http-queueadm', containerPort: 8022 },
-            { name: 'queue-port', containerPort: 8012 },
-          ],
-        },
-      ],
-    }),
+    pod,
     ...knativeVirtualServices(
       {
         namespace: ns,

@@ -160,13 +160,16 @@ export function questionsFor(
       return;
     }
     const sender = workloadOf(previous);
+    // A connection to a Service's cluster IP reaches the pod translated by kube-proxy: the pod's address
+    // and the Service port's target port.
+    const [address, port] = throughKubeProxy(objects, w, upstream[1] ?? '', Number(upstream[2]));
     questions.push({
       hop: i,
       request: {
         ...base,
         direction: hop.kind === 'gateway' ? 'gateway' : 'inbound',
-        address: upstream[1] ?? '',
-        port: Number(upstream[2]),
+        address,
+        port,
         tls: previous.mtls ? 'mtls' : 'none',
         ...(previous.mtls && sender
           ? { principal: `spiffe://cluster.local/ns/${sender.namespace}/sa/${sender.serviceAccount}` }
@@ -176,6 +179,25 @@ export function questionsFor(
     });
   });
   return { proxies: [...proxies.values()], questions, skipped };
+}
+
+/** Where a connection to `ip:port` lands on the pod of `w`: kube-proxy's translation of a cluster IP. */
+function throughKubeProxy(
+  objects: readonly KubeObject[],
+  w: Workload,
+  ip: string,
+  port: number,
+): [string, number] {
+  const svc = objects.find(
+    (o) => o.kind === 'Service' && (o['spec'] as { clusterIP?: string } | undefined)?.clusterIP === ip,
+  );
+  if (!svc) return [ip, port];
+  const p = (svc['spec'] as { ports?: { port: number; targetPort?: number | string }[] }).ports?.find(
+    (x) => x.port === port,
+  );
+  if (typeof p?.targetPort === 'number') return [w.ip, p.targetPort];
+  if (typeof p?.targetPort === 'string') return [w.ip, w.containerPorts.get(p.targetPort) ?? port];
+  return [w.ip, port];
 }
 
 /** The port a gateway pod receives a Service port on (the Service's targetPort, by number or name). */

@@ -109,10 +109,15 @@ export function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outco
   }
   const vhost = pickDomain(table.virtualHosts, hostWithoutPort(t.request.authority).toLowerCase());
   const noRoute = (why: string) => t.replyWithoutUpstream(hop, w, false, 404, 'NR', why);
-  if (!vhost)
+  if (!vhost) {
+    // A route configuration with no virtual host at all gets one that takes every host and has no route,
+    // named by the server's port (docs/semantics.md, Gateways): answered 404 all the same.
+    if (table.virtualHosts.size === 0)
+      t.at(hop).virtualHost = `blackhole:${table.servers[0]?.port ?? conn.port}`;
     return noRoute(
       `gateway ${w.namespace}/${w.name} has no virtual host for ${hostWithoutPort(t.request.authority)} on ${table.name}`,
     );
+  }
   t.at(hop).virtualHost = `${vhost.domain}:${conn.port}`;
   const context: MatchContext = {
     gateways: table.gatewayNames,
