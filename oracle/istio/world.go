@@ -377,6 +377,9 @@ func (w *world) dump(id string) {
 			fmt.Fprintf(os.Stderr, "derived gateway %s/%s: %v\n", c.Namespace, c.Name, c.Spec)
 		}
 	}
+	for _, st := range pc.proxy.ServiceTargets {
+		fmt.Fprintf(os.Stderr, "service target %s port %d -> %d\n", st.Service.Hostname, st.Port.Port, st.Port.TargetPort)
+	}
 	for _, l := range pc.listeners {
 		fmt.Fprintln(os.Stderr, protojson.Format(l))
 	}

@@ -236,11 +236,16 @@ export function hopDisagreements(hop: Hop, answer: OracleAnswer): string[] {
     } else same('cluster', hop.cluster, answer.cluster ?? answer.weighted?.map((w) => w.name).join('|'));
   }
   same('outcome', ended, outcomeClass(answer));
-  if (hop.decision === 'deny' || answer.outcome === 'rbac_denied') {
+  if ((hop.decision === 'deny' && !networkRefused(hop)) || answer.outcome === 'rbac_denied') {
     const theirs = answer.rbac?.find((d) => !d.allowed);
     same('denied', hop.decision === 'deny' ? 'deny' : 'allow', theirs ? 'deny' : 'allow');
   }
   return out;
+}
+
+/** A hop whose connection a NetworkPolicy dropped after the proxy sent it. */
+function networkRefused(hop: Hop): boolean {
+  return hop.decision === 'deny' && (hop.policy ?? '').startsWith('NetworkPolicy ');
 }
 
 /**
@@ -248,6 +253,9 @@ export function hopDisagreements(hop: Hop, answer: OracleAnswer): string[] {
  * cluster, UH no healthy upstream); a response the application gave (or none yet) is a forwarded request.
  */
 function hopStops(hop: Hop): string {
+  // A connection NetworkPolicy drops left the proxy: the network refused it, not Envoy (docs/semantics.md,
+  // What Istio's code cannot judge).
+  if (networkRefused(hop)) return 'forwarded';
   if (hop.decision === 'deny') return 'rbac_denied';
   if (hop.code === undefined) return 'forwarded';
   switch (hop.flags) {

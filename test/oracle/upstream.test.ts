@@ -17,21 +17,10 @@ import { partTestOptions } from '../kube-apiserver.ts';
 import { traceCaseFailures } from '../conformance/cases.ts';
 import { differential } from './differential.ts';
 import { oracleTestOptions } from './istio-oracle.ts';
+import { checkAgainstOpen } from './open.ts';
 
 const upstream = resolve(projectRoot, '../shared/upstream-tests');
 const suites = ['istio-simulation', 'gateway-api'];
-
-/** The disagreements still open, one per line (`#` comments). */
-function openDisagreements(): Set<string> {
-  const file = join(projectRoot, 'test/oracle/open-disagreements.txt');
-  if (!existsSync(file)) return new Set();
-  return new Set(
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l && !l.startsWith('#')),
-  );
-}
 
 const options = oracleTestOptions();
 const shared = options.skip
@@ -73,19 +62,15 @@ describe("kfmesh judged by Istio's own code on the upstream suites", shared, () 
     });
   }
 
-  test('every disagreement is a known limit or still open, and every open one still occurs', () => {
-    const open = openDisagreements();
-    const unexplained = found.filter((d) => !open.has(d));
-    const gone = [...open].filter((d) => !found.includes(d));
+  test('every failed expectation and disagreement is listed as open, and every listed one still occurs', () => {
     console.log(
       `upstream suites: ${cases - expectations} of ${cases} cases meet upstream's expectations; ` +
-        `oracle: ${compared} hops compared; ${found.length} open items (${open.size} listed)`,
+        `oracle: ${compared} hops compared; ${found.length} open items`,
     );
-    assert.deepEqual(unexplained, [], `disagreements not listed:\n${unexplained.join('\n')}`);
-    assert.deepEqual(
-      gone,
-      [],
-      `listed disagreements that no longer occur (remove them):\n${gone.join('\n')}`,
-    );
+    for (const suite of suites)
+      checkAgainstOpen(
+        `${suite}/`,
+        found.filter((f) => f.startsWith(`${suite}/`)),
+      );
   });
 });

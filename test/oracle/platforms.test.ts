@@ -1,0 +1,83 @@
+/**
+ * kfmesh judged by Istio's own code on whole platforms: the built-in example (sidecar mode) and the real
+ * Kubeflow platforms of ../shared/real. On each, one sidecar client per namespace calls every HTTP port of
+ * every Service; each hop kfmesh traces at a sidecar or a gateway is asked of the oracle. Disagreements
+ * must be listed as open in open-disagreements.txt (by the platform's prefix), which only shrinks.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { snapshotFromPath } from '../../src/cli/io.ts';
+import { compileMesh } from '../../src/mesh/mesh.ts';
+import type { KubeObject } from '../../src/model/object.ts';
+import type { TraceInput } from '../../src/mesh/trace/request.ts';
+import { projectRoot } from '../conformance/cases.ts';
+import { runKfmesh, writeManifest } from '../cli-process.ts';
+import { partTestOptions } from '../kube-apiserver.ts';
+import { differentialInProcess } from './differential.ts';
+import { oracleTestOptions } from './istio-oracle.ts';
+import { checkAgainstOpen } from './open.ts';
+
+const quiet = { stdout: () => undefined, stderr: () => undefined, readStdin: async () => '' };
+const real = resolve(projectRoot, '../shared/real');
+
+/** Every sidecar client (the first of each namespace) to every HTTP port of every ClusterIP Service. */
+async function requestsOn(objects: readonly KubeObject[], prefix: string) {
+  const mesh = compileMesh(await snapshotFromPath(writeManifest(objects), quiet));
+  const clients = new Map<string, string>();
+  for (const w of mesh.workloads)
+    if (w.proxy === 'sidecar' && !clients.has(w.namespace))
+      clients.set(w.namespace, `${w.namespace}/${w.name}`);
+  const requests: { label: string; input: TraceInput }[] = [];
+  for (const from of [...clients.values()].sort())
+    for (const s of mesh.services)
+      for (const p of s.ports)
+        if (s.type === 'ClusterIP' && /^(HTTP|HTTP2|GRPC)$/.test(p.protocol))
+          requests.push({
+            label: `${prefix}${from} → ${s.hostname}:${p.port}`,
+            input: { from, url: `http://${s.hostname}:${p.port}/` },
+          });
+  return requests;
+}
+
+async function judge(name: string, objects: readonly KubeObject[]): Promise<void> {
+  const prefix = `${name}/`;
+  const requests = await requestsOn(objects, prefix);
+  assert.ok(requests.length > 50, `${requests.length} requests`);
+  const report = await differentialInProcess(objects, requests);
+  console.log(
+    `${name}: ${requests.length} requests, ${report.compared} hops compared, ${report.disagreements.length} disagreements`,
+  );
+  assert.ok(report.compared > 50);
+  checkAgainstOpen(prefix, report.disagreements);
+}
+
+describe("kfmesh judged by Istio's own code on whole platforms", oracleTestOptions(), () => {
+  test('the example (sidecar mode)', async () => {
+    await judge(
+      'example',
+      parseAllDocuments(runKfmesh(['example']).stdout).map((d) => d.toJS() as KubeObject),
+    );
+  });
+
+  const platforms = {
+    'kubeflow-manifests': 'kubeflow-manifests/platform.yaml',
+    'kubeflow-v1.11.0': 'releases/kubeflow-v1.11.0.yaml',
+    'kubeflow-26.03': 'releases/kubeflow-26.03.yaml',
+  };
+  for (const [name, file] of Object.entries(platforms)) {
+    const path = resolve(real, file);
+    test(
+      `the real platform ${name}`,
+      partTestOptions('the real platforms', existsSync(path) ? undefined : `${path} is missing`),
+      async () => {
+        const objects = parseAllDocuments(readFileSync(path, 'utf8'))
+          .map((d) => d.toJS() as KubeObject | null)
+          .filter((o): o is KubeObject => o !== null);
+        await judge(name, objects);
+      },
+    );
+  }
+});
