@@ -180,6 +180,11 @@ func split(objects string, defaults crdDefaults) (kube string, configs []config.
 			}
 			docs = append(docs, doc)
 		case kubeKinds[head.Kind] && (group == "" || group == "discovery.k8s.io" || group == "networking.k8s.io"):
+			if head.Kind == "Pod" {
+				if doc, err = podDefaults(doc); err != nil {
+					return "", nil, nil, fmt.Errorf("document %d (Pod %s/%s): %w", i+1, head.Metadata.Namespace, head.Metadata.Name, err)
+				}
+			}
 			if head.Kind == "Service" {
 				if doc, err = serviceDefaults(doc); err != nil {
 					return "", nil, nil, fmt.Errorf("document %d (Service %s/%s): %w", i+1, head.Metadata.Namespace, head.Metadata.Name, err)
@@ -275,6 +280,32 @@ func serviceDefaults(doc string) (string, error) {
 		}
 		if _, set := port["targetPort"]; !set {
 			port["targetPort"] = port["port"]
+		}
+	}
+	out, err := yaml.Marshal(obj)
+	return string(out), err
+}
+
+// podDefaults fills in what the API server defaults in a Pod and a fake client does not: each container
+// port's protocol (TCP), which a Service's named targetPort is matched with.
+func podDefaults(doc string) (string, error) {
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+		return "", err
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	for _, key := range []string{"containers", "initContainers"} {
+		containers, _ := spec[key].([]any)
+		for _, c := range containers {
+			container, _ := c.(map[string]any)
+			ports, _ := container["ports"].([]any)
+			for _, p := range ports {
+				if port, ok := p.(map[string]any); ok {
+					if _, set := port["protocol"]; !set {
+						port["protocol"] = "TCP"
+					}
+				}
+			}
 		}
 	}
 	out, err := yaml.Marshal(obj)
