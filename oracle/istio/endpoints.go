@@ -178,24 +178,8 @@ func endpointSlices(docs []string) []string {
 		}
 		for i, key := range order {
 			g := groups[key]
-			slice := map[string]any{
-				"apiVersion":  "discovery.k8s.io/v1",
-				"kind":        "EndpointSlice",
-				"addressType": "IPv4",
-				"metadata": map[string]any{
-					"name":      fmt.Sprintf("%s-%d", s.Metadata.Name, i),
-					"namespace": s.Metadata.Namespace,
-					"labels": map[string]any{
-						"kubernetes.io/service-name":             s.Metadata.Name,
-						"endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
-					},
-				},
-				"ports":     g.ports,
-				"endpoints": g.endpoints,
-			}
-			if text, err := yaml.Marshal(slice); err == nil {
-				out = append(out, string(text))
-			}
+			out = append(out, sliceDoc(fmt.Sprintf("%s-%d", s.Metadata.Name, i), s.Metadata.Namespace,
+				s.Metadata.Name, "endpointslice-controller.k8s.io", g.ports, g.endpoints))
 		}
 	}
 	for _, e := range endpoints {
@@ -229,27 +213,31 @@ func endpointSlices(docs []string) []string {
 			for _, a := range subset.NotReadyAddresses {
 				add(a.IP, a.TargetRef, false)
 			}
-			slice := map[string]any{
-				"apiVersion":  "discovery.k8s.io/v1",
-				"kind":        "EndpointSlice",
-				"addressType": "IPv4",
-				"metadata": map[string]any{
-					"name":      fmt.Sprintf("%s-mirror-%d", e.Metadata.Name, i),
-					"namespace": e.Metadata.Namespace,
-					"labels": map[string]any{
-						"kubernetes.io/service-name":             e.Metadata.Name,
-						"endpointslice.kubernetes.io/managed-by": "endpointslicemirroring-controller.k8s.io",
-					},
-				},
-				"ports":     ports,
-				"endpoints": eps,
-			}
-			if text, err := yaml.Marshal(slice); err == nil {
-				out = append(out, string(text))
-			}
+			out = append(out, sliceDoc(fmt.Sprintf("%s-mirror-%d", e.Metadata.Name, i), e.Metadata.Namespace,
+				e.Metadata.Name, "endpointslicemirroring-controller.k8s.io", ports, eps))
 		}
 	}
 	return out
+}
+
+// sliceDoc is one EndpointSlice of a Service, written by the named controller.
+func sliceDoc(name, namespace, service, managedBy string, ports, endpoints []map[string]any) string {
+	text, _ := yaml.Marshal(map[string]any{
+		"apiVersion":  "discovery.k8s.io/v1",
+		"kind":        "EndpointSlice",
+		"addressType": "IPv4",
+		"metadata": map[string]any{
+			"name":      name,
+			"namespace": namespace,
+			"labels": map[string]any{
+				"kubernetes.io/service-name":             service,
+				"endpointslice.kubernetes.io/managed-by": managedBy,
+			},
+		},
+		"ports":     ports,
+		"endpoints": endpoints,
+	})
+	return string(text)
 }
 
 func selects(selector, labels map[string]string) bool {

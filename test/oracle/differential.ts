@@ -9,8 +9,9 @@ import type { TraceInput } from '../../src/mesh/trace/request.ts';
 import type { KubeObject } from '../../src/model/object.ts';
 import type { TraceResult } from '../../src/model/trace-result.ts';
 import { runKfmesh, writeManifest, type CliRun } from '../cli-process.ts';
-import { askIstio, hopDisagreements, podsFor, type OracleProxy, type OracleRequest } from './istio-oracle.ts';
-import { questionsFor, startedFrom, type Question } from './questions.ts';
+import { askIstio, hopDisagreements, podsFor, type OracleProxy } from './istio-oracle.ts';
+import { questionsFor, startedFrom, type Question, type Started } from './questions.ts';
+import type { Workload } from '../../src/mesh/workloads.ts';
 
 const quiet = { stdout: () => undefined, stderr: () => undefined, readStdin: async () => '' };
 
@@ -33,96 +34,38 @@ export interface DifferentialReport {
   runs: Map<string, CliRun>;
 }
 
-/** Traces each request with the kfmesh CLI and asks the oracle about every hop it can answer. */
-export async function differential(
-  objects: readonly KubeObject[],
-  traces: readonly Traced[],
-): Promise<DifferentialReport> {
-  const file = writeManifest(objects);
-  const snapshot = await snapshotFromPath(file, quiet);
-  const workloads = compileMesh(snapshot).workloads;
-  const everything = [...objects, ...podsFor(workloads)];
-  const proxies = new Map<string, OracleProxy>();
-  const asked: { label: string; trace: TraceResult; question: Question }[] = [];
-  const report: DifferentialReport = {
-    compared: 0,
-    skipped: [],
-    disagreements: [],
-    rejected: [],
-    runs: new Map(),
-  };
-  for (const [n, t] of traces.entries()) {
-    const run = runKfmesh(['trace', file, '-o', 'json', ...t.args]);
-    report.runs.set(t.label, run);
-    if (run.code !== 0) {
-      report.disagreements.push(`${t.label}: kfmesh trace exited ${run.code}: ${run.stderr.trim()}`);
-      continue;
-    }
-    const trace = JSON.parse(run.stdout) as TraceResult;
-    const {
-      proxies: ps,
-      questions,
-      skipped,
-    } = questionsFor(everything, workloads, startedFrom(t.args), trace, `q${n}`);
-    for (const p of ps) proxies.set(p.id, p);
-    report.skipped.push(...skipped.map((s) => `${t.label}: ${s}`));
-    for (const question of questions) asked.push({ label: t.label, trace, question });
-  }
-  if (asked.length === 0) return report;
-  const requests: OracleRequest[] = asked.map((a) => a.question.request);
-  const output = askIstio(everything, [...proxies.values()], requests);
-  report.rejected = output.rejected ?? [];
-  output.answers.forEach((answer, i) => {
-    const { label, trace, question } = asked[i] as (typeof asked)[number];
-    const hop = trace.hops[question.hop];
-    if (!hop) return;
-    report.compared++;
-    for (const d of hopDisagreements(hop, answer))
-      report.disagreements.push(
-        `${label} hop ${question.hop} (${hop.kind} ${hop.namespace}/${hop.workload}): ${d}`,
-      );
-  });
-  return report;
+/** One trace kfmesh made, with the request it started from. */
+interface Made {
+  label: string;
+  started: Started;
+  trace: TraceResult;
 }
 
-/**
- * The same comparison for requests traced in this process (many requests on one platform): each request
- * given as the trace's input, labelled.
- */
-export async function differentialInProcess(
-  objects: readonly KubeObject[],
-  requests: readonly { label: string; input: TraceInput }[],
-): Promise<DifferentialReport> {
-  const snapshot = await snapshotFromPath(writeManifest(objects), quiet);
-  const mesh = compileMesh(snapshot);
-  const everything = [...objects, ...podsFor(mesh.workloads)];
+/** A platform as both sides see it: kfmesh's workloads, and every object with a pod for each made-up one. */
+async function platform(objects: readonly KubeObject[]) {
+  const file = writeManifest(objects);
+  const mesh = compileMesh(await snapshotFromPath(file, quiet));
+  return { file, mesh, everything: [...objects, ...podsFor(mesh.workloads)] };
+}
+
+/** Asks the oracle about every hop of the traces it can answer, and records what differs. */
+function compare(
+  everything: readonly KubeObject[],
+  workloads: readonly Workload[],
+  made: readonly Made[],
+  report: DifferentialReport,
+): DifferentialReport {
   const proxies = new Map<string, OracleProxy>();
   const asked: { label: string; trace: TraceResult; question: Question }[] = [];
-  const report: DifferentialReport = {
-    compared: 0,
-    skipped: [],
-    disagreements: [],
-    rejected: [],
-    runs: new Map(),
-  };
-  for (const [n, r] of requests.entries()) {
-    const trace = traceRequest(mesh, r.input);
-    const started = {
-      from: r.input.from,
-      url: r.input.url,
-      method: r.input.method ?? 'GET',
-      headers: Object.fromEntries(
-        Object.entries(r.input.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
-      ),
-    };
+  for (const [n, m] of made.entries()) {
     const {
       proxies: ps,
       questions,
       skipped,
-    } = questionsFor(everything, mesh.workloads, started, trace, `q${n}`);
+    } = questionsFor(everything, workloads, m.started, m.trace, `q${n}`);
     for (const p of ps) proxies.set(p.id, p);
-    report.skipped.push(...skipped.map((s) => `${r.label}: ${s}`));
-    for (const question of questions) asked.push({ label: r.label, trace, question });
+    report.skipped.push(...skipped.map((s) => `${m.label}: ${s}`));
+    for (const question of questions) asked.push({ label: m.label, trace: m.trace, question });
   }
   if (asked.length === 0) return report;
   const output = askIstio(
@@ -142,4 +85,56 @@ export async function differentialInProcess(
       );
   });
   return report;
+}
+
+const emptyReport = (): DifferentialReport => ({
+  compared: 0,
+  skipped: [],
+  disagreements: [],
+  rejected: [],
+  runs: new Map(),
+});
+
+/** Traces each request with the kfmesh CLI and asks the oracle about every hop it can answer. */
+export async function differential(
+  objects: readonly KubeObject[],
+  traces: readonly Traced[],
+): Promise<DifferentialReport> {
+  const { file, mesh, everything } = await platform(objects);
+  const report = emptyReport();
+  const made: Made[] = [];
+  for (const t of traces) {
+    const run = runKfmesh(['trace', file, '-o', 'json', ...t.args]);
+    report.runs.set(t.label, run);
+    if (run.code !== 0) {
+      report.disagreements.push(`${t.label}: kfmesh trace exited ${run.code}: ${run.stderr.trim()}`);
+      continue;
+    }
+    made.push({ label: t.label, started: startedFrom(t.args), trace: JSON.parse(run.stdout) as TraceResult });
+  }
+  return compare(everything, mesh.workloads, made, report);
+}
+
+/**
+ * The same comparison for requests traced in this process (many requests on one platform): each request
+ * given as the trace's input, labelled.
+ */
+export async function differentialInProcess(
+  objects: readonly KubeObject[],
+  requests: readonly { label: string; input: TraceInput }[],
+): Promise<DifferentialReport> {
+  const { mesh, everything } = await platform(objects);
+  const made = requests.map((r) => ({
+    label: r.label,
+    started: {
+      from: r.input.from,
+      url: r.input.url,
+      method: r.input.method ?? 'GET',
+      headers: Object.fromEntries(
+        Object.entries(r.input.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
+      ),
+    },
+    trace: traceRequest(mesh, r.input),
+  }));
+  return compare(everything, mesh.workloads, made, emptyReport());
 }

@@ -11,7 +11,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -34,7 +34,9 @@ export function oracleBinary(): { path?: string; missing?: string } {
   const path = join(dir, `istio-oracle-${hash.digest('hex').slice(0, 16)}`);
   if (existsSync(path)) return (built = { path });
   mkdirSync(dir, { recursive: true });
-  const run = spawnSync('go', ['build', '-trimpath', '-o', `${path}.tmp`, '.'], {
+  // Test files run side by side: each builds to a file of its own and renames it into place.
+  const tmp = `${path}.${process.pid}.tmp`;
+  const run = spawnSync('go', ['build', '-trimpath', '-o', tmp, '.'], {
     cwd: sourceDir,
     encoding: 'utf8',
     env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local' },
@@ -42,7 +44,11 @@ export function oracleBinary(): { path?: string; missing?: string } {
   });
   if (run.status !== 0)
     return (built = { missing: `go build of oracle/istio failed: ${run.stderr.slice(-2000)}` });
-  renameSync(`${path}.tmp`, path);
+  renameSync(tmp, path);
+  // Older builds (about 200 MB each) are of sources that are gone.
+  for (const f of readdirSync(dir))
+    if (f.startsWith('istio-oracle-') && !f.endsWith('.tmp') && join(dir, f) !== path)
+      rmSync(join(dir, f), { force: true });
   return (built = { path });
 }
 

@@ -3,6 +3,7 @@ package envoy
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -239,7 +240,7 @@ func parseAddr(s string) (netip.Addr, error) {
 // then the chains without server names. Without SNI only the last.
 func byServerName(in []*listener.FilterChain, c Connection) []*listener.FilterChain {
 	sni := strings.ToLower(c.SNI)
-	keys := []string{}
+	var keys []string
 	if sni != "" {
 		keys = append(keys, sni)
 		// Each dot after the first character opens a wildcard: *.example.com, then *.com.
@@ -249,27 +250,13 @@ func byServerName(in []*listener.FilterChain, c Connection) []*listener.FilterCh
 			}
 		}
 	}
-	for _, key := range keys {
-		var hit []*listener.FilterChain
-		for _, fc := range in {
-			for _, n := range fc.GetFilterChainMatch().GetServerNames() {
-				if strings.ToLower(n) == key {
-					hit = append(hit, fc)
-					break
-				}
-			}
+	return firstKey(in, keys, func(m *listener.FilterChainMatch) []string {
+		names := make([]string, 0, len(m.GetServerNames()))
+		for _, n := range m.GetServerNames() {
+			names = append(names, strings.ToLower(n))
 		}
-		if len(hit) > 0 {
-			return hit
-		}
-	}
-	var unset []*listener.FilterChain
-	for _, fc := range in {
-		if len(fc.GetFilterChainMatch().GetServerNames()) == 0 {
-			unset = append(unset, fc)
-		}
-	}
-	return unset
+		return names
+	})
 }
 
 // byApplicationProtocol: the chains naming one of the connection's protocols (ALPN from TLS, or what the
@@ -279,14 +266,17 @@ func byApplicationProtocol(in []*listener.FilterChain, c Connection) []*listener
 	if !c.TLS && c.HTTP != "" {
 		protocols = []string{c.HTTP}
 	}
-	for _, p := range protocols {
+	return firstKey(in, protocols, func(m *listener.FilterChainMatch) []string { return m.GetApplicationProtocols() })
+}
+
+// firstKey keeps the chains whose field lists the first key (in order) that any chain lists; with none,
+// the chains whose field is empty.
+func firstKey(in []*listener.FilterChain, keys []string, field func(*listener.FilterChainMatch) []string) []*listener.FilterChain {
+	for _, key := range keys {
 		var hit []*listener.FilterChain
 		for _, fc := range in {
-			for _, a := range fc.GetFilterChainMatch().GetApplicationProtocols() {
-				if a == p {
-					hit = append(hit, fc)
-					break
-				}
+			if slices.Contains(field(fc.GetFilterChainMatch()), key) {
+				hit = append(hit, fc)
 			}
 		}
 		if len(hit) > 0 {
@@ -295,7 +285,7 @@ func byApplicationProtocol(in []*listener.FilterChain, c Connection) []*listener
 	}
 	var unset []*listener.FilterChain
 	for _, fc := range in {
-		if len(fc.GetFilterChainMatch().GetApplicationProtocols()) == 0 {
+		if len(field(fc.GetFilterChainMatch())) == 0 {
 			unset = append(unset, fc)
 		}
 	}
