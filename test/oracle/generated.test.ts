@@ -1,20 +1,14 @@
 /**
- * kfmesh judged by Istio's own code on platforms drawn at random (fast-check, seeded; the seed is printed
- * and KFMESH_ORACLE_SEED replays one, KFMESH_ORACLE_PLATFORMS sets how many): in each, a client with a
- * sidecar calls two Services through a VirtualService whose rules match on paths (prefix, exact, regex),
- * headers and methods and split between the Services, and an AuthorizationPolicy (ALLOW or DENY, on
- * paths, methods and the caller's identity) may guard one of them. Every hop at the client's sidecar and
- * the server's is asked of the oracle; with the default seed, any disagreement must be listed as open
- * (prefix `generated/`), and the list only shrinks.
- *
- * The platforms live in namespaces of their own (g0, g1, ...), so one oracle run answers all of them.
+ * kfmesh judged by Istio's own code on platforms drawn at random (test/oracle/generate.ts; fast-check,
+ * seeded: the seed is printed, KFMESH_ORACLE_SEED replays one, KFMESH_ORACLE_PLATFORMS sets how many).
+ * Every hop at the client's sidecar and the server's is asked of the oracle; with the default seed, any
+ * disagreement must be listed as open (prefix `generated/`), and the list only shrinks; with another seed
+ * any disagreement fails.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import fc from 'fast-check';
-import type { KubeObject } from '../../src/model/object.ts';
-import type { TraceInput } from '../../src/mesh/trace/request.ts';
 import { differentialInProcess } from './differential.ts';
+import { generatedPlatforms } from './generate.ts';
 import { oracleTestOptions } from './istio-oracle.ts';
 import { checkAgainstOpen } from './open.ts';
 
@@ -22,164 +16,13 @@ const defaultSeed = 20261206;
 const seed = Number(process.env['KFMESH_ORACLE_SEED'] ?? defaultSeed);
 const count = Number(process.env['KFMESH_ORACLE_PLATFORMS'] ?? 200);
 
-const paths = ['/', '/v1', '/v1/predict', '/v12', '/api/x', '/apix', '/A/b', '/v1/models/m:predict'];
-const regexes = ['/v[0-9]+', '/api/.*', '.*predict', '/v1|/api', '/[a-z]+'];
-const headerValues = ['1', '10', 'beta', 'BETA'];
-const methods = ['GET', 'POST'];
-
-const stringMatch = fc.oneof(
-  fc.constantFrom(...paths).map((v) => ({ prefix: v })),
-  fc.constantFrom(...paths).map((v) => ({ exact: v })),
-  fc.constantFrom(...regexes).map((v) => ({ regex: v })),
-);
-const headerMatch = fc.oneof(
-  fc.constantFrom(...headerValues).map((v) => ({ exact: v })),
-  fc.constantFrom(...headerValues).map((v) => ({ prefix: v.slice(0, 1) })),
-  fc.constantFrom('[0-9]+', 'b.*').map((v) => ({ regex: v })),
-);
-const match = fc.record(
-  {
-    uri: stringMatch,
-    headers: fc.record({ 'x-v': headerMatch }),
-    method: fc.constantFrom(...methods).map((m) => ({ exact: m })),
-  },
-  { requiredKeys: [] },
-);
-const destinations: fc.Arbitrary<{ s: string; weight: number }[]> = fc.oneof(
-  fc.constantFrom('a', 'b').map((s) => [{ s, weight: 100 }]),
-  fc.integer({ min: 1, max: 99 }).map((w) => [
-    { s: 'a', weight: w },
-    { s: 'b', weight: 100 - w },
-  ]),
-);
-const rule = fc.record({ match: fc.array(match, { maxLength: 2 }), route: destinations });
-const policy = fc.option(
-  fc.record({
-    action: fc.constantFrom('ALLOW', 'DENY'),
-    paths: fc.option(
-      fc.array(fc.constantFrom('/v1', '/v1/*', '*predict', '/api/*', '/'), { minLength: 1, maxLength: 2 }),
-    ),
-    methods: fc.option(fc.array(fc.constantFrom(...methods), { minLength: 1, maxLength: 1 })),
-    fromClient: fc.option(fc.boolean()),
-  }),
-);
-const request = fc.record({
-  path: fc.constantFrom(...paths),
-  method: fc.constantFrom(...methods),
-  header: fc.option(fc.constantFrom(...headerValues)),
-  to: fc.constantFrom('a', 'b'),
-});
-const platformSpec = fc.record({
-  rules: fc.array(rule, { minLength: 1, maxLength: 3 }),
-  policy,
-  requests: fc.array(request, { minLength: 3, maxLength: 5 }),
-});
-type Spec = typeof platformSpec extends fc.Arbitrary<infer T> ? T : never;
-
-function deployment(ns: string, app: string): KubeObject[] {
-  return [
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: app, namespace: ns },
-      spec: {
-        selector: { matchLabels: { app } },
-        template: {
-          metadata: { labels: { app } },
-          spec: {
-            serviceAccountName: app,
-            containers: [{ name: app, image: 'app', ports: [{ name: 'http', containerPort: 8080 }] }],
-          },
-        },
-      },
-    },
-  ];
-}
-
-function service(ns: string, app: string, ip: string): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: app, namespace: ns },
-    spec: { clusterIP: ip, selector: { app }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
-  };
-}
-
-/** One platform's objects, in namespace `ns`. */
-function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
-  const host = (s: string) => `${s}.${ns}.svc.cluster.local`;
-  const out: KubeObject[] = [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'istio-injection': 'enabled' } } },
-    ...deployment(ns, 'client'),
-    ...deployment(ns, 'a'),
-    ...deployment(ns, 'b'),
-    service(ns, 'a', `10.100.${Math.floor(index / 100)}.${(index % 100) * 2 + 1}`),
-    service(ns, 'b', `10.100.${Math.floor(index / 100)}.${(index % 100) * 2 + 2}`),
-    {
-      apiVersion: 'networking.istio.io/v1',
-      kind: 'VirtualService',
-      metadata: { name: 'routes', namespace: ns },
-      spec: {
-        hosts: [host('a')],
-        http: spec.rules.map((r, i) => ({
-          name: `r${i}`,
-          ...(r.match.length > 0 ? { match: r.match } : {}),
-          route: r.route.map((d) => ({ destination: { host: host(d.s) }, weight: d.weight })),
-        })),
-      },
-    },
-  ];
-  const p = spec.policy;
-  if (p) {
-    const to = {
-      ...(p.paths ? { paths: p.paths } : {}),
-      ...(p.methods ? { methods: p.methods } : {}),
-    };
-    const from =
-      p.fromClient === null
-        ? undefined
-        : [{ source: { principals: [`cluster.local/ns/${ns}/sa/${p.fromClient ? 'client' : 'other'}`] } }];
-    out.push({
-      apiVersion: 'security.istio.io/v1',
-      kind: 'AuthorizationPolicy',
-      metadata: { name: 'guard', namespace: ns },
-      spec: {
-        selector: { matchLabels: { app: 'a' } },
-        action: p.action,
-        rules: [
-          { ...(Object.keys(to).length > 0 ? { to: [{ operation: to }] } : {}), ...(from ? { from } : {}) },
-        ],
-      },
-    });
-  }
-  return out;
-}
-
 describe("kfmesh judged by Istio's own code on generated platforms", oracleTestOptions(), () => {
   test(`${count} platforms (seed ${seed})`, async () => {
     console.log(`generated platforms: seed ${seed} (KFMESH_ORACLE_SEED=${seed} replays them)`);
-    const specs = fc.sample(platformSpec, { seed, numRuns: count });
-    const objects: KubeObject[] = [];
-    const requests: { label: string; input: TraceInput }[] = [];
-    specs.forEach((spec, i) => {
-      const ns = `g${i}`;
-      objects.push(...objectsOf(ns, i, spec));
-      for (const r of spec.requests) {
-        const input: TraceInput = {
-          from: `${ns}/client`,
-          url: `http://${r.to}.${ns}.svc.cluster.local${r.path}`,
-          method: r.method,
-          ...(r.header !== null ? { headers: { 'x-v': r.header } } : {}),
-        };
-        requests.push({
-          label: `generated/${ns} ${r.method} ${input.url}${r.header !== null ? ` x-v: ${r.header}` : ''}`,
-          input,
-        });
-      }
-    });
+    const { objects, requests } = generatedPlatforms(seed, count);
     const report = await differentialInProcess(objects, requests);
     console.log(
-      `generated: ${specs.length} platforms, ${requests.length} requests, ${report.compared} hops compared, ` +
+      `generated: ${count} platforms, ${requests.length} requests, ${report.compared} hops compared, ` +
         `${report.disagreements.length} disagreements, ${report.rejected.length} objects Istio refuses`,
     );
     assert.ok(report.compared >= requests.length, `${report.compared} hops compared`);

@@ -1,0 +1,170 @@
+/**
+ * Platforms drawn at random for the differential tests (test/oracle/generated.test.ts, the oracle bench):
+ * in each, a client with a sidecar calls two Services through a VirtualService whose rules match on paths
+ * (prefix, exact, regex), headers and methods and split between the Services, and an AuthorizationPolicy
+ * (ALLOW or DENY, on paths, methods and the caller's identity) may guard one of them. Each platform lives
+ * in a namespace of its own (g0, g1, ...), so one oracle run answers all of them.
+ */
+import fc from 'fast-check';
+import type { KubeObject } from '../../src/model/object.ts';
+import type { TraceInput } from '../../src/mesh/trace/request.ts';
+
+const paths = ['/', '/v1', '/v1/predict', '/v12', '/api/x', '/apix', '/A/b', '/v1/models/m:predict'];
+const regexes = ['/v[0-9]+', '/api/.*', '.*predict', '/v1|/api', '/[a-z]+'];
+const headerValues = ['1', '10', 'beta', 'BETA'];
+const methods = ['GET', 'POST'];
+
+const stringMatch = fc.oneof(
+  fc.constantFrom(...paths).map((v) => ({ prefix: v })),
+  fc.constantFrom(...paths).map((v) => ({ exact: v })),
+  fc.constantFrom(...regexes).map((v) => ({ regex: v })),
+);
+const headerMatch = fc.oneof(
+  fc.constantFrom(...headerValues).map((v) => ({ exact: v })),
+  fc.constantFrom(...headerValues).map((v) => ({ prefix: v.slice(0, 1) })),
+  fc.constantFrom('[0-9]+', 'b.*').map((v) => ({ regex: v })),
+);
+const match = fc.record(
+  {
+    uri: stringMatch,
+    headers: fc.record({ 'x-v': headerMatch }),
+    method: fc.constantFrom(...methods).map((m) => ({ exact: m })),
+  },
+  { requiredKeys: [] },
+);
+const destinations: fc.Arbitrary<{ s: string; weight: number }[]> = fc.oneof(
+  fc.constantFrom('a', 'b').map((s) => [{ s, weight: 100 }]),
+  fc.integer({ min: 1, max: 99 }).map((w) => [
+    { s: 'a', weight: w },
+    { s: 'b', weight: 100 - w },
+  ]),
+);
+const rule = fc.record({ match: fc.array(match, { maxLength: 2 }), route: destinations });
+const policy = fc.option(
+  fc.record({
+    action: fc.constantFrom('ALLOW', 'DENY'),
+    paths: fc.option(
+      fc.array(fc.constantFrom('/v1', '/v1/*', '*predict', '/api/*', '/'), { minLength: 1, maxLength: 2 }),
+    ),
+    methods: fc.option(fc.array(fc.constantFrom(...methods), { minLength: 1, maxLength: 1 })),
+    fromClient: fc.option(fc.boolean()),
+  }),
+);
+const request = fc.record({
+  path: fc.constantFrom(...paths),
+  method: fc.constantFrom(...methods),
+  header: fc.option(fc.constantFrom(...headerValues)),
+  to: fc.constantFrom('a', 'b'),
+});
+const platformSpec = fc.record({
+  rules: fc.array(rule, { minLength: 1, maxLength: 3 }),
+  policy,
+  requests: fc.array(request, { minLength: 3, maxLength: 5 }),
+});
+type Spec = typeof platformSpec extends fc.Arbitrary<infer T> ? T : never;
+
+function deployment(ns: string, app: string): KubeObject[] {
+  return [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: app, namespace: ns },
+      spec: {
+        selector: { matchLabels: { app } },
+        template: {
+          metadata: { labels: { app } },
+          spec: {
+            serviceAccountName: app,
+            containers: [{ name: app, image: 'app', ports: [{ name: 'http', containerPort: 8080 }] }],
+          },
+        },
+      },
+    },
+  ];
+}
+
+function service(ns: string, app: string, ip: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: app, namespace: ns },
+    spec: { clusterIP: ip, selector: { app }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+  };
+}
+
+/** One platform's objects, in namespace `ns`. */
+function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
+  const host = (s: string) => `${s}.${ns}.svc.cluster.local`;
+  const out: KubeObject[] = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'istio-injection': 'enabled' } } },
+    ...deployment(ns, 'client'),
+    ...deployment(ns, 'a'),
+    ...deployment(ns, 'b'),
+    service(ns, 'a', `10.100.${Math.floor(index / 100)}.${(index % 100) * 2 + 1}`),
+    service(ns, 'b', `10.100.${Math.floor(index / 100)}.${(index % 100) * 2 + 2}`),
+    {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'VirtualService',
+      metadata: { name: 'routes', namespace: ns },
+      spec: {
+        hosts: [host('a')],
+        http: spec.rules.map((r, i) => ({
+          name: `r${i}`,
+          ...(r.match.length > 0 ? { match: r.match } : {}),
+          route: r.route.map((d) => ({ destination: { host: host(d.s) }, weight: d.weight })),
+        })),
+      },
+    },
+  ];
+  const p = spec.policy;
+  if (p) {
+    const to = {
+      ...(p.paths ? { paths: p.paths } : {}),
+      ...(p.methods ? { methods: p.methods } : {}),
+    };
+    const from =
+      p.fromClient === null
+        ? undefined
+        : [{ source: { principals: [`cluster.local/ns/${ns}/sa/${p.fromClient ? 'client' : 'other'}`] } }];
+    out.push({
+      apiVersion: 'security.istio.io/v1',
+      kind: 'AuthorizationPolicy',
+      metadata: { name: 'guard', namespace: ns },
+      spec: {
+        selector: { matchLabels: { app: 'a' } },
+        action: p.action,
+        rules: [
+          { ...(Object.keys(to).length > 0 ? { to: [{ operation: to }] } : {}), ...(from ? { from } : {}) },
+        ],
+      },
+    });
+  }
+  return out;
+}
+
+/** `count` platforms drawn with `seed`, as one set of objects, and their requests, labelled `generated/...`. */
+export function generatedPlatforms(
+  seed: number,
+  count: number,
+): { objects: KubeObject[]; requests: { label: string; input: TraceInput }[] } {
+  const specs = fc.sample(platformSpec, { seed, numRuns: count });
+  const objects: KubeObject[] = [];
+  const requests: { label: string; input: TraceInput }[] = [];
+  specs.forEach((spec, i) => {
+    const ns = `g${i}`;
+    objects.push(...objectsOf(ns, i, spec));
+    for (const r of spec.requests) {
+      const input: TraceInput = {
+        from: `${ns}/client`,
+        url: `http://${r.to}.${ns}.svc.cluster.local${r.path}`,
+        method: r.method,
+        ...(r.header !== null ? { headers: { 'x-v': r.header } } : {}),
+      };
+      requests.push({
+        label: `generated/${ns} ${r.method} ${input.url}${r.header !== null ? ` x-v: ${r.header}` : ''}`,
+        input,
+      });
+    }
+  });
+  return { objects, requests };
+}
