@@ -60,6 +60,8 @@ export interface GatewayServer {
   /** `[namespace/]host` entries. */
   hosts: string[];
   tlsMode?: string;
+  /** `server.tls.httpsRedirect`: plaintext requests for its hosts are answered 301 to https. */
+  httpsRedirect?: boolean;
 }
 
 /** A gateway pod and its servers. */

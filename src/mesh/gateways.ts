@@ -55,6 +55,7 @@ export function gatewaysFrom(
           hosts: server.hosts ?? [],
         };
         if (server.tls?.mode) entry.tlsMode = server.tls.mode;
+        if (server.tls?.httpsRedirect === true) entry.httpsRedirect = true;
         proxy.servers.push(entry);
       }
       out.set(workload, proxy);

@@ -9,7 +9,8 @@ import { authorize } from './inbound.ts';
 import { TraceInputError } from './request.ts';
 import { firstRoute } from './route-match.ts';
 import { type Connection, type Outcome, Tracer, connection } from './tracer.ts';
-import type { GatewayProxy, Mesh } from '../compiled.ts';
+import type { GatewayProxy, GatewayServer, Mesh } from '../compiled.ts';
+import { hostMatches } from '../security.ts';
 
 /** A client outside the cluster: it enters through the ingress gateway whose server serves the URL's host and port. */
 export function fromExternal(t: Tracer, host: string, port: number, https: boolean, via?: string): Outcome {
@@ -119,6 +120,9 @@ export function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outco
     );
   }
   t.at(hop).virtualHost = `${vhost.domain}:${conn.port}`;
+  // A server with httpsRedirect makes its virtual hosts require TLS (docs/semantics.md, Gateways).
+  if (!conn.externalTls && !conn.mtls && redirectsToHttps(table.servers, vhost.domain))
+    return t.replyWithoutUpstream(hop, w, false, 301, '-', `${vhost.domain} requires https: redirected`);
   const context: MatchContext = {
     gateways: table.gatewayNames,
     port: table.servers[0]?.port ?? conn.port,
@@ -129,5 +133,12 @@ export function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outco
   if (routed) return routed;
   return noRoute(
     `no route on gateway ${w.namespace}/${w.name} matches ${t.request.method} ${t.request.authority}${t.request.path}`,
+  );
+}
+
+/** Does a server listing `domain` among its hosts (any namespace) redirect plaintext to https? */
+function redirectsToHttps(servers: readonly GatewayServer[], domain: string): boolean {
+  return servers.some(
+    (s) => s.httpsRedirect === true && s.hosts.some((h) => hostMatches(h.slice(h.indexOf('/') + 1), domain)),
   );
 }
