@@ -8,11 +8,10 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"sigs.k8s.io/yaml"
 )
 
-// crdDefaults applies the `default:` values of CRD schemas to custom objects, as the API server does on
+// crdDefaults are the CRD schemas whose `default:` values the API server applies to custom objects on
 // every write (with the API server's own defaulting code): Istio's controllers read objects as a cluster
 // stores them, defaults filled in (an HTTPRoute match without a path is a PathPrefix "/" match).
 type crdDefaults map[string]*structuralschema.Structural
@@ -52,22 +51,11 @@ func loadCRDs(files []string) (crdDefaults, error) {
 	return out, nil
 }
 
-// apply fills in the defaults of a document's kind, when a CRD describes it.
-func (d crdDefaults) apply(doc string) (string, error) {
-	var obj map[string]any
-	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-		return "", err
-	}
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
+// of is the schema of a kind (`group/version` and kind), when a CRD describes it.
+func (d crdDefaults) of(apiVersion, kind string) (*structuralschema.Structural, bool) {
 	if !strings.Contains(apiVersion, "/") {
-		return doc, nil
+		return nil, false
 	}
 	s, ok := d[apiVersion+"/"+kind]
-	if !ok {
-		return doc, nil
-	}
-	structuraldefaulting.Default(obj, s)
-	out, err := yaml.Marshal(obj)
-	return string(out), err
+	return s, ok
 }

@@ -11,6 +11,7 @@ import (
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/encoding/protojson"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	k8sv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
@@ -134,9 +135,6 @@ func settle(t *failer, server *xds.FakeDiscoveryServer) {
 func split(objects string, defaults crdDefaults) (kube string, configs []config.Config, rejected []string, err error) {
 	var docs []string
 	for i, doc := range documents(objects) {
-		if doc, err = defaults.apply(doc); err != nil {
-			return "", nil, nil, fmt.Errorf("document %d: %w", i+1, err)
-		}
 		var head struct {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
@@ -147,6 +145,11 @@ func split(objects string, defaults crdDefaults) (kube string, configs []config.
 		}
 		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
 			return "", nil, nil, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		if s, ok := defaults.of(head.APIVersion, head.Kind); ok {
+			if doc, err = editDoc(doc, func(obj map[string]any) { structuraldefaulting.Default(obj, s) }); err != nil {
+				return "", nil, nil, fmt.Errorf("document %d: %w", i+1, err)
+			}
 		}
 		group, version := "", head.APIVersion
 		if g, v, ok := strings.Cut(head.APIVersion, "/"); ok {
@@ -174,20 +177,15 @@ func split(objects string, defaults crdDefaults) (kube string, configs []config.
 			// built for, which a fake client does not convert to: write the object at that version.
 			canonical := schema.GroupVersionKind()
 			if canonical.Version != version {
-				if doc, err = atVersion(doc, canonical.GroupVersion()); err != nil {
+				if doc, err = editDoc(doc, func(obj map[string]any) { obj["apiVersion"] = canonical.GroupVersion() }); err != nil {
 					return "", nil, nil, fmt.Errorf("document %d (%s): %w", i+1, head.Kind, err)
 				}
 			}
 			docs = append(docs, doc)
 		case kubeKinds[head.Kind] && (group == "" || group == "discovery.k8s.io" || group == "networking.k8s.io"):
-			if head.Kind == "Pod" {
-				if doc, err = podDefaults(doc); err != nil {
-					return "", nil, nil, fmt.Errorf("document %d (Pod %s/%s): %w", i+1, head.Metadata.Namespace, head.Metadata.Name, err)
-				}
-			}
-			if head.Kind == "Service" {
-				if doc, err = serviceDefaults(doc); err != nil {
-					return "", nil, nil, fmt.Errorf("document %d (Service %s/%s): %w", i+1, head.Metadata.Namespace, head.Metadata.Name, err)
+			if edit := serverDefaults[head.Kind]; edit != nil {
+				if doc, err = editDoc(doc, edit); err != nil {
+					return "", nil, nil, fmt.Errorf("document %d (%s %s/%s): %w", i+1, head.Kind, head.Metadata.Namespace, head.Metadata.Name, err)
 				}
 			}
 			docs = append(docs, doc)
@@ -261,64 +259,54 @@ func deployedServices(configs []config.Config, docs []string) []string {
 	return out
 }
 
-// serviceDefaults fills in what the API server defaults in a Service and a fake client does not: each
-// port's protocol (TCP) and targetPort (the port).
-func serviceDefaults(doc string) (string, error) {
-	var obj map[string]any
-	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-		return "", err
-	}
-	spec, _ := obj["spec"].(map[string]any)
-	ports, _ := spec["ports"].([]any)
-	for _, p := range ports {
-		port, ok := p.(map[string]any)
-		if !ok {
-			continue
+// serverDefaults are what the API server defaults in built-in kinds and a fake client does not: a Service
+// port's protocol (TCP) and targetPort (the port); a Pod container port's protocol (TCP), which a Service's
+// named targetPort is matched with.
+var serverDefaults = map[string]func(obj map[string]any){
+	"Service": func(obj map[string]any) {
+		spec, _ := obj["spec"].(map[string]any)
+		for _, port := range mapsIn(spec["ports"]) {
+			setDefault(port, "protocol", "TCP")
+			setDefault(port, "targetPort", port["port"])
 		}
-		if _, set := port["protocol"]; !set {
-			port["protocol"] = "TCP"
-		}
-		if _, set := port["targetPort"]; !set {
-			port["targetPort"] = port["port"]
-		}
-	}
-	out, err := yaml.Marshal(obj)
-	return string(out), err
-}
-
-// podDefaults fills in what the API server defaults in a Pod and a fake client does not: each container
-// port's protocol (TCP), which a Service's named targetPort is matched with.
-func podDefaults(doc string) (string, error) {
-	var obj map[string]any
-	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-		return "", err
-	}
-	spec, _ := obj["spec"].(map[string]any)
-	for _, key := range []string{"containers", "initContainers"} {
-		containers, _ := spec[key].([]any)
-		for _, c := range containers {
-			container, _ := c.(map[string]any)
-			ports, _ := container["ports"].([]any)
-			for _, p := range ports {
-				if port, ok := p.(map[string]any); ok {
-					if _, set := port["protocol"]; !set {
-						port["protocol"] = "TCP"
-					}
+	},
+	"Pod": func(obj map[string]any) {
+		spec, _ := obj["spec"].(map[string]any)
+		for _, key := range []string{"containers", "initContainers"} {
+			for _, container := range mapsIn(spec[key]) {
+				for _, port := range mapsIn(container["ports"]) {
+					setDefault(port, "protocol", "TCP")
 				}
 			}
 		}
-	}
-	out, err := yaml.Marshal(obj)
-	return string(out), err
+	},
 }
 
-// atVersion rewrites a document's apiVersion.
-func atVersion(doc, apiVersion string) (string, error) {
+// mapsIn is the objects of a list (other items left out).
+func mapsIn(list any) []map[string]any {
+	items, _ := list.([]any)
+	out := make([]map[string]any, 0, len(items))
+	for _, item := range items {
+		if m, ok := item.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func setDefault(obj map[string]any, key string, value any) {
+	if _, set := obj[key]; !set {
+		obj[key] = value
+	}
+}
+
+// editDoc parses a document, changes it in place and writes it again.
+func editDoc(doc string, edit func(obj map[string]any)) (string, error) {
 	var obj map[string]any
 	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
 		return "", err
 	}
-	obj["apiVersion"] = apiVersion
+	edit(obj)
 	out, err := yaml.Marshal(obj)
 	return string(out), err
 }

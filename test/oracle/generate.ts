@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import type { KubeObject } from '../../src/model/object.ts';
 import type { TraceInput } from '../../src/mesh/trace/request.ts';
+import { deployment, service } from '../mesh-fixtures.ts';
 
 const paths = ['/', '/v1', '/v1/predict', '/v12', '/api/x', '/apix', '/A/b', '/v1/models/m:predict'];
 const regexes = ['/v[0-9]+', '/api/.*', '.*predict', '/v1|/api', '/[a-z]+'];
@@ -63,45 +64,16 @@ const platformSpec = fc.record({
 });
 type Spec = typeof platformSpec extends fc.Arbitrary<infer T> ? T : never;
 
-function deployment(ns: string, app: string): KubeObject[] {
-  return [
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: app, namespace: ns },
-      spec: {
-        selector: { matchLabels: { app } },
-        template: {
-          metadata: { labels: { app } },
-          spec: {
-            serviceAccountName: app,
-            containers: [{ name: app, image: 'app', ports: [{ name: 'http', containerPort: 8080 }] }],
-          },
-        },
-      },
-    },
-  ];
-}
-
-function service(ns: string, app: string, ip: string): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: app, namespace: ns },
-    spec: { clusterIP: ip, selector: { app }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
-  };
-}
-
 /** One platform's objects, in namespace `ns`. */
 function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
   const host = (s: string) => `${s}.${ns}.svc.cluster.local`;
   const out: KubeObject[] = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'istio-injection': 'enabled' } } },
-    ...deployment(ns, 'client'),
-    ...deployment(ns, 'a'),
-    ...deployment(ns, 'b'),
-    service(ns, 'a', `10.100.${Math.floor(index / 100)}.${(index % 100) * 2 + 1}`),
-    service(ns, 'b', `10.100.${Math.floor(index / 100)}.${(index % 100) * 2 + 2}`),
+    deployment(ns, 'client'),
+    deployment(ns, 'a'),
+    deployment(ns, 'b'),
+    service(ns, 'a', { ip: `10.100.${Math.floor(index / 100)}.${(index % 100) * 2 + 1}` }),
+    service(ns, 'b', { ip: `10.100.${Math.floor(index / 100)}.${(index % 100) * 2 + 2}` }),
     {
       apiVersion: 'networking.istio.io/v1',
       kind: 'VirtualService',

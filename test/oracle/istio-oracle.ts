@@ -16,7 +16,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
-import type { Hop, TraceResult } from '../../src/model/trace-result.ts';
+import type { Hop } from '../../src/model/trace-result.ts';
 import type { Workload } from '../../src/mesh/workloads.ts';
 import { projectRoot } from '../conformance/cases.ts';
 import { onPath, partTestOptions } from '../kube-apiserver.ts';
@@ -295,6 +295,3 @@ function outcomeClass(a: OracleAnswer): string {
   }
   return a.outcome;
 }
-
-/** The trace's result as the CLI prints it. */
-export type Traced = TraceResult;

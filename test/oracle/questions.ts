@@ -181,6 +181,26 @@ export function questionsFor(
   return { proxies: [...proxies.values()], questions, skipped };
 }
 
+/** A Service as the questions read it. */
+type ServiceSpec = {
+  clusterIP?: string;
+  selector?: Record<string, string>;
+  ports?: { port: number; targetPort?: number | string }[];
+};
+const specOfService = (o: KubeObject) => (o['spec'] ?? {}) as ServiceSpec;
+
+/**
+ * The port of pod `w` that a Service's `port` reaches: its targetPort, a number or a name of the pod's
+ * container ports (the port itself when unset or unknown).
+ */
+function podPort(spec: ServiceSpec, w: Workload, port: number): number | undefined {
+  const p = spec.ports?.find((x) => x.port === port);
+  if (!p) return undefined;
+  if (typeof p.targetPort === 'number') return p.targetPort;
+  if (typeof p.targetPort === 'string') return w.containerPorts.get(p.targetPort) ?? port;
+  return port;
+}
+
 /** Where a connection to `ip:port` lands on the pod of `w`: kube-proxy's translation of a cluster IP. */
 function throughKubeProxy(
   objects: readonly KubeObject[],
@@ -188,34 +208,21 @@ function throughKubeProxy(
   ip: string,
   port: number,
 ): [string, number] {
-  const svc = objects.find(
-    (o) => o.kind === 'Service' && (o['spec'] as { clusterIP?: string } | undefined)?.clusterIP === ip,
-  );
-  if (!svc) return [ip, port];
-  const p = (svc['spec'] as { ports?: { port: number; targetPort?: number | string }[] }).ports?.find(
-    (x) => x.port === port,
-  );
-  if (typeof p?.targetPort === 'number') return [w.ip, p.targetPort];
-  if (typeof p?.targetPort === 'string') return [w.ip, w.containerPorts.get(p.targetPort) ?? port];
-  return [w.ip, port];
+  const svc = objects.find((o) => o.kind === 'Service' && specOfService(o).clusterIP === ip);
+  return svc ? [w.ip, podPort(specOfService(svc), w, port) ?? port] : [ip, port];
 }
 
-/** The port a gateway pod receives a Service port on (the Service's targetPort, by number or name). */
+/** The port a gateway pod receives a Service port on: the first Service selecting it with that port. */
 function targetPort(objects: readonly KubeObject[], gateway: Workload, port: number): number {
   for (const svc of objects.filter(
     (o) => o.kind === 'Service' && o.metadata.namespace === gateway.namespace,
   )) {
-    const spec = svc['spec'] as
-      | { selector?: Record<string, string>; ports?: { port: number; targetPort?: number | string }[] }
-      | undefined;
-    const selector = spec?.selector;
-    if (!selector || Object.keys(selector).length === 0) continue;
+    const spec = specOfService(svc);
+    const selector = spec.selector ?? {};
+    if (Object.keys(selector).length === 0) continue;
     if (!Object.entries(selector).every(([k, v]) => gateway.labels[k] === v)) continue;
-    const p = spec?.ports?.find((x) => x.port === port);
-    if (!p) continue;
-    if (typeof p.targetPort === 'number') return p.targetPort;
-    if (typeof p.targetPort === 'string') return gateway.containerPorts.get(p.targetPort) ?? port;
-    return port;
+    const to = podPort(spec, gateway, port);
+    if (to !== undefined) return to;
   }
   return port;
 }
