@@ -6,6 +6,7 @@ import { LineCounter, parseAllDocuments, isMap, isNode, isSeq, type Document } f
 import { InputError, type SourceLocation } from '../model/errors.ts';
 import { contentStart, splitDocuments, type DocumentText } from './documents.ts';
 import { groupOf, isPlainObject, type KubeObject, type ObjectRef } from '../model/object.ts';
+import { yaml11Options } from '../model/yaml11.ts';
 
 /** A path into an object: keys and list indexes. */
 export type FieldPath = readonly (string | number)[];
@@ -26,7 +27,7 @@ export interface InputText {
 }
 
 /** Kubernetes reads YAML with 1.1 rules (`on`, `yes` are booleans): parse the same way. */
-const yamlOptions = { version: '1.1', prettyErrors: false, uniqueKeys: true } as const;
+const yamlOptions = { ...yaml11Options, prettyErrors: false, uniqueKeys: true } as const;
 
 /** A parsed text: its documents, and the position in the input of an offset into the text. */
 interface ParsedText {

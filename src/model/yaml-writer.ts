@@ -11,7 +11,7 @@
  */
 import { Document, parse, stringify, visit } from 'yaml';
 import { isPlainObject } from './object.ts';
-import { readsAsOtherThanString } from './yaml11.ts';
+import { readsAsOtherThanString, yaml11Options } from './yaml11.ts';
 
 /** The options kfmesh writes YAML with; see `toYaml` in serialize.ts. */
 export const yamlWriteOptions = {
@@ -175,7 +175,7 @@ function askLibrary(text: string, isKey: boolean): string {
  */
 function readsBack(written: string, text: string, isKey: boolean): boolean {
   try {
-    const value: unknown = parse(written, { version: '1.1' });
+    const value: unknown = parse(written, yaml11Options);
     return isPlainObject(value) && (isKey ? Object.keys(value)[0] === text : value['a'] === text);
   } catch {
     return false;

@@ -60,6 +60,19 @@ describe('parseManifests', () => {
     assert.deepEqual(objects[0]?.object['data'], { a: 'on', b: true, c: false });
   });
 
+  test('a plain `.` and a plain timestamp are strings, as go-yaml reads them; `.5` is still a number', () => {
+    const text =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, creationTimestamp: 2026-01-01T00:00:05Z}\n' +
+      'spec:\n  exportTo: [., -.]\n  half: .5\n  day: 2026-01-01\n';
+    for (const { object } of parse(text)) {
+      assert.deepEqual(object['spec'], { exportTo: ['.', '-.'], half: 0.5, day: '2026-01-01' });
+      assert.equal(object.metadata['creationTimestamp'], '2026-01-01T00:00:05Z');
+    }
+    // The full parser (a document with an anchor) reads it alike.
+    for (const { object } of parse(`${text}  x: &a 1\n  y: *a\n`))
+      assert.deepEqual((object['spec'] as Record<string, unknown>)['exportTo'], ['.', '-.']);
+  });
+
   test('malformed YAML is an error with file, line and column', () => {
     const error = inputError(() => parse('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [a\n'));
     assert.equal(error.context.location?.file, 'in.yaml');
