@@ -280,10 +280,19 @@ func (pc *proxyConfig) http(a Answer, m *hcm.HttpConnectionManager, q RequestIn,
 	return a
 }
 
+// staticHosts counts the hosts a static cluster lists inline.
+func staticHosts(c *clusterv3.Cluster) int {
+	n := 0
+	for _, l := range c.GetLoadAssignment().GetEndpoints() {
+		n += len(l.GetLbEndpoints())
+	}
+	return n
+}
+
 // upstream is what sending to a cluster gives: a cluster the proxy does not have is Envoy's NC with the
 // route's cluster-not-found code (503 unless the route says 404 or 500), an EDS cluster without endpoints
-// its 503 UH; otherwise the request is forwarded. (A weighted split is forwarded: which cluster takes it
-// is not one answer.)
+// or a static one without hosts its 503 UH; otherwise the request is forwarded. (A weighted split is
+// forwarded: which cluster takes it is not one answer.)
 func (pc *proxyConfig) upstream(name string, notFound int) (string, int) {
 	if name == "" {
 		return "forwarded", 0
@@ -293,6 +302,10 @@ func (pc *proxyConfig) upstream(name string, notFound int) (string, int) {
 		return "no_cluster", notFound
 	}
 	if c.GetType() == clusterv3.Cluster_EDS && pc.endpoints[name] == 0 {
+		return "no_healthy_upstream", 503
+	}
+	// A static cluster with no hosts (BlackHoleCluster) has no upstream either.
+	if c.GetType() == clusterv3.Cluster_STATIC && staticHosts(c) == 0 {
 		return "no_healthy_upstream", 503
 	}
 	return "forwarded", 0

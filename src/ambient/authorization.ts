@@ -55,7 +55,7 @@ export function classifyPolicies(m: Migration): void {
   }
   if (m.waypointNamespaces.size === 0) return;
   for (const s of m.mesh.services)
-    if (m.waypointNamespaces.has(s.namespace) && s.type !== 'ExternalName')
+    if (m.waypointNamespaces.has(s.namespace) && s.type !== 'ExternalName' && s.type !== 'ServiceEntry')
       m.needsWaypoint(s, `namespace ${s.namespace} uses a waypoint`);
 }
 

@@ -28,6 +28,11 @@ export interface MeshConfig {
    * `PILOT_ENABLE_IP_AUTOALLOCATE`).
    */
   dnsAutoAllocate: boolean;
+  /**
+   * Sidecars answer their application's DNS queries (`ISTIO_META_DNS_CAPTURE: "true"`): a ServiceEntry host
+   * with an address resolves to it.
+   */
+  dnsCapture: boolean;
   /** Which Kubernetes Ingresses istiod serves, and on which gateway pods (`ingressControllerMode`, ...). */
   ingress: IngressSettings;
 }
@@ -53,6 +58,7 @@ export const defaultMeshConfig: MeshConfig = {
   defaultExportTo: { virtualService: ['*'], service: ['*'], destinationRule: ['*'] },
   sidecarsAcceptHbone: false,
   dnsAutoAllocate: false,
+  dnsCapture: false,
   ingress: { mode: 'STRICT', className: 'istio', selector: '', service: 'istio-ingressgateway' },
 };
 
@@ -118,6 +124,7 @@ export function meshConfigFrom(snapshot: Snapshot): MeshConfig {
     },
     sidecarsAcceptHbone: proxyMetadataOf(mesh)[EnableHboneMetadata] === 'true',
     dnsAutoAllocate: dnsAutoAllocates(proxyMetadataOf(mesh)),
+    dnsCapture: proxyMetadataOf(mesh)['ISTIO_META_DNS_CAPTURE'] === 'true',
     ingress: {
       mode: ingressMode as IngressSettings['mode'],
       className: str('ingressClass', defaultMeshConfig.ingress.className),

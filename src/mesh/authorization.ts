@@ -10,9 +10,8 @@ import {
   type PolicyTargetRef,
 } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
-import { compareStrings, type KubeObject } from '../model/object.ts';
+import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
-import { orderKey } from './virtual-services.ts';
 import type { Workload } from './workloads.ts';
 
 /** What a rule is checked against. */

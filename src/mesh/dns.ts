@@ -35,6 +35,10 @@ export function resolveHost(mesh: Mesh, host: string, namespace: string): Resolu
     const endpoint = headless?.type === 'Headless' ? podEndpoint(headless, pod.hostname) : undefined;
     if (headless && endpoint) return { kind: 'service', service: headless, ip: endpoint.ip, via: NoCname };
   }
+  // A sidecar that answers DNS gives a ServiceEntry host its address (docs/semantics.md, ServiceEntry).
+  const entry = mesh.serviceByHostname.get(bare);
+  if (entry?.type === 'ServiceEntry' && entry.vip !== undefined && mesh.config.dnsCapture)
+    return { kind: 'service', service: entry, ip: entry.vip, via: NoCname };
   const cd = mesh.clusterDomain;
   if (bare.endsWith(`.${cd}`) || bare === cd || !bare.includes('.')) return { kind: 'nxdomain', name: bare };
   return { kind: 'external', name: bare, ip: ExternalAddress, via: NoCname };

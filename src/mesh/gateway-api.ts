@@ -4,12 +4,11 @@
  * bound to the listeners they attach to (parent `Gateway`) or to `mesh` for a Service (parent `Service`),
  * with every rule split into one route per match and sorted by Gateway API precedence.
  */
-import { compareStrings, type KubeObject } from '../model/object.ts';
+import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import { hostMatches } from './security.ts';
 import {
   Mesh,
-  orderKey,
   type HttpMatch,
   type HttpRule,
   type ResolvedVirtualService,

@@ -4,18 +4,13 @@
  * any other. Written here because no library models istiod's conversion.
  */
 import type { KubeObject } from '../model/object.ts';
-import { compareStrings } from '../model/object.ts';
+import { compareStrings, orderKey } from '../model/object.ts';
 import { addTo } from '../model/multimap.ts';
 import { specIfKind, specOf, type IngressBackend, type IngressSpec } from '../model/specs.ts';
 import type { MeshConfig } from '../load/mesh-config.ts';
 import { Annotation, IstioIngressController } from '../model/vocabulary.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import {
-  orderKey,
-  type HttpRule,
-  type ResolvedVirtualService,
-  type StringMatch,
-} from './virtual-services.ts';
+import { type HttpRule, type ResolvedVirtualService, type StringMatch } from './virtual-services.ts';
 
 /** Where istiod puts the Gateways it derives, and the suffix of their names. */
 const IngressNamespace = 'istio-system';

@@ -15,7 +15,7 @@ import { behaviourOf, NewestModelledVersion } from './istio-version.ts';
 import { meshConfigFrom } from '../load/mesh-config.ts';
 import { NetworkPolicies } from './network-policy.ts';
 import { SecurityPolicies } from './security.ts';
-import { servicesFrom, type MeshService } from './services.ts';
+import { serviceEntryServices, servicesFrom, type MeshService } from './services.ts';
 import { httpRouteTable, sidecarScopeOf, type SidecarScope } from './sidecar-outbound.ts';
 import { virtualServicesFrom } from './virtual-services.ts';
 import { workloadsFrom, type Workload } from './workloads.ts';
@@ -32,10 +32,23 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
   const selectors = gatewayObjects.map((g) => specOf(g, 'networking.istio.io/Gateway').selector ?? {});
   const podWorkloads = workloadsFrom(snapshot, selectors, config);
   const workloads = [...podWorkloads, ...syntheticGatewayWorkloads(snapshot, podWorkloads, 0)];
-  const services = servicesFrom(snapshot, workloads, clusterDomain).map((s) =>
+  const kubeServices = servicesFrom(snapshot, workloads, clusterDomain);
+  const entries = serviceEntryServices(
+    snapshot,
+    workloads,
+    new Set(kubeServices.map((s) => `${s.namespace}/${s.hostname}`)),
+  );
+  const services = [...kubeServices, ...entries].map((s) =>
     s.exportTo.length > 0 ? s : { ...s, exportTo: [...config.defaultExportTo.service] },
   );
-  const serviceByHostname = new Map(services.map((s) => [s.hostname, s]));
+  // A hostname or address names the first service that claims it: Kubernetes Services before entries.
+  const serviceByHostname = new Map<string, MeshService>();
+  const serviceByVip = new Map<string, MeshService>();
+  for (const s of services) {
+    if (!serviceByHostname.has(s.hostname)) serviceByHostname.set(s.hostname, s);
+    for (const ip of s.entry?.addresses ?? (s.vip ? [s.vip] : []))
+      if (!serviceByVip.has(ip)) serviceByVip.set(ip, s);
+  }
   const aliasesOf = new Map<string, MeshService[]>();
   if (behaviour.externalNameAlias) {
     for (const s of services) {
@@ -64,7 +77,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
     workloadByName,
     services,
     serviceByHostname,
-    serviceByVip: new Map(services.filter((s) => s.vip).map((s) => [s.vip as string, s])),
+    serviceByVip,
     aliasesOf,
     virtualServices,
     exportsRestricted:

@@ -4,9 +4,9 @@
  */
 import { specOf } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
-import { compareStrings, type KubeObject } from '../model/object.ts';
+import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
-import { orderKey, resolveShortName } from './virtual-services.ts';
+import { resolveShortName } from './virtual-services.ts';
 import type { MeshConfig } from '../load/mesh-config.ts';
 import type { MeshService } from './services.ts';
 import type { Workload } from './workloads.ts';

@@ -2,9 +2,9 @@
  * The service registry: Kubernetes Services with their ports (protocol as Istio derives it), virtual IPs,
  * ExternalName targets, export scope and endpoints (from Endpoints, EndpointSlices or the selector).
  */
-import { specOf } from '../model/specs.ts';
+import { specOf, type ServiceEntrySpec } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
-import { compareStrings, type KubeObject } from '../model/object.ts';
+import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import type { Workload } from './workloads.ts';
 import { MeshOnce } from './memo.ts';
@@ -81,13 +81,30 @@ export function servicePortsOf(
   return index.get(workload) ?? [];
 }
 
-/** A Service in the registry. */
+/** How a ServiceEntry's endpoints are found (its `resolution`). */
+export type EntryResolution = 'NONE' | 'STATIC' | 'DNS' | 'DNS_ROUND_ROBIN' | 'DYNAMIC_DNS';
+
+/** What a ServiceEntry adds to the registry service of one of its hosts (docs/semantics.md, ServiceEntry). */
+export interface ServiceEntryFacts {
+  resolution: EntryResolution;
+  /** `location: MESH_EXTERNAL` (the default is MESH_EXTERNAL). */
+  external: boolean;
+  /** Its `addresses` (IPs; a CIDR of one address as that address), in order. */
+  addresses: string[];
+}
+
+/**
+ * A service in the registry: a Kubernetes Service, or one host of a ServiceEntry (type `ServiceEntry`,
+ * named by its host, with the entry's facts in `entry`).
+ */
 export interface MeshService {
   namespace: string;
   name: string;
   hostname: string;
-  type: 'ClusterIP' | 'Headless' | 'ExternalName';
+  type: 'ClusterIP' | 'Headless' | 'ExternalName' | 'ServiceEntry';
+  /** The address clients connect to (a ServiceEntry's first address). */
   vip?: string;
+  entry?: ServiceEntryFacts;
   externalName?: string;
   ports: ServicePort[];
   selector?: Readonly<Record<string, string>>;
@@ -184,6 +201,102 @@ export function servicesFrom(
     services.push(service);
   }
   return services;
+}
+
+/**
+ * The registry services of ServiceEntries (docs/semantics.md, ServiceEntry): one per host, in order of
+ * creation (then name, then namespace); ports take their protocol from `protocol` alone (none: sniffed);
+ * endpoints are the entry's `endpoints`, else the workloads its `workloadSelector` picks in its namespace,
+ * else, for DNS resolution, the host itself. A host already named by an older entry of the same namespace
+ * adds its ports to that one when both resolve alike; a Kubernetes Service's hostname is never taken.
+ */
+export function serviceEntryServices(
+  snapshot: Snapshot,
+  workloads: readonly Workload[],
+  taken: ReadonlySet<string>,
+): MeshService[] {
+  const byIp = new Map(workloads.map((w) => [w.ip, w]));
+  const entries = [...snapshot.list('networking.istio.io', 'ServiceEntry')].sort((a, b) =>
+    compareStrings(orderKey(a), orderKey(b)),
+  );
+  const out: MeshService[] = [];
+  const byHost = new Map<string, MeshService>();
+  for (const object of entries) {
+    const spec = specOf(object, 'networking.istio.io/ServiceEntry');
+    const namespace = object.metadata.namespace ?? 'default';
+    const resolution = (spec.resolution ?? 'NONE') as EntryResolution;
+    const addresses = (spec.addresses ?? []).flatMap((a) => {
+      const [ip = '', bits] = a.split('/');
+      const single = bits === undefined || bits === (ip.includes(':') ? '128' : '32');
+      return single && isIpAddress(ip) ? [ip] : [];
+    });
+    const ports: ServicePort[] = (spec.ports ?? []).map((p) => ({
+      name: p.name ?? '',
+      port: p.number ?? 0,
+      targetPort: p.targetPort ?? p.number ?? 0,
+      protocol: entryProtocol(p.protocol),
+    }));
+    for (const host of spec.hosts ?? []) {
+      if (taken.has(`${namespace}/${host}`)) continue;
+      const earlier = byHost.get(`${namespace}/${host}`);
+      if (earlier) {
+        if (earlier.entry?.resolution === resolution)
+          for (const p of ports) if (!earlier.ports.some((q) => q.port === p.port)) earlier.ports.push(p);
+        continue;
+      }
+      const service: MeshService = {
+        namespace,
+        name: host,
+        hostname: host,
+        type: 'ServiceEntry',
+        entry: { resolution, external: spec.location !== 'MESH_INTERNAL', addresses },
+        ports: [...ports],
+        labels: object.metadata.labels ?? {},
+        exportTo: [...(spec.exportTo ?? [])],
+        endpoints: [],
+        object,
+      };
+      if (addresses[0] !== undefined) service.vip = addresses[0];
+      service.endpoints = entryEndpoints(spec, service, workloads, byIp);
+      byHost.set(`${namespace}/${host}`, service);
+      out.push(service);
+    }
+  }
+  return out;
+}
+
+/** A ServiceEntry port's protocol: its `protocol` field, case-insensitive; none or unknown is sniffed. */
+function entryProtocol(name: string | undefined): Protocol {
+  const upper = (name ?? '').toUpperCase();
+  const known = Object.values(Protocol).find((p) => p.toUpperCase() === upper);
+  return known ?? Protocol.Unsupported;
+}
+
+function entryEndpoints(
+  spec: ServiceEntrySpec,
+  service: MeshService,
+  workloads: readonly Workload[],
+  byIp: ReadonlyMap<string, Workload>,
+): ServiceEndpoint[] {
+  const named = (ports: Readonly<Record<string, number>> | undefined) => (sp: ServicePort) =>
+    ports?.[sp.name] ?? (typeof sp.targetPort === 'number' ? sp.targetPort : sp.port);
+  if (spec.endpoints !== undefined && spec.endpoints.length > 0)
+    return spec.endpoints.map((e) => endpoint(e.address ?? '', byIp, named(e.ports)));
+  const resolution = service.entry?.resolution;
+  const selector = spec.workloadSelector?.labels;
+  if (selector && resolution !== 'DNS' && resolution !== 'DNS_ROUND_ROBIN') {
+    return workloads
+      .filter((w) => w.namespace === service.namespace && labelsMatch(w.labels, selector))
+      .map((workload) => ({ ip: workload.ip, workload, portFor: named(undefined) }));
+  }
+  if (resolution === 'DNS' || resolution === 'DNS_ROUND_ROBIN')
+    return service.hostname.startsWith('*') ? [] : [{ ip: service.hostname, portFor: named(undefined) }];
+  return [];
+}
+
+/** An IPv4 or IPv6 literal. */
+export function isIpAddress(text: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(text) || (text.includes(':') && /^[0-9a-fA-F:.]+$/.test(text));
 }
 
 /** Endpoints from the Endpoints object, else EndpointSlices, else the selector over the namespace's workloads. */

@@ -8,14 +8,13 @@ import { specIfKind, specOf } from '../model/specs.ts';
 import { MeshMemo, MeshOnce } from './memo.ts';
 import { labelsMatch } from '../load/snapshot.ts';
 import { addTo } from '../model/multimap.ts';
-import { compareStrings, type KubeObject } from '../model/object.ts';
+import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
 import { pickDomain } from './gateways.ts';
 import { OutboundTrafficPolicy } from '../load/mesh-config.ts';
 import { hostMatches } from './security.ts';
 import { isExportedTo, isHttpProtocol, Protocol, type MeshService, type ServicePort } from './services.ts';
 import {
   Mesh as MeshGateway,
-  orderKey,
   virtualServicesFor,
   type HttpRule,
   type ResolvedVirtualService,
@@ -240,7 +239,35 @@ export function outboundListener(
   }
   if (scope.httpPorts.has(port))
     return { kind: 'http', name: `0.0.0.0_${port}`, port, table: httpRouteTable(mesh, scope, port) };
+  // A ServiceEntry without addresses listens on every address of its ports: a sniffed port routes by
+  // Host through the port's table, a TCP port goes to the first such entry.
+  const wildcard = visibleWithoutAddress(scope, port);
+  if (wildcard) {
+    if (wildcard.port.protocol === Protocol.Unsupported)
+      return { kind: 'http', name: `0.0.0.0_${port}`, port, table: httpRouteTable(mesh, scope, port) };
+    if (!isHttpProtocol(wildcard.port.protocol))
+      return { kind: 'tcp', name: `0.0.0.0_${port}`, service: wildcard.service, port: wildcard.port };
+  }
   return { kind: 'none', name: 'virtualOutbound' };
+}
+
+/**
+ * The first visible ServiceEntry host without an address that declares the port, with that port: those
+ * exported to chosen namespaces (this one among them) before those exported everywhere, each in creation
+ * order, as istiod lists a namespace's services.
+ */
+function visibleWithoutAddress(
+  scope: SidecarScope,
+  port: number,
+): { service: MeshService; port: ServicePort } | undefined {
+  for (const everywhere of [false, true])
+    for (const service of scope.services) {
+      if (service.type !== 'ServiceEntry' || service.vip !== undefined) continue;
+      if (service.exportTo.includes('*') !== everywhere) continue;
+      const servicePort = service.ports.find((p) => p.port === port);
+      if (servicePort) return { service, port: servicePort };
+    }
+  return undefined;
 }
 
 /** Services whose Envoy config exists on this port, by hostname: aliases have none once aliasing is on (≥1.21). */
@@ -377,6 +404,7 @@ function dedupe(mesh: Mesh, name: string, candidates: readonly SidecarVirtualHos
  * services add `*.`-prefixed forms. The bare `name` of clients in the service's namespace is in `shortNames`.
  */
 export function domainsOf(mesh: Mesh, service: MeshService): string[] {
+  if (service.entry) return [service.hostname, ...service.entry.addresses];
   const expand = (s: MeshService): string[] => [
     s.hostname,
     `${s.hostname}.`,

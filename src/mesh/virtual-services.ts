@@ -3,7 +3,7 @@
  * short host names made FQDN, export scope applied, and the order sidecars and gateways take them in
  * (docs/semantics.md, Sidecar outbound).
  */
-import { compareStrings, type KubeObject } from '../model/object.ts';
+import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { isExportedTo } from './services.ts';
 import { specOf, type VirtualServiceSpec } from '../model/specs.ts';
@@ -173,15 +173,6 @@ export function virtualServicesFrom(
 /** Sorts by creation time, then name, then namespace (Istio's `configCompareByCreationTime`). */
 export function sortVirtualServices<T extends { order: string }>(list: T[]): T[] {
   return list.sort((a, b) => compareStrings(a.order, b.order));
-}
-
-/** The order key of a config object: creationTimestamp (empty sorts first), name, namespace. */
-export function orderKey(object: KubeObject): string {
-  const created =
-    typeof object.metadata['creationTimestamp'] === 'string'
-      ? (object.metadata['creationTimestamp'] as string)
-      : '';
-  return `${created}\u0000${object.metadata.name ?? ''}\u0000${object.metadata.namespace ?? ''}`;
 }
 
 /**

@@ -107,3 +107,12 @@ export function compareStrings(a: string, b: string): number {
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** The order key of a config object: creationTimestamp (empty sorts first), name, namespace. */
+export function orderKey(object: KubeObject): string {
+  const created =
+    typeof object.metadata['creationTimestamp'] === 'string'
+      ? (object.metadata['creationTimestamp'] as string)
+      : '';
+  return `${created}\u0000${object.metadata.name ?? ''}\u0000${object.metadata.namespace ?? ''}`;
+}

@@ -308,7 +308,7 @@ function podTargets(before: Mesh, after: Mesh): { pod: string; authority: string
   const out = new Map<string, { pod: string; authority: string }>();
   for (const mesh of [before, after])
     for (const s of mesh.services) {
-      if (s.type === 'ExternalName') continue;
+      if (s.type === 'ExternalName' || s.type === 'ServiceEntry') continue;
       for (const port of s.ports) {
         if (!isHttpProtocol(port.protocol) && port.protocol !== Protocol.Unsupported) continue;
         for (const endpoint of s.endpoints) {
@@ -363,6 +363,8 @@ function serviceTargets(before: Mesh, after: Mesh): { namespace: string; authori
   const out = new Map<string, { namespace: string; authority: string }>();
   for (const mesh of [before, after])
     for (const s of mesh.services) {
+      // A ServiceEntry's host is outside what the ambient model answers (docs/semantics.md, ServiceEntry).
+      if (s.type === 'ServiceEntry') continue;
       const ports =
         s.type === 'ExternalName'
           ? [80]

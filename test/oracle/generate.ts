@@ -2,8 +2,12 @@
  * Platforms drawn at random for the differential tests (test/oracle/generated.test.ts, the oracle bench):
  * in each, a client with a sidecar calls two Services through a VirtualService whose rules match on paths
  * (prefix, exact, regex), headers and methods and split between the Services, and an AuthorizationPolicy
- * (ALLOW or DENY, on paths, methods and the caller's identity) may guard one of them. Each platform lives
- * in a namespace of its own (g0, g1, ...), so one oracle run answers all of them.
+ * (ALLOW or DENY, on paths, methods and the caller's identity) may guard one of them. It may also call
+ * out of the mesh through a ServiceEntry (resolution NONE, DNS or STATIC; with or without addresses; HTTP,
+ * sniffed and TCP ports; exported everywhere or to its own namespace), perhaps under a Sidecar that
+ * blocks unknown hosts (REGISTRY_ONLY) or imports only some hosts, perhaps routed by a VirtualService for
+ * the external host: by name, by its address, and to a host no entry names. Each platform lives in a
+ * namespace of its own (g0, g1, ...), so one oracle run answers all of them.
  */
 import fc from 'fast-check';
 import type { KubeObject } from '../../src/model/object.ts';
@@ -57,10 +61,38 @@ const request = fc.record({
   header: fc.option(fc.constantFrom(...headerValues)),
   to: fc.constantFrom('a', 'b'),
 });
+/** Ports an entry may declare: HTTP, sniffed (no protocol), TCP. */
+const entryPorts = [
+  { number: 80, name: 'http', protocol: 'HTTP' },
+  { number: 8000, name: 'auto' },
+  { number: 5432, name: 'pg', protocol: 'TCP' },
+  { number: 9090, name: 'http-alt', protocol: 'HTTP' },
+];
+const egress = fc.option(
+  fc.record({
+    resolution: fc.constantFrom('NONE', 'DNS', 'STATIC'),
+    withAddress: fc.boolean(),
+    ports: fc.subarray(entryPorts, { minLength: 1 }),
+    exportTo: fc.constantFrom('default', '.', '*'),
+    internal: fc.boolean(),
+    /** A Sidecar for the client: its outbound policy, and whether its egress imports only its own namespace. */
+    sidecar: fc.option(fc.record({ registryOnly: fc.boolean(), ownNamespaceOnly: fc.boolean() })),
+    /** A VirtualService for the external host: to a local Service, or to the host on another port. */
+    route: fc.option(fc.constantFrom('to-service', 'to-port')),
+    calls: fc.array(
+      fc.record({
+        target: fc.constantFrom('host', 'address', 'unknown'),
+        port: fc.constantFrom(80, 8000, 5432, 9090),
+      }),
+      { minLength: 1, maxLength: 4 },
+    ),
+  }),
+);
 const platformSpec = fc.record({
   rules: fc.array(rule, { minLength: 1, maxLength: 3 }),
   policy,
   requests: fc.array(request, { minLength: 3, maxLength: 5 }),
+  egress,
 });
 type Spec = typeof platformSpec extends fc.Arbitrary<infer T> ? T : never;
 
@@ -88,6 +120,7 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
       },
     },
   ];
+  out.push(...egressObjects(ns, index, spec));
   const p = spec.policy;
   if (p) {
     const to = {
@@ -114,6 +147,78 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
   return out;
 }
 
+/** A platform's external host, and the address its entry may list. */
+function externalHost(ns: string, index: number): { host: string; address: string } {
+  return { host: `api.${ns}.example.com`, address: `240.0.${Math.floor(index / 200)}.${(index % 200) + 1}` };
+}
+
+/** A creation time for the `index`th platform's objects, a second after the one before. */
+function createdAt(index: number): string {
+  return new Date(Date.UTC(2026, 0, 1) + index * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** The ServiceEntry, Sidecar and VirtualService of a platform's egress, if it has one. */
+function egressObjects(ns: string, index: number, spec: Spec): KubeObject[] {
+  const e = spec.egress;
+  if (!e) return [];
+  const { host, address } = externalHost(ns, index);
+  const resolution = e.resolution;
+  const out: KubeObject[] = [
+    {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'ServiceEntry',
+      // Created one second apart in platform order: which entry is older decides between entries that
+      // claim the same listener, and a cluster stamps objects as they are created.
+      metadata: { name: 'external', namespace: ns, creationTimestamp: createdAt(index) },
+      spec: {
+        hosts: [host],
+        ...(e.withAddress ? { addresses: [address] } : {}),
+        ports: e.ports,
+        resolution,
+        location: e.internal ? 'MESH_INTERNAL' : 'MESH_EXTERNAL',
+        ...(resolution === 'STATIC' ? { endpoints: [{ address: `198.51.100.${(index % 250) + 1}` }] } : {}),
+        ...(e.exportTo !== 'default' ? { exportTo: [e.exportTo] } : {}),
+      },
+    },
+  ];
+  if (e.sidecar)
+    out.push({
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'Sidecar',
+      metadata: { name: 'client', namespace: ns },
+      spec: {
+        workloadSelector: { labels: { app: 'client' } },
+        egress: [{ hosts: e.sidecar.ownNamespaceOnly ? ['./*'] : ['*/*'] }],
+        ...(e.sidecar.registryOnly ? { outboundTrafficPolicy: { mode: 'REGISTRY_ONLY' } } : {}),
+      },
+    });
+  if (e.route)
+    out.push({
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'VirtualService',
+      // Created one second apart in platform order: which entry is older decides between entries that
+      // claim the same listener, and a cluster stamps objects as they are created.
+      metadata: { name: 'external', namespace: ns, creationTimestamp: createdAt(index) },
+      spec: {
+        hosts: [host],
+        http: [
+          {
+            match: [{ uri: { prefix: '/v1' } }],
+            route: [
+              {
+                destination:
+                  e.route === 'to-service'
+                    ? { host: `a.${ns}.svc.cluster.local` }
+                    : { host, port: { number: e.ports[0]?.number ?? 80 } },
+              },
+            ],
+          },
+        ],
+      },
+    });
+  return out;
+}
+
 /** `count` platforms drawn with `seed`, as one set of objects, and their requests, labelled `generated/...`. */
 export function generatedPlatforms(
   seed: number,
@@ -134,6 +239,23 @@ export function generatedPlatforms(
       };
       requests.push({
         label: `generated/${ns} ${r.method} ${input.url}${r.header !== null ? ` x-v: ${r.header}` : ''}`,
+        input,
+      });
+    }
+    const { host, address } = externalHost(ns, i);
+    for (const call of spec.egress?.calls ?? []) {
+      const name = call.target === 'unknown' ? `elsewhere.${ns}.example.org` : host;
+      const url =
+        call.target === 'address'
+          ? `http://${address}:${call.port}/v1/x`
+          : `http://${name}:${call.port}/v1/x`;
+      const input: TraceInput = {
+        from: `${ns}/client`,
+        url,
+        ...(call.target === 'address' ? { headers: { host: `${host}:${call.port}` } } : {}),
+      };
+      requests.push({
+        label: `generated/${ns} GET ${url}${call.target === 'address' ? ` (Host ${host})` : ''}`,
         input,
       });
     }

@@ -2,6 +2,7 @@
  * Turns one kfmesh trace into the oracle's questions: for each hop at a sidecar or a gateway, the proxy and
  * the request as it enters it. Hops at ztunnel and waypoints are not asked yet (counted apart).
  */
+import { parse } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
 import type { Hop, TraceResult } from '../../src/model/trace-result.ts';
 import type { Workload } from '../../src/mesh/workloads.ts';
@@ -46,7 +47,11 @@ export function startedFrom(args: readonly string[]): Started {
 /** An address outside the cluster, for a host no Service or ServiceEntry names (TEST-NET-3). */
 const outsideAddress = '203.0.113.10';
 
-/** The address a client's DNS gives for a host: a Service's cluster IP, a ServiceEntry's first address. */
+/**
+ * The address a client's DNS gives for a host: a Service's cluster IP; a ServiceEntry's first address only
+ * where sidecars answer DNS (the mesh config's `ISTIO_META_DNS_CAPTURE`), else the cluster's DNS does not
+ * know the name and it resolves outside.
+ */
 export function resolve(objects: readonly KubeObject[], host: string, clientNamespace: string): string {
   if (/^\d+\.\d+\.\d+\.\d+$/.test(host)) return host;
   const parts = host.replace(/\.$/, '').split('.');
@@ -68,11 +73,21 @@ export function resolve(objects: readonly KubeObject[], host: string, clientName
     const ip = (svc?.['spec'] as { clusterIP?: string } | undefined)?.clusterIP;
     if (ip && ip !== 'None') return ip;
   }
+  if (!capturesDns(objects)) return outsideAddress;
   for (const se of objects.filter((o) => o.kind === 'ServiceEntry')) {
     const spec = se['spec'] as { hosts?: string[]; addresses?: string[] } | undefined;
     if (spec?.hosts?.includes(host) && spec.addresses?.[0]) return spec.addresses[0].replace(/\/\d+$/, '');
   }
   return outsideAddress;
+}
+
+/** Whether the mesh config (ConfigMap `istio`) has sidecars answer DNS for their applications. */
+function capturesDns(objects: readonly KubeObject[]): boolean {
+  const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'istio');
+  const text = (config?.['data'] as Record<string, string> | undefined)?.['mesh'];
+  if (!text) return false;
+  const mesh = parse(text) as { defaultConfig?: { proxyMetadata?: Record<string, unknown> } } | null;
+  return String(mesh?.defaultConfig?.proxyMetadata?.['ISTIO_META_DNS_CAPTURE']) === 'true';
 }
 
 /** One question and the hop it asks about. */

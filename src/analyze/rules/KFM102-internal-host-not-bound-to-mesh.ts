@@ -27,8 +27,9 @@ export const internalHostNotBoundToMesh: Rule = {
       if (!writtenAsVirtualService(vs) || vs.gateways.includes('mesh')) continue;
       vs.hosts.forEach((host) => {
         const service = mesh.serviceByHostname.get(host);
-        // ExternalName hosts are KFM101's (found by tracing).
-        if (!service || service.type === 'ExternalName' || meshHosts.has(host)) return;
+        // ExternalName hosts are KFM101's (found by tracing); a ServiceEntry's host is not a Service's.
+        if (!service || service.type === 'ExternalName' || service.type === 'ServiceEntry') return;
+        if (meshHosts.has(host)) return;
         findings.push(
           findingOf(
             internalHostNotBoundToMesh,

@@ -32,7 +32,9 @@ export const sidecarClientSkipsWaypoint: Rule = {
           ref.kind === 'Service'
             ? mesh.services.filter((s) => s.namespace === ns && s.name === ref.name)
             : ref.kind === 'Gateway' && mesh.waypoints.has(`${ns}/${ref.name}`)
-              ? mesh.services.filter((s) => s.namespace === ns && s.type !== 'ExternalName')
+              ? mesh.services.filter(
+                  (s) => s.namespace === ns && s.type !== 'ExternalName' && s.type !== 'ServiceEntry',
+                )
               : [];
         const service = services.find((s) => s.ports.length > 0);
         if (!service) continue;

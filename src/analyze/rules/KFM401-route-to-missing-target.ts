@@ -63,11 +63,15 @@ interface Target {
 
 function targetsOf(context: AnalyzeContext): Target[] {
   const mesh = context.mesh();
-  const services: Target[] = mesh.services.map((s) => ({
-    host: s.hostname,
-    exportTo: exportedNamespaces(s.exportTo, s.namespace),
-    ports: s.type === 'ExternalName' ? undefined : s.ports.map((p) => p.port),
-  }));
+  // ServiceEntries are read from their objects below (their hosts as written, even where a Service's
+  // name took the registry's place).
+  const services: Target[] = mesh.services
+    .filter((s) => s.type !== 'ServiceEntry')
+    .map((s) => ({
+      host: s.hostname,
+      exportTo: exportedNamespaces(s.exportTo, s.namespace),
+      ports: s.type === 'ExternalName' ? undefined : s.ports.map((p) => p.port),
+    }));
   const entries = context.snapshot.list('networking.istio.io', 'ServiceEntry').flatMap((entry) => {
     const ns = entry.metadata.namespace ?? 'default';
     const spec = specOf(entry, 'networking.istio.io/ServiceEntry');

@@ -75,6 +75,7 @@ function hostCovers(pattern: string, host: string): boolean {
 /** Step: a gateway — listener at the arrival port, TLS, authorization, virtual host, route. */
 export function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
   const w = proxy.workload;
+  t.originalDestination = undefined;
   const table = gatewayRouteTable(t.mesh, proxy, conn.port);
   const hop = t.hop('gateway', w, 'outbound', `0.0.0.0_${conn.port}`, conn.mtls);
   if (!table) {

@@ -7,7 +7,7 @@ import { labelsMatch } from '../../load/snapshot.ts';
 import { type Resolution, resolveHost } from '../dns.ts';
 import { type HttpRequest, type MatchContext, type MatchedRule, firstMatchingRule } from '../http-match.ts';
 import { serviceForHost } from '../mesh.ts';
-import { type MeshService, type ServiceEndpoint, isExportedTo } from '../services.ts';
+import { type MeshService, type ServiceEndpoint, type ServicePort, isExportedTo } from '../services.ts';
 import {
   type SidecarScope,
   hostWithoutPort,
@@ -83,6 +83,7 @@ export function sidecarOutbound(t: Tracer, client: Workload, host: string, port:
   if (resolution.kind === 'nxdomain')
     return t.localReply(-1, 0, 'DNS', `${host} does not resolve from ${client.namespace} (no such Service)`);
   const scope = sidecarScopeOf(t.mesh, client);
+  t.originalDestination = resolution.ip;
   const listener = outboundListener(t.mesh, scope, resolution.ip, port);
   const hop = t.hop('sidecar', client, 'outbound', listener.name);
   if (resolution.kind === 'service' && resolution.via.length > 0)
@@ -156,6 +157,9 @@ export function sidecarOutbound(t: Tracer, client: Workload, host: string, port:
   return takeRoute(t, client, hop, vs, matched, port, scope, true);
 }
 
+/** The port a sidecar's outbound capture listens on (`virtualOutbound`). */
+const OutboundCapturePort = 15001;
+
 /** No listener for `ip:port`: the outbound catch-all sends TCP to PassthroughCluster or BlackHoleCluster. */
 function tcpCatchAll(
   t: Tracer,
@@ -165,14 +169,25 @@ function tcpCatchAll(
   resolution: Resolution,
   port: number,
 ): Outcome {
+  // The catch-all's own port: sending to it would loop through the proxy, so it goes nowhere.
+  if (port === OutboundCapturePort) {
+    Object.assign(t.at(hop), { cluster: 'BlackHoleCluster', route: 'tcp' });
+    t.reportCatchAll(hop, client, 'blackhole', true);
+    return t.localReply(
+      hop,
+      0,
+      'UH',
+      `port ${port} is the proxy's own outbound capture port: BlackHoleCluster (no loop)`,
+    );
+  }
   if (scope.outboundTrafficPolicy === 'REGISTRY_ONLY') {
     Object.assign(t.at(hop), { cluster: 'BlackHoleCluster', route: 'tcp' });
     t.reportCatchAll(hop, client, 'blackhole', true);
     return t.localReply(
       hop,
       0,
-      '-',
-      `no listener for port ${port}; REGISTRY_ONLY closes the connection (BlackHoleCluster, TCP)`,
+      'UH',
+      `no listener for port ${port}; REGISTRY_ONLY closes the connection (BlackHoleCluster has no host, TCP)`,
     );
   }
   Object.assign(t.at(hop), { cluster: 'PassthroughCluster', route: 'tcp' });
@@ -218,7 +233,10 @@ export const takeRoute: Walks['takeRoute'] = (t, proxy, hop, vs, matched, port, 
   const resolved = destinations.map((d) => {
     const host = resolveShortName(d.destination.host, vs.namespace, t.mesh.clusterDomain);
     const service = serviceForHost(t.mesh, host);
-    const onlyPort = service?.ports.length === 1 ? service.ports[0]?.port : undefined;
+    // A destination without a port takes the service's only port at a gateway; a sidecar's route table
+    // knows each service by the listener's port alone, so there it is always that port (docs/semantics.md,
+    // Sidecar outbound).
+    const onlyPort = !scope && service?.ports.length === 1 ? service.ports[0]?.port : undefined;
     const destPort = d.destination.port?.number ?? onlyPort ?? port;
     const clusterHost =
       service && service.hostname !== host && t.mesh.behaviour.externalNameAlias ? service.hostname : host;
@@ -444,11 +462,28 @@ function clusterEndpoint(
     ? subsetLabelsOf(t, proxy.namespace, service, dest.host, dest.subset)
     : undefined;
   if (dest.subset && !subsetLabels) return noCluster(`no DestinationRule defines subset ${dest.subset}`);
-  const endpoint = subsetLabels
-    ? target.endpoints.find((e) => e.workload !== undefined && labelsMatch(e.workload.labels, subsetLabels))
-    : target.endpoints[0];
+  const endpoint =
+    service.entry?.resolution === 'NONE' && target.endpoints.length === 0
+      ? originalDestination(t)
+      : subsetLabels
+        ? target.endpoints.find(
+            (e) => e.workload !== undefined && labelsMatch(e.workload.labels, subsetLabels),
+          )
+        : target.endpoints[0];
   if (!endpoint) return { code: 503, flags: 'UH', why: `no healthy endpoint in ${clusterName}` };
   return { service, target, endpoint, endpointPort: endpoint.portFor(targetPort) };
+}
+
+/**
+ * The endpoint of an original-destination cluster: the address the client connected to (none at a proxy
+ * that was not connected to for it, such as a gateway: Envoy then has no upstream host).
+ */
+function originalDestination(t: Tracer): ServiceEndpoint | undefined {
+  const ip = t.originalDestination;
+  if (ip === undefined) return undefined;
+  const workload = t.mesh.workloadByIp.get(ip);
+  const portFor = (sp: ServicePort) => (typeof sp.targetPort === 'number' ? sp.targetPort : sp.port);
+  return workload ? { ip, workload, portFor } : { ip, portFor };
 }
 
 function aliasVisible(mesh: Mesh, scope: SidecarScope, host: string): boolean {

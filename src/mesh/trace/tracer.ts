@@ -85,6 +85,11 @@ export class Tracer {
   /** The client a waypoint serves, set when the request enters one: the waypoint reports on its behalf. */
   waypointClient: Workload | undefined;
   request: HttpRequest;
+  /**
+   * The address the client's connection was made to, as the proxy handling it sees it: where an
+   * original-destination cluster (a ServiceEntry with `resolution: NONE`) sends it.
+   */
+  originalDestination: string | undefined;
   readonly mesh: Mesh;
   /** The steps that recurse through other walks, handed in by trace.ts (which knows every walk). */
   readonly walks: Walks;
@@ -93,6 +98,7 @@ export class Tracer {
     this.mesh = mesh;
     this.request = request;
     this.walks = walks;
+    this.originalDestination = undefined;
   }
 
   /** Starts a hop; every hop object has the same fields (unset ones undefined, left out of JSON). */
