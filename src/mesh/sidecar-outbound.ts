@@ -191,7 +191,11 @@ function inMeshOrder<T extends object>(
   return [...new Set(some)].sort((a, b) => (at.get(a) ?? 0) - (at.get(b) ?? 0));
 }
 
-function selectSidecar(mesh: Mesh, workload: Workload): KubeObject | undefined {
+/**
+ * The Sidecar resource that applies to a workload: the first (oldest) of its namespace whose selector
+ * matches it, else its namespace's one without a selector, else the root namespace's one without a selector.
+ */
+export function selectSidecar(mesh: Mesh, workload: Workload): KubeObject | undefined {
   const all = sidecars.get(mesh, () =>
     [...mesh.snapshot.list('networking.istio.io', 'Sidecar')].sort((a, b) =>
       compareStrings(orderKey(a), orderKey(b)),

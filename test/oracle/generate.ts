@@ -6,7 +6,8 @@
  * out of the mesh through a ServiceEntry (resolution NONE, DNS or STATIC; with or without addresses; HTTP,
  * sniffed and TCP ports; exported everywhere or to its own namespace), perhaps under a Sidecar that
  * blocks unknown hosts (REGISTRY_ONLY) or imports only some hosts, perhaps routed by a VirtualService for
- * the external host: by name, by its address, and to a host no entry names. Each platform lives in a
+ * the external host: by name, by its address, and to a host no entry names. A Sidecar's ingress may list
+ * the port `a` is called on, or only another (whose calls then pass through). Each platform lives in a
  * namespace of its own (g0, g1, ...), so one oracle run answers all of them.
  */
 import fc from 'fast-check';
@@ -93,6 +94,8 @@ const platformSpec = fc.record({
   policy,
   requests: fc.array(request, { minLength: 3, maxLength: 5 }),
   egress,
+  /** A Sidecar for `a` whose ingress lists one port: the one its Service sends to (8080), or another. */
+  ingress: fc.option(fc.constantFrom(8080, 9999)),
 });
 type Spec = typeof platformSpec extends fc.Arbitrary<infer T> ? T : never;
 
@@ -121,6 +124,21 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
     },
   ];
   out.push(...egressObjects(ns, index, spec));
+  if (spec.ingress !== null)
+    out.push({
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'Sidecar',
+      metadata: { name: 'a', namespace: ns },
+      spec: {
+        workloadSelector: { labels: { app: 'a' } },
+        ingress: [
+          {
+            port: { number: spec.ingress, protocol: 'HTTP', name: 'http' },
+            defaultEndpoint: `127.0.0.1:${spec.ingress}`,
+          },
+        ],
+      },
+    });
   const p = spec.policy;
   if (p) {
     const to = {

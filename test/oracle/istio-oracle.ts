@@ -242,11 +242,24 @@ export function hopDisagreements(hop: Hop, answer: OracleAnswer): string[] {
     } else same('cluster', hop.cluster, answer.cluster ?? answer.weighted?.map((w) => w.name).join('|'));
   }
   same('outcome', ended, outcomeClass(answer));
-  if ((hop.decision === 'deny' && !networkRefused(hop)) || answer.outcome === 'rbac_denied') {
+  if (
+    (hop.decision === 'deny' && !networkRefused(hop) && !plaintextRefused(hop)) ||
+    answer.outcome === 'rbac_denied'
+  ) {
     const theirs = answer.rbac?.find((d) => !d.allowed);
     same('denied', hop.decision === 'deny' ? 'deny' : 'allow', theirs ? 'deny' : 'allow');
   }
   return out;
+}
+
+/**
+ * A hop whose proxy refused a plaintext connection because PeerAuthentication is STRICT there: no filter
+ * chain takes it (kfmesh says so as a denial without a policy).
+ */
+function plaintextRefused(hop: Hop): boolean {
+  return (
+    hop.decision === 'deny' && hop.policy === undefined && !hop.mtls && (hop.tls ?? '').includes('STRICT')
+  );
 }
 
 /** A hop whose connection a NetworkPolicy dropped after the proxy sent it. */
@@ -262,6 +275,7 @@ function hopStops(hop: Hop): string {
   // A connection NetworkPolicy drops left the proxy: the network refused it, not Envoy (docs/semantics.md,
   // What Istio's code cannot judge).
   if (networkRefused(hop)) return 'forwarded';
+  if (plaintextRefused(hop)) return 'no_filter_chain';
   if (hop.decision === 'deny') return 'rbac_denied';
   if (hop.code === undefined) return 'forwarded';
   switch (hop.flags) {

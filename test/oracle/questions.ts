@@ -166,6 +166,18 @@ export function questionsFor(
             sourceIP: outsideAddress,
           },
         });
+      } else if (hop.kind === 'sidecar' && hop.direction === 'inbound') {
+        // A client without a proxy connects straight to the server's pod (kube-proxy translates a cluster IP).
+        const [address, port] = throughKubeProxy(
+          objects,
+          w,
+          resolve(objects, url.hostname, clientNamespace),
+          urlPort,
+        );
+        questions.push({
+          hop: i,
+          request: { ...base, direction: 'inbound', address, port, tls: 'none', sourceIP: outsideAddress },
+        });
       } else skipped.push(`first hop ${hop.kind} ${hop.direction}`);
       return;
     }

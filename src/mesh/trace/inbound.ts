@@ -1,6 +1,6 @@
 /**
  * The inbound side of a sidecar: the listener a connection lands on, the Service and port it was for, and
- * the authorization the proxy applies before the application answers (docs/semantics.md, "Inbound").
+ * the authorization the proxy applies before the application answers (docs/semantics.md, "Sidecar inbound").
  */
 import { MeshMemo, MeshOnce } from '../memo.ts';
 import type { AuthzDecision } from '../authorization.ts';
@@ -12,6 +12,8 @@ import { type Workload } from '../workloads.ts';
 import type { KubeObject } from '../../model/object.ts';
 import type { Mesh } from '../compiled.ts';
 import { principalOf } from '../../model/identity.ts';
+import { specIfKind } from '../../model/specs.ts';
+import { selectSidecar } from '../sidecar-outbound.ts';
 
 /**
  * Whether an HTTP proxy (sidecar, gateway, waypoint) sent the connection. When the server side resets it,
@@ -25,7 +27,7 @@ export function sentByHttpProxy(t: Tracer, conn: Connection): boolean {
 export function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
   const hop = t.hop('sidecar', w, 'inbound', 'virtualInbound', conn.mtls);
   t.at(hop).cluster = `inbound|${conn.port}||`;
-  const { peerAuth, service, policies } = inboundPort(t.mesh, w, conn.port);
+  const { peerAuth, service, cluster, policies } = inboundPort(t.mesh, w, conn.port);
   t.at(hop).tls =
     `${conn.mtls ? 'mTLS' : 'plaintext'}; PeerAuthentication ${peerAuth.mode}${peerAuth.policy ? ` (${peerAuth.policy})` : ' (default)'}`;
   if (peerAuth.mode === MtlsMode.Strict && !conn.mtls) {
@@ -45,7 +47,7 @@ export function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcom
     );
   }
   const decision = authorize(t, hop, w, conn, policies);
-  if (!service) t.at(hop).cluster = t.mesh.behaviour.inboundPassthroughCluster;
+  if (!cluster) t.at(hop).cluster = t.mesh.behaviour.inboundPassthroughCluster;
   t.reports.push(serverReport(t.mesh, { proxy: w, peer: conn.sender, mtls: conn.mtls, service, hop }));
   if (!decision.allowed)
     return t.localReply(hop, 403, '-', `RBAC: access denied at ${w.namespace}/${w.name}: ${decision.reason}`);
@@ -111,6 +113,12 @@ interface InboundPort {
   port: number;
   peerAuth: { mode: MtlsMode; policy?: string };
   service: MeshService | undefined;
+  /**
+   * The port has an inbound cluster of its own (`inbound|PORT||`): a Service's port that reaches it, or,
+   * when a Sidecar resource lists `ingress` ports, one of those alone (docs/semantics.md, Sidecar inbound).
+   * Other ports go to the passthrough cluster.
+   */
+  cluster: boolean;
   policies: readonly KubeObject[];
 }
 
@@ -120,10 +128,13 @@ const inboundPorts = new MeshMemo<Workload, InboundPort[]>('inbound-ports');
 export function inboundPort(mesh: Mesh, w: Workload, port: number): InboundPort {
   const ports = inboundPorts.get(mesh, w, () => []);
   for (const p of ports) if (p.port === port) return p;
+  const service = inboundService(mesh, w, port);
+  const ingress = specIfKind(selectSidecar(mesh, w), 'networking.istio.io/Sidecar').ingress ?? [];
   const entry: InboundPort = {
     port,
     peerAuth: mesh.security.peerAuthenticationMode(w, port),
-    service: inboundService(mesh, w, port),
+    service,
+    cluster: ingress.length > 0 ? ingress.some((i) => i.port?.number === port) : service !== undefined,
     policies: mesh.authorization.forWorkload(w),
   };
   ports.push(entry);
