@@ -7,7 +7,9 @@
  * sniffed and TCP ports; exported everywhere or to its own namespace), perhaps under a Sidecar that
  * blocks unknown hosts (REGISTRY_ONLY) or imports only some hosts, perhaps routed by a VirtualService for
  * the external host: by name, by its address, and to a host no entry names. A Sidecar's ingress may list
- * the port `a` is called on, or only another (whose calls then pass through). Each platform lives in a
+ * the port `a` is called on, or only another (whose calls then pass through). A PeerAuthentication may
+ * set the namespace's mTLS mode (and another for `a`'s port), and a client without a proxy may make the
+ * first call. Each platform lives in a
  * namespace of its own (g0, g1, ...), so one oracle run answers all of them.
  */
 import fc from 'fast-check';
@@ -96,6 +98,14 @@ const platformSpec = fc.record({
   egress,
   /** A Sidecar for `a` whose ingress lists one port: the one its Service sends to (8080), or another. */
   ingress: fc.option(fc.constantFrom(8080, 9999)),
+  /** A PeerAuthentication for the namespace (perhaps with a port of `a` set apart), and a client without a proxy. */
+  peer: fc.option(
+    fc.record({
+      mode: fc.constantFrom('STRICT', 'PERMISSIVE', 'DISABLE'),
+      port: fc.option(fc.constantFrom('STRICT', 'PERMISSIVE', 'DISABLE')),
+    }),
+  ),
+  legacy: fc.boolean(),
 });
 type Spec = typeof platformSpec extends fc.Arbitrary<infer T> ? T : never;
 
@@ -124,6 +134,27 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
     },
   ];
   out.push(...egressObjects(ns, index, spec));
+  if (spec.legacy) out.push(deployment(ns, 'legacy', { 'sidecar.istio.io/inject': 'false' }));
+  const peer = spec.peer;
+  if (peer) {
+    out.push({
+      apiVersion: 'security.istio.io/v1',
+      kind: 'PeerAuthentication',
+      metadata: { name: 'default', namespace: ns },
+      spec: { mtls: { mode: peer.mode } },
+    });
+    if (peer.port !== null)
+      out.push({
+        apiVersion: 'security.istio.io/v1',
+        kind: 'PeerAuthentication',
+        metadata: { name: 'a', namespace: ns },
+        spec: {
+          selector: { matchLabels: { app: 'a' } },
+          mtls: { mode: peer.mode },
+          portLevelMtls: { '8080': { mode: peer.port } },
+        },
+      });
+  }
   if (spec.ingress !== null)
     out.push({
       apiVersion: 'networking.istio.io/v1',
@@ -248,15 +279,16 @@ export function generatedPlatforms(
   specs.forEach((spec, i) => {
     const ns = `g${i}`;
     objects.push(...objectsOf(ns, i, spec));
-    for (const r of spec.requests) {
+    for (const [n, r] of spec.requests.entries()) {
       const input: TraceInput = {
-        from: `${ns}/client`,
+        // With a client without a proxy, its first request is that client's.
+        from: spec.legacy && n === 0 ? `${ns}/legacy` : `${ns}/client`,
         url: `http://${r.to}.${ns}.svc.cluster.local${r.path}`,
         method: r.method,
         ...(r.header !== null ? { headers: { 'x-v': r.header } } : {}),
       };
       requests.push({
-        label: `generated/${ns} ${r.method} ${input.url}${r.header !== null ? ` x-v: ${r.header}` : ''}`,
+        label: `generated/${ns} ${input.from === `${ns}/legacy` ? 'legacy ' : ''}${r.method} ${input.url}${r.header !== null ? ` x-v: ${r.header}` : ''}`,
         input,
       });
     }
