@@ -275,6 +275,7 @@ function hopStops(hop: Hop): string {
   // A connection NetworkPolicy drops left the proxy: the network refused it, not Envoy (docs/semantics.md,
   // What Istio's code cannot judge).
   if (networkRefused(hop)) return 'forwarded';
+  if (hop.listener === undefined) return 'no_listener';
   if (plaintextRefused(hop)) return 'no_filter_chain';
   if (hop.decision === 'deny') return 'rbac_denied';
   if (hop.code === undefined) return 'forwarded';

@@ -79,6 +79,8 @@ export function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outco
   const table = gatewayRouteTable(t.mesh, proxy, conn.port);
   const hop = t.hop('gateway', w, 'outbound', `0.0.0.0_${conn.port}`, conn.mtls);
   if (!table) {
+    // No server of any Gateway makes a listener on this port: the connection is refused.
+    t.at(hop).listener = undefined;
     t.at(hop).notes.push(`no HTTP server listens on port ${conn.port}`);
     return t.localReply(
       conn.senderHop,
