@@ -31,7 +31,9 @@ export function fromExternal(t: Tracer, host: string, port: number, https: boole
     const table = gatewayRouteTable(t.mesh, proxy, server.listenPort);
     return table !== undefined && pickDomain(table.virtualHosts, host) !== undefined;
   });
-  const chosen = routed ?? candidates[0];
+  // A gateway named with --via that lists the port but not the host is still reached at its address: its
+  // listener's route configuration has no virtual host for the host (docs/semantics.md, Gateways).
+  const chosen = routed ?? candidates[0] ?? (via !== undefined ? onPort(proxies, port) : undefined);
   if (chosen) {
     const { proxy, server } = chosen;
     return gateway(
@@ -61,6 +63,18 @@ function serving(
   });
 }
 
+/** The first of the gateways with a server on this port, whatever hosts it lists. */
+function onPort(
+  proxies: readonly GatewayProxy[],
+  port: number,
+): { proxy: GatewayProxy; server: GatewayServer } | undefined {
+  for (const proxy of proxies) {
+    const server = proxy.servers.find((s) => s.port === port);
+    if (server) return { proxy, server };
+  }
+  return undefined;
+}
+
 /** The ingress gateways an outside client can enter through for this host and port, as `--via` names them. */
 export function ingressGatewaysServing(mesh: Mesh, host: string, port: number): string[] {
   return serving([...mesh.gateways.values()], host, port).map(
@@ -80,7 +94,7 @@ export function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outco
   const hop = t.hop('gateway', w, 'outbound', `0.0.0.0_${conn.port}`, conn.mtls);
   if (!table) {
     // No server of any Gateway makes a listener on this port: the connection is refused.
-    t.at(hop).listener = undefined;
+    if (!proxy.servers.some((s) => s.listenPort === conn.port)) t.at(hop).listener = undefined;
     t.at(hop).notes.push(`no HTTP server listens on port ${conn.port}`);
     return t.localReply(
       conn.senderHop,
