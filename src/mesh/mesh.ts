@@ -16,7 +16,12 @@ import { meshConfigFrom } from '../load/mesh-config.ts';
 import { NetworkPolicies } from './network-policy.ts';
 import { SecurityPolicies } from './security.ts';
 import { serviceEntryServices, servicesFrom, type MeshService } from './services.ts';
-import { httpRouteTable, sidecarScopeOf, type SidecarScope } from './sidecar-outbound.ts';
+import {
+  endpointListenerIndex,
+  httpRouteTable,
+  sidecarScopeOf,
+  type SidecarScope,
+} from './sidecar-outbound.ts';
 import { virtualServicesFrom } from './virtual-services.ts';
 import { workloadsFrom, type Workload } from './workloads.ts';
 import type { CompileOptions, Mesh } from './compiled.ts';
@@ -119,6 +124,7 @@ export function serviceForHost(mesh: Mesh, host: string): MeshService | undefine
  */
 export function compileProxies(mesh: Mesh): number {
   let tables = 0;
+  endpointListenerIndex(mesh);
   const seenScopes = new Set<SidecarScope>();
   for (const workload of mesh.workloads) {
     if (workload.proxy === 'sidecar') {

@@ -9,7 +9,7 @@ import { MeshMemo, MeshOnce } from './memo.ts';
 import { labelsMatch } from '../load/snapshot.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
-import { pickDomain } from './gateways.ts';
+import { intersectHosts, pickDomain } from './gateways.ts';
 import { OutboundTrafficPolicy } from '../load/mesh-config.ts';
 import { hostMatches } from './security.ts';
 import { isExportedTo, isHttpProtocol, Protocol, type MeshService, type ServicePort } from './services.ts';
@@ -145,8 +145,14 @@ function newSidecarScope(
             (ns) => byNamespaceIndex(mesh, virtualServicesByNamespace, mesh.virtualServices).get(ns) ?? [],
           ),
         );
+  // A VirtualService is imported when one of its hosts meets an egress host (a wildcard on either side).
+  const importsRoutes = (ns: string, host: string): boolean =>
+    egress === undefined ||
+    egress.some(
+      (e) => (e.ns === '*' || e.ns === ns) && (e.host === '*' || intersectHosts(e.host, host) !== undefined),
+    );
   const virtualServices = virtualServicesFor(candidates, MeshGateway, namespace).filter((vs) =>
-    vs.hosts.some((h) => imported(vs.namespace, h)),
+    vs.hosts.some((h) => importsRoutes(vs.namespace, h)),
   );
   const httpPorts = new Set<number>();
   for (const svc of services)
@@ -241,6 +247,16 @@ export function outboundListener(
     }
     return { kind: 'tcp', name: `${ip}_${port}`, service: visible, port: servicePort };
   }
+  // A service without an address whose endpoints are reached directly (headless, or an entry resolved
+  // NONE that lists endpoints) gets a listener per endpoint address on its TCP and sniffed ports.
+  const direct = endpointListenerService(mesh, scope, ip, port);
+  if (direct) {
+    if (direct.port.protocol === Protocol.Unsupported) {
+      const table = sniffedRouteTable(mesh, scope, direct.service, port);
+      return { kind: 'http', name: `${ip}_${port}`, port, table, service: direct.service };
+    }
+    return { kind: 'tcp', name: `${ip}_${port}`, service: direct.service, port: direct.port };
+  }
   if (scope.httpPorts.has(port))
     return { kind: 'http', name: `0.0.0.0_${port}`, port, table: httpRouteTable(mesh, scope, port) };
   // A ServiceEntry without addresses listens on every address of its ports: a sniffed port routes by
@@ -253,6 +269,41 @@ export function outboundListener(
       return { kind: 'tcp', name: `0.0.0.0_${port}`, service: wildcard.service, port: wildcard.port };
   }
   return { kind: 'none', name: 'virtualOutbound' };
+}
+
+const endpointServices = new MeshOnce<Map<string, MeshService[]>>('endpoint-listener-services');
+
+/** Endpoint address → the services without an address that have an endpoint there (built once per mesh). */
+export function endpointListenerIndex(mesh: Mesh): ReadonlyMap<string, MeshService[]> {
+  return endpointServices.get(mesh, () => {
+    const byIp = new Map<string, MeshService[]>();
+    for (const s of mesh.services) {
+      const passthrough =
+        s.type === 'Headless' ||
+        (s.type === 'ServiceEntry' && s.vip === undefined && s.entry?.resolution === 'NONE');
+      if (passthrough) for (const e of s.endpoints) addTo(byIp, e.ip, s);
+    }
+    return byIp;
+  });
+}
+
+/**
+ * The visible service without an address that has an endpoint at `ip` and a TCP or sniffed `port` (the
+ * first in the scope's order), with that port: Istio listens on each endpoint's address for these.
+ */
+function endpointListenerService(
+  mesh: Mesh,
+  scope: SidecarScope,
+  ip: string,
+  port: number,
+): { service: MeshService; port: ServicePort } | undefined {
+  for (const service of endpointListenerIndex(mesh).get(ip) ?? []) {
+    if (!sees(scope, service)) continue;
+    const servicePort = service.ports.find((p) => p.port === port);
+    if (servicePort && !isHttpProtocol(servicePort.protocol) && servicePort.protocol !== Protocol.UDP)
+      return { service, port: servicePort };
+  }
+  return undefined;
 }
 
 /**

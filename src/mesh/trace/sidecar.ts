@@ -462,14 +462,19 @@ function clusterEndpoint(
     ? subsetLabelsOf(t, proxy.namespace, service, dest.host, dest.subset)
     : undefined;
   if (dest.subset && !subsetLabels) return noCluster(`no DestinationRule defines subset ${dest.subset}`);
+  // A headless Service's cluster sends to the address the client connected to, when that is its endpoint.
+  const connectedTo =
+    service.type === 'Headless' ? target.endpoints.find((e) => e.ip === t.originalDestination) : undefined;
   const endpoint =
     service.entry?.resolution === 'NONE' && target.endpoints.length === 0
       ? originalDestination(t)
-      : subsetLabels
-        ? target.endpoints.find(
-            (e) => e.workload !== undefined && labelsMatch(e.workload.labels, subsetLabels),
-          )
-        : target.endpoints[0];
+      : connectedTo && !subsetLabels
+        ? connectedTo
+        : subsetLabels
+          ? target.endpoints.find(
+              (e) => e.workload !== undefined && labelsMatch(e.workload.labels, subsetLabels),
+            )
+          : target.endpoints[0];
   if (!endpoint) return { code: 503, flags: 'UH', why: `no healthy endpoint in ${clusterName}` };
   return { service, target, endpoint, endpointPort: endpoint.portFor(targetPort) };
 }
