@@ -15,7 +15,7 @@
 import fc from 'fast-check';
 import type { KubeObject } from '../../src/model/object.ts';
 import type { TraceInput } from '../../src/mesh/trace/request.ts';
-import { deployment, service } from '../mesh-fixtures.ts';
+import { deployment, istio, service } from '../mesh-fixtures.ts';
 
 const paths = ['/', '/v1', '/v1/predict', '/v12', '/api/x', '/apix', '/A/b', '/v1/models/m:predict'];
 const regexes = ['/v[0-9]+', '/api/.*', '.*predict', '/v1|/api', '/[a-z]+'];
@@ -119,57 +119,34 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
     deployment(ns, 'b'),
     service(ns, 'a', { ip: `10.100.${Math.floor(index / 100)}.${(index % 100) * 2 + 1}` }),
     service(ns, 'b', { ip: `10.100.${Math.floor(index / 100)}.${(index % 100) * 2 + 2}` }),
-    {
-      apiVersion: 'networking.istio.io/v1',
-      kind: 'VirtualService',
-      metadata: { name: 'routes', namespace: ns },
-      spec: {
-        hosts: [host('a')],
-        http: spec.rules.map((r, i) => ({
-          name: `r${i}`,
-          ...(r.match.length > 0 ? { match: r.match } : {}),
-          route: r.route.map((d) => ({ destination: { host: host(d.s) }, weight: d.weight })),
-        })),
-      },
-    },
+    istio('VirtualService', ns, 'routes', {
+      hosts: [host('a')],
+      http: spec.rules.map((r, i) => ({
+        name: `r${i}`,
+        ...(r.match.length > 0 ? { match: r.match } : {}),
+        route: r.route.map((d) => ({ destination: { host: host(d.s) }, weight: d.weight })),
+      })),
+    }),
   ];
   out.push(...egressObjects(ns, index, spec));
   if (spec.legacy) out.push(deployment(ns, 'legacy', { 'sidecar.istio.io/inject': 'false' }));
   const peer = spec.peer;
   if (peer) {
-    out.push({
-      apiVersion: 'security.istio.io/v1',
-      kind: 'PeerAuthentication',
-      metadata: { name: 'default', namespace: ns },
-      spec: { mtls: { mode: peer.mode } },
-    });
+    out.push(istio('PeerAuthentication', ns, 'default', { mtls: { mode: peer.mode } }));
     if (peer.port !== null)
-      out.push({
-        apiVersion: 'security.istio.io/v1',
-        kind: 'PeerAuthentication',
-        metadata: { name: 'a', namespace: ns },
-        spec: {
+      out.push(
+        istio('PeerAuthentication', ns, 'a', {
           selector: { matchLabels: { app: 'a' } },
           mtls: { mode: peer.mode },
           portLevelMtls: { '8080': { mode: peer.port } },
-        },
-      });
+        }),
+      );
   }
-  if (spec.ingress !== null)
-    out.push({
-      apiVersion: 'networking.istio.io/v1',
-      kind: 'Sidecar',
-      metadata: { name: 'a', namespace: ns },
-      spec: {
-        workloadSelector: { labels: { app: 'a' } },
-        ingress: [
-          {
-            port: { number: spec.ingress, protocol: 'HTTP', name: 'http' },
-            defaultEndpoint: `127.0.0.1:${spec.ingress}`,
-          },
-        ],
-      },
-    });
+  if (spec.ingress !== null) {
+    const port = { number: spec.ingress, protocol: 'HTTP', name: 'http' };
+    const ingress = [{ port, defaultEndpoint: `127.0.0.1:${spec.ingress}` }];
+    out.push(istio('Sidecar', ns, 'a', { workloadSelector: { labels: { app: 'a' } }, ingress }));
+  }
   const p = spec.policy;
   if (p) {
     const to = {
@@ -180,18 +157,15 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
       p.fromClient === null
         ? undefined
         : [{ source: { principals: [`cluster.local/ns/${ns}/sa/${p.fromClient ? 'client' : 'other'}`] } }];
-    out.push({
-      apiVersion: 'security.istio.io/v1',
-      kind: 'AuthorizationPolicy',
-      metadata: { name: 'guard', namespace: ns },
-      spec: {
+    out.push(
+      istio('AuthorizationPolicy', ns, 'guard', {
         selector: { matchLabels: { app: 'a' } },
         action: p.action,
         rules: [
           { ...(Object.keys(to).length > 0 ? { to: [{ operation: to }] } : {}), ...(from ? { from } : {}) },
         ],
-      },
-    });
+      }),
+    );
   }
   return out;
 }
@@ -211,60 +185,48 @@ function egressObjects(ns: string, index: number, spec: Spec): KubeObject[] {
   const e = spec.egress;
   if (!e) return [];
   const { host, address } = externalHost(ns, index);
-  const resolution = e.resolution;
+  // Entries are created one second apart in platform order: which is older decides between entries that
+  // claim the same listener, and a cluster stamps objects as they are created.
   const out: KubeObject[] = [
-    {
-      apiVersion: 'networking.istio.io/v1',
-      kind: 'ServiceEntry',
-      // Created one second apart in platform order: which entry is older decides between entries that
-      // claim the same listener, and a cluster stamps objects as they are created.
-      metadata: { name: 'external', namespace: ns, creationTimestamp: createdAt(index) },
-      spec: {
+    istio(
+      'ServiceEntry',
+      ns,
+      'external',
+      {
         hosts: [host],
         ...(e.withAddress ? { addresses: [address] } : {}),
         ports: e.ports,
-        resolution,
+        resolution: e.resolution,
         location: e.internal ? 'MESH_INTERNAL' : 'MESH_EXTERNAL',
-        ...(resolution === 'STATIC' ? { endpoints: [{ address: `198.51.100.${(index % 250) + 1}` }] } : {}),
+        ...(e.resolution === 'STATIC' ? { endpoints: [{ address: `198.51.100.${(index % 250) + 1}` }] } : {}),
         ...(e.exportTo !== 'default' ? { exportTo: [e.exportTo] } : {}),
       },
-    },
+      createdAt(index),
+    ),
   ];
   if (e.sidecar)
-    out.push({
-      apiVersion: 'networking.istio.io/v1',
-      kind: 'Sidecar',
-      metadata: { name: 'client', namespace: ns },
-      spec: {
+    out.push(
+      istio('Sidecar', ns, 'client', {
         workloadSelector: { labels: { app: 'client' } },
         egress: [{ hosts: e.sidecar.ownNamespaceOnly ? ['./*'] : ['*/*'] }],
         ...(e.sidecar.registryOnly ? { outboundTrafficPolicy: { mode: 'REGISTRY_ONLY' } } : {}),
-      },
-    });
-  if (e.route)
-    out.push({
-      apiVersion: 'networking.istio.io/v1',
-      kind: 'VirtualService',
-      // Created one second apart in platform order: which entry is older decides between entries that
-      // claim the same listener, and a cluster stamps objects as they are created.
-      metadata: { name: 'external', namespace: ns, creationTimestamp: createdAt(index) },
-      spec: {
-        hosts: [host],
-        http: [
-          {
-            match: [{ uri: { prefix: '/v1' } }],
-            route: [
-              {
-                destination:
-                  e.route === 'to-service'
-                    ? { host: `a.${ns}.svc.cluster.local` }
-                    : { host, port: { number: e.ports[0]?.number ?? 80 } },
-              },
-            ],
-          },
-        ],
-      },
-    });
+      }),
+    );
+  if (e.route) {
+    const destination =
+      e.route === 'to-service'
+        ? { host: `a.${ns}.svc.cluster.local` }
+        : { host, port: { number: e.ports[0]?.number ?? 80 } };
+    out.push(
+      istio(
+        'VirtualService',
+        ns,
+        'external',
+        { hosts: [host], http: [{ match: [{ uri: { prefix: '/v1' } }], route: [{ destination }] }] },
+        createdAt(index),
+      ),
+    );
+  }
   return out;
 }
 
