@@ -105,7 +105,8 @@ export function resolveGatewayName(name: string, vsNamespace: string): string {
 
 /** Istio's `ResolveShortnameToFQDN`: a name without a dot is `<name>.<ns>.svc.<clusterDomain>`; others are kept. */
 export function resolveShortName(host: string, namespace: string, clusterDomain: string): string {
-  if (host === '*' || host.includes('.') || /^[0-9.:]+$/.test(host)) return host;
+  // An empty host (a backend Istio dropped) stays empty: it names no service.
+  if (host === '' || host === '*' || host.includes('.') || /^[0-9.:]+$/.test(host)) return host;
   return `${host}.${namespace}.svc.${clusterDomain}`;
 }
 

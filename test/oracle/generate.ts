@@ -106,6 +106,12 @@ const platformSpec = fc.record({
     }),
   ),
   legacy: fc.boolean(),
+  /**
+   * A Gateway API gateway with an HTTPRoute for `app.<ns>.example.com` to `a`, to `b`, or to the previous
+   * platform's `a` (with a ReferenceGrant or without one); called from outside on a routed path, another
+   * path, and a host the route does not name.
+   */
+  web: fc.option(fc.record({ backend: fc.constantFrom('a', 'b', 'previous'), grant: fc.boolean() })),
 });
 type Spec = typeof platformSpec extends fc.Arbitrary<infer T> ? T : never;
 
@@ -128,7 +134,7 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
       })),
     }),
   ];
-  out.push(...egressObjects(ns, index, spec));
+  out.push(...egressObjects(ns, index, spec), ...webObjects(ns, index, spec));
   if (spec.legacy) out.push(deployment(ns, 'legacy', { 'sidecar.istio.io/inject': 'false' }));
   const peer = spec.peer;
   if (peer) {
@@ -167,6 +173,58 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
       }),
     );
   }
+  return out;
+}
+
+/** The Gateway API gateway of a platform, its HTTPRoute, and the grant its backend may need. */
+function webObjects(ns: string, index: number, spec: Spec): KubeObject[] {
+  const web = spec.web;
+  if (!web) return [];
+  const previous = web.backend === 'previous' && index > 0 ? `g${index - 1}` : undefined;
+  const api = 'gateway.networking.k8s.io/v1';
+  const out: KubeObject[] = [
+    {
+      apiVersion: api,
+      kind: 'Gateway',
+      metadata: { name: 'web', namespace: ns },
+      spec: {
+        gatewayClassName: 'istio',
+        listeners: [{ name: 'http', port: 80, protocol: 'HTTP', hostname: `*.${ns}.example.com` }],
+      },
+      status: {
+        addresses: [{ type: 'IPAddress', value: `10.200.${Math.floor(index / 200)}.${(index % 200) + 1}` }],
+      },
+    },
+    {
+      apiVersion: api,
+      kind: 'HTTPRoute',
+      metadata: { name: 'web', namespace: ns },
+      spec: {
+        parentRefs: [{ name: 'web' }],
+        hostnames: [`app.${ns}.example.com`],
+        rules: [
+          {
+            matches: [{ path: { type: 'PathPrefix', value: '/v1' } }],
+            backendRefs: [
+              previous
+                ? { name: 'a', namespace: previous, port: 80 }
+                : { name: web.backend === 'b' ? 'b' : 'a', port: 80 },
+            ],
+          },
+        ],
+      },
+    },
+  ];
+  if (previous && web.grant)
+    out.push({
+      apiVersion: 'gateway.networking.k8s.io/v1beta1',
+      kind: 'ReferenceGrant',
+      metadata: { name: `from-${ns}`, namespace: previous },
+      spec: {
+        from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: ns }],
+        to: [{ group: '', kind: 'Service' }],
+      },
+    });
   return out;
 }
 
@@ -236,7 +294,14 @@ export function generatedPlatforms(
   count: number,
 ): { objects: KubeObject[]; requests: { label: string; input: TraceInput }[] } {
   const specs = fc.sample(platformSpec, { seed, numRuns: count });
-  const objects: KubeObject[] = [];
+  const objects: KubeObject[] = [
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name: 'istio' },
+      spec: { controllerName: 'istio.io/gateway-controller' },
+    },
+  ];
   const requests: { label: string; input: TraceInput }[] = [];
   specs.forEach((spec, i) => {
     const ns = `g${i}`;
@@ -254,6 +319,16 @@ export function generatedPlatforms(
         input,
       });
     }
+    if (spec.web)
+      for (const url of [
+        `http://app.${ns}.example.com/v1/x`,
+        `http://app.${ns}.example.com/other`,
+        `http://nope.${ns}.example.com/v1/x`,
+      ])
+        requests.push({
+          label: `generated/${ns} external GET ${url}`,
+          input: { from: 'external', via: `${ns}/web`, url },
+        });
     const { host, address } = externalHost(ns, i);
     for (const call of spec.egress?.calls ?? []) {
       const name = call.target === 'unknown' ? `elsewhere.${ns}.example.org` : host;

@@ -228,7 +228,8 @@ export function hopDisagreements(hop: Hop, answer: OracleAnswer): string[] {
   // route configuration): the field is not compared there.
   const inbound = hop.kind === 'sidecar' && hop.direction === 'inbound';
   if (!inbound) same('virtualHost', hop.virtualHost, answer.virtualHost);
-  if (ended === 'forwarded') {
+  // The cluster a route names is compared where the request went to it, and where it does not exist.
+  if (ended === 'forwarded' || ended.startsWith('no_cluster')) {
     if (hop.split && hop.split.length > 1) {
       const ours = hop.split
         .map((s) => `${s.cluster}=${s.weight}`)
