@@ -230,25 +230,7 @@ export const takeRoute: Walks['takeRoute'] = (t, proxy, hop, vs, matched, port, 
   if (destinations.length === 0) {
     return reply(503, 'NC', `${t.at(hop).route} has no destination`);
   }
-  const resolved = destinations.map((d) => {
-    const host = resolveShortName(d.destination.host, vs.namespace, t.mesh.clusterDomain);
-    const service = serviceForHost(t.mesh, host);
-    // A destination without a port takes the service's only port at a gateway; a sidecar's route table
-    // knows each service by the listener's port alone, so there it is always that port (docs/semantics.md,
-    // Sidecar outbound).
-    const onlyPort = !scope && service?.ports.length === 1 ? service.ports[0]?.port : undefined;
-    const destPort = d.destination.port?.number ?? onlyPort ?? port;
-    const clusterHost =
-      service && service.hostname !== host && t.mesh.behaviour.externalNameAlias ? service.hostname : host;
-    return {
-      d,
-      host: clusterHost,
-      port: destPort,
-      subset: d.destination.subset,
-      weight: d.weight ?? 100,
-      service,
-    };
-  });
+  const resolved = destinations.map((d) => routeDestination(t.mesh, d, vs.namespace, port, scope));
   const heaviest = resolved.reduce((best, r, i) => (r.weight > (resolved[best]?.weight ?? 0) ? i : best), 0);
   const choice = resolved.length > 1 ? (t.choices[t.splits.length] ?? heaviest) : 0;
   const chosen = resolved[Math.min(choice, resolved.length - 1)] as (typeof resolved)[number];
@@ -287,6 +269,32 @@ export const takeRoute: Walks['takeRoute'] = (t, proxy, hop, vs, matched, port, 
     hostFallback,
   );
 };
+
+/** A route destination resolved: the cluster's host, port and subset, its weight and service. */
+function routeDestination(
+  mesh: Mesh,
+  d: NonNullable<HttpRule['route']>[number],
+  namespace: string,
+  port: number,
+  scope: SidecarScope | undefined,
+) {
+  const host = resolveShortName(d.destination.host, namespace, mesh.clusterDomain);
+  const service = serviceForHost(mesh, host);
+  // A destination without a port takes the service's only port at a gateway; a sidecar's route table
+  // knows each service by the listener's port alone, so there it is always that port (docs/semantics.md,
+  // Sidecar outbound).
+  const onlyPort = !scope && service?.ports.length === 1 ? service.ports[0]?.port : undefined;
+  const clusterHost =
+    service && service.hostname !== host && mesh.behaviour.externalNameAlias ? service.hostname : host;
+  return {
+    d,
+    host: clusterHost,
+    port: d.destination.port?.number ?? onlyPort ?? port,
+    subset: d.destination.subset,
+    weight: d.weight ?? 100,
+    service,
+  };
+}
 
 /**
  * The request with some parts changed, always in one object shape (an object spread here would give the
