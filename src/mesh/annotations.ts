@@ -65,12 +65,14 @@ function isPrefix(text: string): boolean {
   return isIpv6(address) && Number(bits) <= 128;
 }
 
-function isIpv4(text: string): boolean {
+/** A dotted-quad IPv4 address. */
+export function isIpv4(text: string): boolean {
   const octets = text.split('.');
   return octets.length === 4 && octets.every((o) => /^(0|[1-9][0-9]{0,2})$/.test(o) && Number(o) <= 255);
 }
 
-function isIpv6(text: string): boolean {
+/** An IPv6 address (with `::` and an IPv4 tail allowed). */
+export function isIpv6(text: string): boolean {
   const halves = text.split('::');
   if (halves.length > 2) return false;
   const groups = (part: string) => (part === '' ? [] : part.split(':'));

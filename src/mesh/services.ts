@@ -2,6 +2,7 @@
  * The service registry: Kubernetes Services with their ports (protocol as Istio derives it), virtual IPs,
  * ExternalName targets, export scope and endpoints (from Endpoints, EndpointSlices or the selector).
  */
+import { isIpv4, isIpv6 } from './annotations.ts';
 import { specOf, type ServiceEntrySpec } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
@@ -228,7 +229,7 @@ export function serviceEntryServices(
     const addresses = (spec.addresses ?? []).flatMap((a) => {
       const [ip = '', bits] = a.split('/');
       const single = bits === undefined || bits === (ip.includes(':') ? '128' : '32');
-      return single && isIpAddress(ip) ? [ip] : [];
+      return single && (isIpv4(ip) || isIpv6(ip)) ? [ip] : [];
     });
     const ports: ServicePort[] = (spec.ports ?? []).map((p) => ({
       name: p.name ?? '',
@@ -292,11 +293,6 @@ function entryEndpoints(
   if (resolution === 'DNS' || resolution === 'DNS_ROUND_ROBIN')
     return service.hostname.startsWith('*') ? [] : [{ ip: service.hostname, portFor: named(undefined) }];
   return [];
-}
-
-/** An IPv4 or IPv6 literal. */
-export function isIpAddress(text: string): boolean {
-  return /^\d{1,3}(\.\d{1,3}){3}$/.test(text) || (text.includes(':') && /^[0-9a-fA-F:.]+$/.test(text));
 }
 
 /** Endpoints from the Endpoints object, else EndpointSlices, else the selector over the namespace's workloads. */
