@@ -34,7 +34,9 @@ type RequestIn struct {
 	ID    string `json:"id"`
 	Proxy string `json:"proxy"`
 	// Direction is outbound (a sidecar's own client sends it), inbound (a sidecar receives it for its
-	// workload) or gateway (a gateway or waypoint receives it).
+	// workload), gateway (a gateway or waypoint receives it) or ztunnel (the destination pod's ztunnel
+	// receives the connection: Address is the pod's, SourceIP and, over HBONE, Principal the sender's;
+	// Proxy is not used).
 	Direction string `json:"direction"`
 	// Address and Port are the destination the connection was opened to (the original destination).
 	Address string `json:"address"`

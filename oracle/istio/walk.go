@@ -39,6 +39,12 @@ func answer(input Input) (Output, error) {
 	}
 	out := Output{Rejected: w.rejected, Answers: make([]Answer, 0, len(input.Queries))}
 	for _, q := range input.Queries {
+		if q.Direction == "ztunnel" {
+			a := w.ztunnelAnswer(q)
+			a.ID = q.ID
+			out.Answers = append(out.Answers, a)
+			continue
+		}
 		pc, ok := w.proxies[q.Proxy]
 		if !ok {
 			return Output{}, fmt.Errorf("request %s: no proxy %q", q.ID, q.Proxy)

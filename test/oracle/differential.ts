@@ -1,6 +1,6 @@
 /**
- * One differential run: a platform and the requests kfmesh traced on it, every traced hop at a sidecar or a
- * gateway asked of Istio's oracle, and the fields that differ.
+ * One differential run: a platform and the requests kfmesh traced on it, every traced hop at a sidecar, a
+ * gateway or a destination's ztunnel asked of Istio's oracle, and the fields that differ.
  */
 import { snapshotFromPath } from '../../src/cli/io.ts';
 import { compileMesh } from '../../src/mesh/mesh.ts';
@@ -9,7 +9,7 @@ import type { TraceInput } from '../../src/mesh/trace/request.ts';
 import type { KubeObject } from '../../src/model/object.ts';
 import type { TraceResult } from '../../src/model/trace-result.ts';
 import { runKfmesh, writeManifest, type CliRun } from '../cli-process.ts';
-import { askIstio, hopDisagreements, podsFor, type OracleProxy } from './istio-oracle.ts';
+import { askIstio, hopDisagreements, podsFor, withClusterIPs, type OracleProxy } from './istio-oracle.ts';
 import { questionsFor, startedFrom, type Question, type Started } from './questions.ts';
 import type { Workload } from '../../src/mesh/workloads.ts';
 
@@ -25,6 +25,8 @@ export interface Traced {
 export interface DifferentialReport {
   /** Hops asked, and not asked (ztunnel, waypoints, hops without an address), by reason. */
   compared: number;
+  /** Of the hops compared, those at a destination's ztunnel (its L4 authorization). */
+  ztunnel: number;
   skipped: string[];
   /** Each disagreement as `label hop N (kind ns/workload): field: kfmesh ≠ Istio`. */
   disagreements: string[];
@@ -45,7 +47,11 @@ interface Made {
 async function platform(objects: readonly KubeObject[]) {
   const file = writeManifest(objects);
   const mesh = compileMesh(await snapshotFromPath(file, quiet));
-  return { file, mesh, everything: [...objects, ...podsFor(mesh.workloads)] };
+  return {
+    file,
+    mesh,
+    everything: [...withClusterIPs(objects, mesh.services), ...podsFor(mesh.workloads)],
+  };
 }
 
 /** Asks the oracle about every hop of the traces it can answer, and records what differs. */
@@ -79,6 +85,7 @@ function compare(
     const hop = trace.hops[question.hop];
     if (!hop) return;
     report.compared++;
+    if (hop.kind === 'ztunnel') report.ztunnel++;
     for (const d of hopDisagreements(hop, answer))
       report.disagreements.push(
         `${label} hop ${question.hop} (${hop.kind} ${hop.namespace}/${hop.workload}): ${d}`,
@@ -89,6 +96,7 @@ function compare(
 
 const emptyReport = (): DifferentialReport => ({
   compared: 0,
+  ztunnel: 0,
   skipped: [],
   disagreements: [],
   rejected: [],

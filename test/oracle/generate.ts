@@ -9,7 +9,9 @@
  * the external host: by name, by its address, and to a host no entry names. A Sidecar's ingress may list
  * the port `a` is called on, or only another (whose calls then pass through). A PeerAuthentication may
  * set the namespace's mTLS mode (and another for `a`'s port), and a client without a proxy may make the
- * first call. Each platform lives in a
+ * first call. An ambient pod may serve, guarded at its ztunnel by L4 policies (whose L7 parts ztunnel
+ * cannot see) and perhaps STRICT mTLS, called by the sidecar client, an ambient pod and the client without
+ * a proxy. Each platform lives in a
  * namespace of its own (g0, g1, ...), so one oracle run answers all of them.
  */
 import fc from 'fast-check';
@@ -91,6 +93,46 @@ const egress = fc.option(
     ),
   }),
 );
+/** Who an L4 rule admits or names: a principal, a namespace, an address block (pod addresses are 10.x). */
+const l4Source = fc.constantFrom(
+  'client',
+  'ambient-client',
+  'other',
+  'any-principal',
+  'namespace',
+  'other-namespace',
+  'not-client',
+  'cidr-pods',
+  'cidr-elsewhere',
+);
+const l4Policy = fc.record({
+  action: fc.constantFrom('ALLOW', 'DENY'),
+  /** The ambient server alone, or every workload of the namespace. */
+  scope: fc.constantFrom('server', 'server', 'namespace'),
+  /** No rules at all, or rules: each perhaps naming a source, a port, and an HTTP path (L7, which ztunnel cannot see). */
+  rules: fc.option(
+    fc.array(
+      fc.record({
+        from: fc.option(l4Source),
+        port: fc.option(fc.constantFrom('8080', '9999')),
+        path: fc.boolean(),
+      }),
+      { maxLength: 2 },
+    ),
+  ),
+});
+/**
+ * An ambient pod `ambient-server` (enrolled by its own label) behind a Service of that name, guarded by L4
+ * policies and perhaps a PeerAuthentication of its own, called by the sidecar client, by an ambient pod
+ * `ambient-client`, and by the client without a proxy when there is one. (Single letters would not do: YAML
+ * 1.1, which Kubernetes reads, takes `y` for true.)
+ */
+const ambient = fc.option(
+  fc.record({
+    policies: fc.array(l4Policy, { maxLength: 3 }),
+    peer: fc.option(fc.constantFrom('STRICT', 'PERMISSIVE')),
+  }),
+);
 const platformSpec = fc.record({
   rules: fc.array(rule, { minLength: 1, maxLength: 3 }),
   policy,
@@ -112,6 +154,7 @@ const platformSpec = fc.record({
    * path, and a host the route does not name.
    */
   web: fc.option(fc.record({ backend: fc.constantFrom('a', 'b', 'previous'), grant: fc.boolean() })),
+  ambient,
 });
 type Spec = typeof platformSpec extends fc.Arbitrary<infer T> ? T : never;
 
@@ -134,7 +177,11 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
       })),
     }),
   ];
-  out.push(...egressObjects(ns, index, spec), ...webObjects(ns, index, spec));
+  out.push(
+    ...egressObjects(ns, index, spec),
+    ...webObjects(ns, index, spec),
+    ...ambientObjects(ns, index, spec),
+  );
   if (spec.legacy) out.push(deployment(ns, 'legacy', { 'sidecar.istio.io/inject': 'false' }));
   const peer = spec.peer;
   if (peer) {
@@ -173,6 +220,69 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
       }),
     );
   }
+  return out;
+}
+
+/** A platform's ambient pods, the server's Service, and the policies that guard it. */
+function ambientObjects(ns: string, index: number, spec: Spec): KubeObject[] {
+  const amb = spec.ambient;
+  if (!amb) return [];
+  const enrolled = { 'istio.io/dataplane-mode': 'ambient', 'sidecar.istio.io/inject': 'false' };
+  const out: KubeObject[] = [
+    deployment(ns, 'ambient-client', enrolled),
+    deployment(ns, 'ambient-server', enrolled),
+    service(ns, 'ambient-server', { ip: `10.101.${Math.floor(index / 200)}.${(index % 200) + 1}` }),
+  ];
+  const principal = (sa: string) => `cluster.local/ns/${ns}/sa/${sa}`;
+  const source = (from: string): Record<string, string[]> => {
+    switch (from) {
+      case 'client':
+      case 'ambient-client':
+      case 'other':
+        return { principals: [principal(from)] };
+      case 'any-principal':
+        return { principals: ['*'] };
+      case 'namespace':
+        return { namespaces: [ns] };
+      case 'other-namespace':
+        return { namespaces: ['elsewhere'] };
+      case 'not-client':
+        return { notPrincipals: [principal('client')] };
+      case 'cidr-pods':
+        return { ipBlocks: ['10.0.0.0/8'] };
+      default:
+        return { ipBlocks: ['192.0.2.0/24'] };
+    }
+  };
+  amb.policies.forEach((p, i) => {
+    // A DENY policy needs a rule (Istio refuses one without): with none drawn it gets `{}`, which denies all.
+    const drawn =
+      p.action === 'DENY' && !p.rules?.length ? [{ from: null, port: null, path: false }] : p.rules;
+    const rules = drawn?.map((r) => {
+      const operation = {
+        ...(r.port !== null ? { ports: [r.port] } : {}),
+        ...(r.path ? { paths: ['/v1/*'] } : {}),
+      };
+      return {
+        ...(r.from !== null ? { from: [{ source: source(r.from) }] } : {}),
+        ...(Object.keys(operation).length > 0 ? { to: [{ operation }] } : {}),
+      };
+    });
+    out.push(
+      istio('AuthorizationPolicy', ns, `l4-${i}`, {
+        ...(p.scope === 'server' ? { selector: { matchLabels: { app: 'ambient-server' } } } : {}),
+        action: p.action,
+        ...(rules !== undefined ? { rules } : {}),
+      }),
+    );
+  });
+  if (amb.peer !== null)
+    out.push(
+      istio('PeerAuthentication', ns, 'ambient-server', {
+        selector: { matchLabels: { app: 'ambient-server' } },
+        mtls: { mode: amb.peer },
+      }),
+    );
   return out;
 }
 
@@ -329,6 +439,11 @@ export function generatedPlatforms(
           label: `generated/${ns} external GET ${url}`,
           input: { from: 'external', via: `${ns}/web`, url },
         });
+    if (spec.ambient)
+      for (const from of ['client', 'ambient-client', ...(spec.legacy ? ['legacy'] : [])]) {
+        const url = `http://ambient-server.${ns}.svc.cluster.local/v1/x`;
+        requests.push({ label: `generated/${ns} ${from} GET ${url}`, input: { from: `${ns}/${from}`, url } });
+      }
     const { host, address } = externalHost(ns, i);
     for (const call of spec.egress?.calls ?? []) {
       const name = call.target === 'unknown' ? `elsewhere.${ns}.example.org` : host;

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
 import type { Hop } from '../../src/model/trace-result.ts';
+import type { MeshService } from '../../src/mesh/services.ts';
 import type { Workload } from '../../src/mesh/workloads.ts';
 import { projectRoot } from '../conformance/cases.ts';
 import { onPath, partTestOptions } from '../kube-apiserver.ts';
@@ -82,7 +83,7 @@ export interface OracleProxy {
 export interface OracleRequest {
   id: string;
   proxy: string;
-  direction: 'outbound' | 'inbound' | 'gateway';
+  direction: 'outbound' | 'inbound' | 'gateway' | 'ztunnel';
   address: string;
   port: number;
   protocol: 'http' | 'http2' | 'grpc' | 'tcp';
@@ -201,6 +202,32 @@ export function podsFor(workloads: readonly Workload[]): KubeObject[] {
     }));
 }
 
+/**
+ * The objects with a cluster IP on every Service given without one, the one kfmesh gave it (the API
+ * server assigns one to each ClusterIP Service), so both sides address a Service alike.
+ */
+export function withClusterIPs(
+  objects: readonly KubeObject[],
+  services: readonly MeshService[],
+): KubeObject[] {
+  const vips = new Map(
+    services.filter((s) => s.type !== 'ServiceEntry').map((s) => [`${s.namespace}/${s.name}`, s.vip]),
+  );
+  return objects.map((o) => {
+    const spec = o['spec'] as { clusterIP?: string; type?: string } | undefined;
+    if (
+      o.kind !== 'Service' ||
+      o.apiVersion !== 'v1' ||
+      !spec ||
+      spec.clusterIP ||
+      spec.type === 'ExternalName'
+    )
+      return o;
+    const vip = vips.get(`${o.metadata.namespace ?? 'default'}/${o.metadata.name}`);
+    return vip ? { ...o, spec: { ...spec, clusterIP: vip } } : o;
+  });
+}
+
 /** The proxy the oracle sets up for a workload. */
 export function proxyOf(w: Workload, type: OracleProxy['type']): OracleProxy {
   return {
@@ -217,6 +244,7 @@ export function proxyOf(w: Workload, type: OracleProxy['type']): OracleProxy {
 /** The fields of a kfmesh hop that differ from the oracle's answer, each said as `field: kfmesh ≠ Istio`. */
 export function hopDisagreements(hop: Hop, answer: OracleAnswer): string[] {
   if (answer.error) return [`the oracle cannot answer: ${answer.error}`];
+  if (hop.kind === 'ztunnel') return ztunnelDisagreements(hop, answer);
   const out: string[] = [];
   const same = (field: string, ours: string | undefined, theirs: string | undefined) => {
     if ((ours ?? '') !== (theirs ?? '')) out.push(`${field}: ${ours ?? '(none)'} ≠ ${theirs ?? '(none)'}`);
@@ -251,6 +279,27 @@ export function hopDisagreements(hop: Hop, answer: OracleAnswer): string[] {
     same('denied', hop.decision === 'deny' ? 'deny' : 'allow', theirs ? 'deny' : 'allow');
   }
   return out;
+}
+
+/**
+ * A destination ztunnel's verdict against the policies istiod sends it: allowed or denied, and a denial by
+ * a DENY policy names one of the DENY policies that match (ztunnel reports one of them, in no defined
+ * order). A denial because no ALLOW policy matches names no policy on either side.
+ */
+function ztunnelDisagreements(hop: Hop, answer: OracleAnswer): string[] {
+  const ours = hop.decision === 'deny' ? 'rbac_denied' : 'forwarded';
+  if (ours !== answer.outcome) return [`ztunnel: ${ours} ≠ ${answer.outcome}`];
+  if (ours === 'forwarded') return [];
+  const denying = (answer.rbac ?? []).filter((d) => d.action === 'DENY').map((d) => d.policy ?? '');
+  const explicit = (policy: string | undefined) =>
+    policy !== undefined && !policy.startsWith('NetworkPolicy ') ? policy : undefined;
+  const byUs = explicit(hop.policy);
+  // istiod turns STRICT PeerAuthentication into DENY policies of its own (istio_converted_*): kfmesh says
+  // so as a denial without a policy.
+  const theirs = denying.filter((p) => !p.split('/')[1]?.startsWith('istio_converted_'));
+  if (byUs === undefined && theirs.length === 0) return [];
+  if (byUs !== undefined && theirs.includes(byUs)) return [];
+  return [`denied by: ${byUs ?? '(no ALLOW matches)'} ≠ ${theirs.join(' | ') || '(no ALLOW matches)'}`];
 }
 
 /**

@@ -2,7 +2,8 @@
  * kfmesh judged by Istio's own code on whole platforms: the built-in example (sidecar mode) and the real
  * Kubeflow platforms of ../shared/real, and the example and the 26.03 release after `migrate --to ambient`.
  * On each, one client per namespace calls every HTTP port of every Service; each hop kfmesh traces at a
- * sidecar or a gateway is asked of the oracle (ztunnel and waypoint hops are counted as not asked). Disagreements
+ * sidecar, a gateway or a destination's ztunnel is asked of the oracle (waypoint hops and the client's ztunnel
+ * are counted as not asked). Disagreements
  * must be listed as open in open-disagreements.txt (by the platform's prefix), which only shrinks.
  */
 import assert from 'node:assert/strict';
@@ -52,10 +53,12 @@ async function judge(name: string, objects: readonly KubeObject[], migrated = fa
   assert.ok(requests.length > 50, `${requests.length} requests`);
   const report = await differentialInProcess(objects, requests);
   console.log(
-    `${name}: ${requests.length} requests, ${report.compared} hops compared (${report.skipped.length} not asked), ${report.disagreements.length} disagreements`,
+    `${name}: ${requests.length} requests, ${report.compared} hops compared (${report.ztunnel} at ztunnel; ${report.skipped.length} not asked), ${report.disagreements.length} disagreements`,
   );
   assert.deepEqual(report.rejected, [], 'every object is valid Istio configuration');
   assert.ok(report.compared > 50);
+  // A migrated platform's traffic ends at ztunnel: its L4 authorization is judged there.
+  if (migrated) assert.ok(report.ztunnel > 10, `${report.ztunnel} hops at ztunnel compared`);
   checkAgainstOpen(prefix, report.disagreements);
 }
 
@@ -68,8 +71,8 @@ describe("kfmesh judged by Istio's own code on whole platforms", oracleTestOptio
   });
 
   // The platform after `kfmesh migrate --to ambient`: what stays at sidecars and gateways (the Gateway API
-  // gateway included) is judged; hops at ztunnel and waypoints are counted as not asked (docs/semantics.md,
-  // What Istio's code cannot judge).
+  // gateway included) and the L4 authorization at each destination's ztunnel are judged; hops at waypoints
+  // are counted as not asked (docs/semantics.md, What Istio's code cannot judge).
   test('the example migrated to ambient', async () => {
     const file = writeManifest(
       parseAllDocuments(runKfmesh(['example']).stdout).map((d) => d.toJS() as KubeObject),

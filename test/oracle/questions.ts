@@ -1,6 +1,7 @@
 /**
  * Turns one kfmesh trace into the oracle's questions: for each hop at a sidecar or a gateway, the proxy and
- * the request as it enters it. Hops at ztunnel and waypoints are not asked yet (counted apart).
+ * the request as it enters it; for each destination ztunnel, the connection as it arrives (address, sender,
+ * identity). Hops at waypoints and the client's ztunnel are not asked yet (counted apart).
  */
 import { parse } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
@@ -116,6 +117,12 @@ export function questionsFor(
   trace.hops.forEach((hop, i) => {
     const w = workloadOf(hop);
     const previous = i > 0 ? trace.hops[i - 1] : undefined;
+    if (hop.kind === 'ztunnel' && hop.direction === 'inbound') {
+      const question = ztunnelQuestion(trace, i, `${id}#${i}`, workloads, started);
+      if (typeof question === 'string') skipped.push(question);
+      else questions.push({ hop: i, request: question });
+      return;
+    }
     if (!w || (hop.kind !== 'sidecar' && hop.kind !== 'gateway')) {
       skipped.push(`${hop.kind} ${hop.namespace}/${hop.workload}`);
       return;
@@ -206,6 +213,45 @@ export function questionsFor(
     });
   });
   return { proxies: [...proxies.values()], questions, skipped };
+}
+
+/**
+ * The connection a destination ztunnel receives (hop `i`): opened to the address the hop before sent to,
+ * by the workload that sent it (the client itself when the hop before is the client's ztunnel), with that
+ * workload's identity when the connection is HBONE.
+ */
+function ztunnelQuestion(
+  trace: TraceResult,
+  i: number,
+  id: string,
+  workloads: readonly Workload[],
+  started: Started,
+): OracleRequest | string {
+  const hop = trace.hops[i] as Hop;
+  const previous = trace.hops[i - 1];
+  const upstream = /^(\d+\.\d+\.\d+\.\d+):(\d+)/.exec(previous?.upstream ?? '');
+  if (!previous || !upstream)
+    return `ztunnel ${hop.namespace}/${hop.workload}: the hop before names no upstream address`;
+  const workloadOf = (h: Hop | undefined) =>
+    h && workloads.find((w) => w.namespace === h.namespace && w.name === h.workload);
+  const client = workloads.find((w) => `${w.namespace}/${w.name}` === started.from);
+  const sender =
+    previous.kind === 'ztunnel' ? (i >= 2 ? workloadOf(trace.hops[i - 2]) : client) : workloadOf(previous);
+  if (!sender)
+    return `ztunnel ${hop.namespace}/${hop.workload}: the sender is not a workload of the platform`;
+  return {
+    id,
+    proxy: '',
+    direction: 'ztunnel',
+    address: upstream[1] ?? '',
+    port: Number(upstream[2]),
+    protocol: 'tcp',
+    tls: previous.mtls ? 'mtls' : 'none',
+    ...(previous.mtls
+      ? { principal: `spiffe://cluster.local/ns/${sender.namespace}/sa/${sender.serviceAccount}` }
+      : {}),
+    sourceIP: sender.ip,
+  };
 }
 
 /** A Service as the questions read it. */
