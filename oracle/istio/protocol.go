@@ -34,9 +34,11 @@ type RequestIn struct {
 	ID    string `json:"id"`
 	Proxy string `json:"proxy"`
 	// Direction is outbound (a sidecar's own client sends it), inbound (a sidecar receives it for its
-	// workload), gateway (a gateway or waypoint receives it) or ztunnel (the destination pod's ztunnel
+	// workload), gateway (a gateway receives it), waypoint (a waypoint receives it over HBONE: Address
+	// and Port are the service address the client called, Principal the client's identity) or ztunnel
+	// (the destination pod's ztunnel
 	// receives the connection: Address is the pod's, SourceIP and, over HBONE, Principal the sender's;
-	// Proxy is not used).
+	// Proxy is not used) or ztunnel-outbound (a client's ztunnel captures a connection to Address).
 	Direction string `json:"direction"`
 	// Address and Port are the destination the connection was opened to (the original destination).
 	Address string `json:"address"`

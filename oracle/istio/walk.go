@@ -39,8 +39,13 @@ func answer(input Input) (Output, error) {
 	}
 	out := Output{Rejected: w.rejected, Answers: make([]Answer, 0, len(input.Queries))}
 	for _, q := range input.Queries {
-		if q.Direction == "ztunnel" {
-			a := w.ztunnelAnswer(q)
+		if q.Direction == "ztunnel" || q.Direction == "ztunnel-outbound" {
+			var a Answer
+			if q.Direction == "ztunnel" {
+				a = w.ztunnelAnswer(q)
+			} else {
+				a = w.ztunnelOutbound(q)
+			}
 			a.ID = q.ID
 			out.Answers = append(out.Answers, a)
 			continue
@@ -66,7 +71,10 @@ func (pc *proxyConfig) walk(q RequestIn) Answer {
 	}
 	a.Listener = l.GetName()
 	conn := envoy.Connection{DestinationIP: q.Address, Port: q.Port, SourceIP: q.SourceIP}
-	tls := q.TLS == "tls" || q.TLS == "mtls"
+	// A waypoint ends the HBONE tunnel (mutual TLS) before its internal listener, which reads the
+	// plaintext inside.
+	waypoint := q.Direction == "waypoint"
+	tls := (q.TLS == "tls" || q.TLS == "mtls") && !waypoint
 	if envoy.HasListenerFilter(l, tlsInspector, q.Port) && tls {
 		conn.TLS, conn.SNI, conn.ALPN = true, q.SNI, q.ALPN
 		if q.TLS == "mtls" && len(conn.ALPN) == 0 {
@@ -119,6 +127,9 @@ func (pc *proxyConfig) walk(q RequestIn) Answer {
 	}
 	if q.TLS == "mtls" && fc.GetTransportSocket() != nil {
 		peer.Principal = q.Principal
+	}
+	if waypoint && q.Principal != "" {
+		peer.FilterState = map[string]string{"io.istio.peer_principal": q.Principal}
 	}
 	for _, f := range fc.GetFilters() {
 		switch f.GetName() {
@@ -176,6 +187,14 @@ func (pc *proxyConfig) listenerFor(q RequestIn) *listener.Listener {
 		return envoy.ListenerNamed(pc.listeners, "virtualOutbound")
 	case "inbound":
 		return envoy.ListenerNamed(pc.listeners, "virtualInbound")
+	case "waypoint":
+		// HBONE to port 15008 ends at connect_terminate, whose CONNECT route hands the tunnel's payload to
+		// the internal listener main_internal with the tunnel's target (the service address the client
+		// called) as its destination: the walk starts there.
+		if envoy.ListenerNamed(pc.listeners, "connect_terminate") == nil {
+			return nil
+		}
+		return envoy.ListenerNamed(pc.listeners, "main_internal")
 	}
 	return envoy.ListenerByAddress(pc.listeners, "0.0.0.0", q.Port)
 }

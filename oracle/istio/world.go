@@ -192,27 +192,42 @@ func split(objects string, defaults crdDefaults) (kube string, configs []config.
 		}
 	}
 	sort.Strings(rejected)
-	docs = append(docs, deployedServices(configs, docs)...)
+	services, err := deployedServices(configs, docs)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	docs = append(docs, services...)
 	docs = append(docs, endpointSlices(docs)...)
 	return strings.Join(docs, "\n---\n"), configs, rejected, nil
 }
 
 // deployedServices are the Services Istio's gateway deployment controller creates for Gateways of its
-// classes (istio, istio-waypoint), named <gateway>-<class> and selecting the gateway's pods by
-// gateway.networking.k8s.io/gateway-name, when the platform does not list them: the gateway's pods serve
-// the Gateway's configuration only as targets of that Service.
-func deployedServices(configs []config.Config, docs []string) []string {
+// classes, when the platform does not list them: <gateway>-istio for class istio, and for class
+// istio-waypoint the gateway's own name, each selecting the gateway's pods by
+// gateway.networking.k8s.io/gateway-name; the gateway's pods serve the Gateway's configuration only as
+// targets of that Service. A waypoint Gateway also gets the status addresses the controller writes once its
+// pods are ready (the Service's hostname and cluster IP), without which istiod does not take it for a
+// waypoint. Gateway documents are rewritten in place; the Services are returned.
+func deployedServices(configs []config.Config, docs []string) ([]string, error) {
 	have := map[string]bool{}
-	for _, doc := range docs {
+	gatewayDocs := map[string]int{}
+	for i, doc := range docs {
 		var head struct {
 			Kind     string                           `json:"kind"`
 			Metadata struct{ Name, Namespace string } `json:"metadata"`
 		}
-		if yaml.Unmarshal([]byte(doc), &head) == nil && head.Kind == "Service" {
+		if yaml.Unmarshal([]byte(doc), &head) != nil {
+			continue
+		}
+		switch head.Kind {
+		case "Service":
 			have[head.Metadata.Namespace+"/"+head.Metadata.Name] = true
+		case "Gateway":
+			gatewayDocs[head.Metadata.Namespace+"/"+head.Metadata.Name] = i
 		}
 	}
 	var out []string
+	waypoints := 0
 	for _, c := range configs {
 		if c.GroupVersionKind != gvk.KubernetesGateway {
 			continue
@@ -222,10 +237,38 @@ func deployedServices(configs []config.Config, docs []string) []string {
 			continue
 		}
 		class := string(spec.GatewayClassName)
-		if class != "istio" && class != "istio-waypoint" {
+		name := c.Name + "-" + class
+		switch class {
+		case "istio":
+		case "istio-waypoint":
+			name = c.Name
+		default:
 			continue
 		}
-		name := c.Name + "-" + class
+		var clusterIP string
+		if class == "istio-waypoint" {
+			waypoints++
+			clusterIP = fmt.Sprintf("10.252.%d.%d", waypoints/250, waypoints%250+1)
+			if i, ok := gatewayDocs[c.Namespace+"/"+c.Name]; ok {
+				edited, err := editDoc(docs[i], func(obj map[string]any) {
+					status, _ := obj["status"].(map[string]any)
+					if status == nil {
+						status = map[string]any{}
+						obj["status"] = status
+					}
+					if addresses, _ := status["addresses"].([]any); len(addresses) == 0 {
+						status["addresses"] = []any{
+							map[string]any{"type": "Hostname", "value": name + "." + c.Namespace + ".svc.cluster.local"},
+							map[string]any{"type": "IPAddress", "value": clusterIP},
+						}
+					}
+				})
+				if err != nil {
+					return nil, fmt.Errorf("Gateway %s/%s: %w", c.Namespace, c.Name, err)
+				}
+				docs[i] = edited
+			}
+		}
 		if have[c.Namespace+"/"+name] {
 			continue
 		}
@@ -241,22 +284,26 @@ func deployedServices(configs []config.Config, docs []string) []string {
 				"targetPort": l.Port, "protocol": "TCP",
 			})
 		}
+		svcSpec := map[string]any{
+			"selector": map[string]any{"gateway.networking.k8s.io/gateway-name": c.Name},
+			"ports":    ports,
+		}
+		if clusterIP != "" {
+			svcSpec["clusterIP"] = clusterIP
+		}
 		svc := map[string]any{
 			"apiVersion": "v1", "kind": "Service",
 			"metadata": map[string]any{"name": name, "namespace": c.Namespace, "labels": map[string]any{
 				"gateway.networking.k8s.io/gateway-name": c.Name,
 			}},
 			"status": map[string]any{},
-			"spec": map[string]any{
-				"selector": map[string]any{"gateway.networking.k8s.io/gateway-name": c.Name},
-				"ports":    ports,
-			},
+			"spec":   svcSpec,
 		}
 		if text, err := yaml.Marshal(svc); err == nil {
 			out = append(out, string(text))
 		}
 	}
-	return out
+	return out, nil
 }
 
 // serverDefaults are what the API server defaults in built-in kinds and a fake client does not: a Service

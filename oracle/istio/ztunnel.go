@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"istio.io/istio/pkg/util/sets"
+	"istio.io/istio/pkg/workloadapi"
 	"istio.io/istio/pkg/workloadapi/security"
 
 	"kfmesh.test/oracle/istio/envoy"
@@ -86,4 +88,31 @@ func (w *world) ztunnelAnswer(q RequestIn) Answer {
 		a.RBAC = []envoy.Decision{{Action: "ALLOW", Allowed: true, Policy: v.AllowedBy}}
 	}
 	return a
+}
+
+// ztunnelOutbound answers where a client's ztunnel sends a connection to q.Address: to the waypoint the
+// address uses (a Service's, else the addressed pod's), named "connect_originate (NAMESPACE/NAME)" after
+// the waypoint's Service, or straight to the destination (no cluster).
+func (w *world) ztunnelOutbound(q RequestIn) Answer {
+	a := Answer{Listener: "ztunnel", Outcome: "forwarded"}
+	infos, _ := w.server.Env().AmbientIndexes.AddressInformation(sets.New("/" + q.Address))
+	var waypoint *workloadapi.GatewayAddress
+	for _, info := range infos {
+		if s := info.GetService(); s != nil {
+			waypoint = s.GetWaypoint()
+			break
+		}
+		if wl := info.GetWorkload(); wl != nil && waypoint == nil {
+			waypoint = wl.GetWaypoint()
+		}
+	}
+	if waypoint == nil {
+		return a
+	}
+	if h := waypoint.GetHostname(); h != nil {
+		name, _, _ := strings.Cut(h.GetHostname(), ".")
+		a.Cluster = fmt.Sprintf("connect_originate (%s/%s)", h.GetNamespace(), name)
+		return a
+	}
+	return Answer{Outcome: "error", Error: fmt.Sprintf("the waypoint of %s is given by address, which the oracle does not name", q.Address)}
 }

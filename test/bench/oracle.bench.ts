@@ -31,15 +31,26 @@ if (!binary.path) {
       count,
       requests.length,
       report.compared,
+      report.ztunnel,
+      report.waypoint,
       report.disagreements.length,
       (performance.now() - start) / 1000,
     ]);
   }
   const sum = (k: number) => rows.reduce((s, r) => s + (r[k] as number), 0);
-  rows.push(['all', sum(1), sum(2), sum(3), sum(4), sum(5)]);
+  rows.push(['all', sum(1), sum(2), sum(3), sum(4), sum(5), sum(6), sum(7)]);
   printTable(
     "kfmesh judged by Istio's own code on generated platforms",
-    ['seed', 'platforms', 'requests', 'hops compared', 'disagreements', 'seconds'],
+    [
+      'seed',
+      'platforms',
+      'requests',
+      'hops compared',
+      'at ztunnel',
+      'at waypoints',
+      'disagreements',
+      'seconds',
+    ],
     rows,
   );
   for (const d of found) console.log(d);

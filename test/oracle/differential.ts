@@ -1,6 +1,6 @@
 /**
  * One differential run: a platform and the requests kfmesh traced on it, every traced hop at a sidecar, a
- * gateway or a destination's ztunnel asked of Istio's oracle, and the fields that differ.
+ * gateway, a waypoint or a destination's ztunnel asked of Istio's oracle, and the fields that differ.
  */
 import { snapshotFromPath } from '../../src/cli/io.ts';
 import { compileMesh } from '../../src/mesh/mesh.ts';
@@ -25,8 +25,9 @@ export interface Traced {
 export interface DifferentialReport {
   /** Hops asked, and not asked (ztunnel, waypoints, hops without an address), by reason. */
   compared: number;
-  /** Of the hops compared, those at a destination's ztunnel (its L4 authorization). */
+  /** Of the hops compared, those at a destination's ztunnel (its L4 authorization), and at waypoints. */
   ztunnel: number;
+  waypoint: number;
   skipped: string[];
   /** Each disagreement as `label hop N (kind ns/workload): field: kfmesh ≠ Istio`. */
   disagreements: string[];
@@ -86,6 +87,7 @@ function compare(
     if (!hop) return;
     report.compared++;
     if (hop.kind === 'ztunnel') report.ztunnel++;
+    if (hop.kind === 'waypoint') report.waypoint++;
     for (const d of hopDisagreements(hop, answer))
       report.disagreements.push(
         `${label} hop ${question.hop} (${hop.kind} ${hop.namespace}/${hop.workload}): ${d}`,
@@ -97,6 +99,7 @@ function compare(
 const emptyReport = (): DifferentialReport => ({
   compared: 0,
   ztunnel: 0,
+  waypoint: 0,
   skipped: [],
   disagreements: [],
   rejected: [],

@@ -10,8 +10,9 @@
  * the port `a` is called on, or only another (whose calls then pass through). A PeerAuthentication may
  * set the namespace's mTLS mode (and another for `a`'s port), and a client without a proxy may make the
  * first call. An ambient pod may serve, guarded at its ztunnel by L4 policies (whose L7 parts ztunnel
- * cannot see) and perhaps STRICT mTLS, called by the sidecar client, an ambient pod and the client without
- * a proxy. Each platform lives in a
+ * cannot see) and perhaps STRICT mTLS, perhaps behind a waypoint with L7 policies attached to the Service or
+ * the waypoint, called by the sidecar client, an ambient pod and the client without a proxy. Each platform
+ * lives in a
  * namespace of its own (g0, g1, ...), so one oracle run answers all of them.
  */
 import fc from 'fast-check';
@@ -127,10 +128,20 @@ const l4Policy = fc.record({
  * `ambient-client`, and by the client without a proxy when there is one. (Single letters would not do: YAML
  * 1.1, which Kubernetes reads, takes `y` for true.)
  */
+/** An L7 policy a waypoint enforces: attached to the server's Service or to the waypoint itself. */
+const l7Policy = fc.record({
+  action: fc.constantFrom('ALLOW', 'DENY'),
+  target: fc.constantFrom('Service', 'Gateway'),
+  from: fc.option(fc.constantFrom('client', 'ambient-client', 'other')),
+  paths: fc.option(fc.constantFrom(['/v1/*'], ['/other'], ['*x'])),
+  methods: fc.option(fc.constantFrom(['GET'], ['POST'])),
+});
 const ambient = fc.option(
   fc.record({
     policies: fc.array(l4Policy, { maxLength: 3 }),
     peer: fc.option(fc.constantFrom('STRICT', 'PERMISSIVE')),
+    /** A waypoint the server's Service uses (by its label), with L7 policies. */
+    waypoint: fc.option(fc.record({ policies: fc.array(l7Policy, { maxLength: 2 }) })),
   }),
 );
 const platformSpec = fc.record({
@@ -231,7 +242,10 @@ function ambientObjects(ns: string, index: number, spec: Spec): KubeObject[] {
   const out: KubeObject[] = [
     deployment(ns, 'ambient-client', enrolled),
     deployment(ns, 'ambient-server', enrolled),
-    service(ns, 'ambient-server', { ip: `10.101.${Math.floor(index / 200)}.${(index % 200) + 1}` }),
+    service(ns, 'ambient-server', {
+      ip: `10.101.${Math.floor(index / 200)}.${(index % 200) + 1}`,
+      ...(amb.waypoint ? { labels: { 'istio.io/use-waypoint': 'waypoint' } } : {}),
+    }),
   ];
   const principal = (sa: string) => `cluster.local/ns/${ns}/sa/${sa}`;
   const source = (from: string): Record<string, string[]> => {
@@ -276,6 +290,7 @@ function ambientObjects(ns: string, index: number, spec: Spec): KubeObject[] {
       }),
     );
   });
+  if (amb.waypoint) out.push(...waypointObjects(ns, amb.waypoint.policies));
   if (amb.peer !== null)
     out.push(
       istio('PeerAuthentication', ns, 'ambient-server', {
@@ -283,6 +298,46 @@ function ambientObjects(ns: string, index: number, spec: Spec): KubeObject[] {
         mtls: { mode: amb.peer },
       }),
     );
+  return out;
+}
+
+/** A namespace's waypoint and the L7 policies attached to it or to the ambient server's Service. */
+function waypointObjects(
+  ns: string,
+  policies: readonly (typeof l7Policy extends fc.Arbitrary<infer T> ? T : never)[],
+): KubeObject[] {
+  const out: KubeObject[] = [
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'waypoint', namespace: ns },
+      spec: {
+        gatewayClassName: 'istio-waypoint',
+        listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
+      },
+    },
+  ];
+  policies.forEach((p, i) => {
+    const operation = {
+      ...(p.paths ? { paths: p.paths } : {}),
+      ...(p.methods ? { methods: p.methods } : {}),
+    };
+    const rule = {
+      ...(p.from ? { from: [{ source: { principals: [`cluster.local/ns/${ns}/sa/${p.from}`] } }] } : {}),
+      ...(Object.keys(operation).length > 0 ? { to: [{ operation }] } : {}),
+    };
+    out.push(
+      istio('AuthorizationPolicy', ns, `l7-${i}`, {
+        targetRefs: [
+          p.target === 'Service'
+            ? { kind: 'Service', group: '', name: 'ambient-server' }
+            : { kind: 'Gateway', group: 'gateway.networking.k8s.io', name: 'waypoint' },
+        ],
+        action: p.action,
+        rules: [rule],
+      }),
+    );
+  });
   return out;
 }
 
@@ -440,10 +495,17 @@ export function generatedPlatforms(
           input: { from: 'external', via: `${ns}/web`, url },
         });
     if (spec.ambient)
-      for (const from of ['client', 'ambient-client', ...(spec.legacy ? ['legacy'] : [])]) {
-        const url = `http://ambient-server.${ns}.svc.cluster.local/v1/x`;
-        requests.push({ label: `generated/${ns} ${from} GET ${url}`, input: { from: `${ns}/${from}`, url } });
-      }
+      for (const from of ['client', 'ambient-client', ...(spec.legacy ? ['legacy'] : [])])
+        for (const [method, path] of [
+          ['GET', '/v1/x'],
+          ['POST', '/other'],
+        ] as const) {
+          const url = `http://ambient-server.${ns}.svc.cluster.local${path}`;
+          requests.push({
+            label: `generated/${ns} ${from} ${method} ${url}`,
+            input: { from: `${ns}/${from}`, url, method },
+          });
+        }
     const { host, address } = externalHost(ns, i);
     for (const call of spec.egress?.calls ?? []) {
       const name = call.target === 'unknown' ? `elsewhere.${ns}.example.org` : host;

@@ -22,7 +22,7 @@ describe("kfmesh judged by Istio's own code on generated platforms", oracleTestO
     const { objects, requests } = generatedPlatforms(seed, count);
     const report = await differentialInProcess(objects, requests);
     console.log(
-      `generated: ${count} platforms, ${requests.length} requests, ${report.compared} hops compared (${report.ztunnel} at ztunnel; ${report.skipped.length} not asked), ` +
+      `generated: ${count} platforms, ${requests.length} requests, ${report.compared} hops compared (${report.ztunnel} at ztunnel, ${report.waypoint} at waypoints; ${report.skipped.length} not asked), ` +
         `${report.disagreements.length} disagreements, ${report.rejected.length} objects Istio refuses`,
     );
     assert.ok(report.compared >= requests.length, `${report.compared} hops compared`);

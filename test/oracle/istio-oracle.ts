@@ -83,7 +83,7 @@ export interface OracleProxy {
 export interface OracleRequest {
   id: string;
   proxy: string;
-  direction: 'outbound' | 'inbound' | 'gateway' | 'ztunnel';
+  direction: 'outbound' | 'inbound' | 'gateway' | 'ztunnel' | 'ztunnel-outbound' | 'waypoint';
   address: string;
   port: number;
   protocol: 'http' | 'http2' | 'grpc' | 'tcp';
@@ -282,11 +282,18 @@ export function hopDisagreements(hop: Hop, answer: OracleAnswer): string[] {
 }
 
 /**
- * A destination ztunnel's verdict against the policies istiod sends it: allowed or denied, and a denial by
+ * A client's ztunnel: whether it sends to a waypoint, and which. A destination ztunnel's verdict against
+ * the policies istiod sends it: allowed or denied, and a denial by
  * a DENY policy names one of the DENY policies that match (ztunnel reports one of them, in no defined
  * order). A denial because no ALLOW policy matches names no policy on either side.
  */
 function ztunnelDisagreements(hop: Hop, answer: OracleAnswer): string[] {
+  if (hop.direction === 'outbound') {
+    // The client's ztunnel: to the waypoint the address uses, or straight to the destination.
+    const ours = hop.route === 'waypoint' ? (hop.cluster ?? '') : '(direct)';
+    const theirs = answer.cluster ?? '(direct)';
+    return ours === theirs ? [] : [`ztunnel sends to: ${ours} ≠ ${theirs}`];
+  }
   const ours = hop.decision === 'deny' ? 'rbac_denied' : 'forwarded';
   if (ours !== answer.outcome) return [`ztunnel: ${ours} ≠ ${answer.outcome}`];
   if (ours === 'forwarded') return [];
@@ -296,8 +303,10 @@ function ztunnelDisagreements(hop: Hop, answer: OracleAnswer): string[] {
   const byUs = explicit(hop.policy);
   // istiod turns STRICT PeerAuthentication into DENY policies of its own (istio_converted_*): kfmesh says
   // so as a denial without a policy.
-  const theirs = denying.filter((p) => !p.split('/')[1]?.startsWith('istio_converted_'));
-  if (byUs === undefined && theirs.length === 0) return [];
+  const converted = (p: string) => p.split('/')[1]?.startsWith('istio_converted_') === true;
+  const theirs = denying.filter((p) => !converted(p));
+  // Where STRICT and a DENY policy both refuse, ztunnel may name either.
+  if (byUs === undefined && (theirs.length === 0 || denying.some(converted))) return [];
   if (byUs !== undefined && theirs.includes(byUs)) return [];
   return [`denied by: ${byUs ?? '(no ALLOW matches)'} ≠ ${theirs.join(' | ') || '(no ALLOW matches)'}`];
 }

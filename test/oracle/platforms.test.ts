@@ -53,7 +53,7 @@ async function judge(name: string, objects: readonly KubeObject[], migrated = fa
   assert.ok(requests.length > 50, `${requests.length} requests`);
   const report = await differentialInProcess(objects, requests);
   console.log(
-    `${name}: ${requests.length} requests, ${report.compared} hops compared (${report.ztunnel} at ztunnel; ${report.skipped.length} not asked), ${report.disagreements.length} disagreements`,
+    `${name}: ${requests.length} requests, ${report.compared} hops compared (${report.ztunnel} at ztunnel, ${report.waypoint} at waypoints; ${report.skipped.length} not asked), ${report.disagreements.length} disagreements`,
   );
   assert.deepEqual(report.rejected, [], 'every object is valid Istio configuration');
   assert.ok(report.compared > 50);

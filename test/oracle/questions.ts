@@ -1,7 +1,8 @@
 /**
  * Turns one kfmesh trace into the oracle's questions: for each hop at a sidecar or a gateway, the proxy and
  * the request as it enters it; for each destination ztunnel, the connection as it arrives (address, sender,
- * identity). Hops at waypoints and the client's ztunnel are not asked yet (counted apart).
+ * identity); for each waypoint an ambient client's ztunnel tunnels to, the request inside the tunnel. The
+ * client's ztunnel, and waypoints reached otherwise, are not asked yet (counted apart).
  */
 import { parse } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
@@ -117,10 +118,43 @@ export function questionsFor(
   trace.hops.forEach((hop, i) => {
     const w = workloadOf(hop);
     const previous = i > 0 ? trace.hops[i - 1] : undefined;
-    if (hop.kind === 'ztunnel' && hop.direction === 'inbound') {
-      const question = ztunnelQuestion(trace, i, `${id}#${i}`, workloads, started);
+    if (hop.kind === 'ztunnel') {
+      const question = ztunnelQuestion(objects, trace, i, `${id}#${i}`, workloads, started);
       if (typeof question === 'string') skipped.push(question);
       else questions.push({ hop: i, request: question });
+      return;
+    }
+    if (hop.kind === 'waypoint' && w) {
+      const proxy = { ...proxyOf(w, 'waypoint'), id: `waypoint:${w.namespace}/${w.name}` };
+      const client = workloads.find((c) => `${c.namespace}/${c.name}` === started.from);
+      // The client's ztunnel tunnels the connection to the waypoint with the client's identity; the
+      // waypoint reads the address the client called (the Service's) from the tunnel.
+      if (i !== 1 || previous?.kind !== 'ztunnel' || !client) {
+        skipped.push(
+          `waypoint ${hop.namespace}/${hop.workload}: not reached from an ambient client's ztunnel`,
+        );
+        return;
+      }
+      proxies.set(proxy.id, proxy);
+      const { host: hostHeader, ...headers } = started.headers;
+      questions.push({
+        hop: i,
+        request: {
+          id: `${id}#${i}`,
+          proxy: proxy.id,
+          direction: 'waypoint',
+          address: resolve(objects, url.hostname, clientNamespace),
+          port: urlPort,
+          protocol: 'http',
+          tls: 'mtls',
+          authority: previous.authority || (hostHeader ?? url.host),
+          path: previous.path,
+          method: started.method,
+          headers,
+          principal: `spiffe://cluster.local/ns/${client.namespace}/sa/${client.serviceAccount}`,
+          sourceIP: client.ip,
+        },
+      });
       return;
     }
     if (!w || (hop.kind !== 'sidecar' && hop.kind !== 'gateway')) {
@@ -221,6 +255,7 @@ export function questionsFor(
  * workload's identity when the connection is HBONE.
  */
 function ztunnelQuestion(
+  objects: readonly KubeObject[],
   trace: TraceResult,
   i: number,
   id: string,
@@ -229,6 +264,8 @@ function ztunnelQuestion(
 ): OracleRequest | string {
   const hop = trace.hops[i] as Hop;
   const previous = trace.hops[i - 1];
+  if (i === 0) return firstZtunnelQuestion(objects, hop, id, workloads, started);
+  if (hop.direction === 'outbound') return `ztunnel outbound after another hop`;
   const upstream = /^(\d+\.\d+\.\d+\.\d+):(\d+)/.exec(previous?.upstream ?? '');
   if (!previous || !upstream)
     return `ztunnel ${hop.namespace}/${hop.workload}: the hop before names no upstream address`;
@@ -252,6 +289,41 @@ function ztunnelQuestion(
       : {}),
     sourceIP: sender.ip,
   };
+}
+
+/**
+ * The first hop of a client without a sidecar is a ztunnel: the ambient client's own (outbound capture of a
+ * connection to the address its DNS gives), or, for a client outside the mesh, the destination pod's,
+ * reached through kube-proxy without identity.
+ */
+function firstZtunnelQuestion(
+  objects: readonly KubeObject[],
+  hop: Hop,
+  id: string,
+  workloads: readonly Workload[],
+  started: Started,
+): OracleRequest | string {
+  const client = workloads.find((w) => `${w.namespace}/${w.name}` === started.from);
+  if (!client)
+    return `ztunnel ${hop.namespace}/${hop.workload}: the client is not a workload of the platform`;
+  const url = new URL(started.url);
+  const urlPort = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const address = resolve(objects, url.hostname, client.namespace);
+  const base = { id, proxy: '', protocol: 'tcp' as const, tls: 'none' as const, sourceIP: client.ip };
+  if (hop.direction === 'outbound') return { ...base, direction: 'ztunnel-outbound', address, port: urlPort };
+  const svc = objects.find((o) => o.kind === 'Service' && specOfService(o).clusterIP === address);
+  const selector = svc ? (specOfService(svc).selector ?? {}) : {};
+  const pod =
+    svc &&
+    Object.keys(selector).length > 0 &&
+    workloads.find(
+      (w) =>
+        w.namespace === svc.metadata.namespace &&
+        Object.entries(selector).every(([k, v]) => w.labels[k] === v),
+    );
+  if (!pod) return `ztunnel ${hop.namespace}/${hop.workload}: ${address} is no Service with a pod`;
+  const [podIp, port] = throughKubeProxy(objects, pod, address, urlPort);
+  return { ...base, direction: 'ztunnel', address: podIp, port };
 }
 
 /** A Service as the questions read it. */

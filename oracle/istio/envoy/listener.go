@@ -106,7 +106,7 @@ func portPredicate(p *listener.ListenerFilterChainMatchPredicate, port uint32) b
 // With nothing matched, the default filter chain (nil when there is none: the connection is closed).
 func MatchFilterChain(l *listener.Listener, c Connection) (*listener.FilterChain, error) {
 	if l.GetFilterChainMatcher() != nil {
-		return nil, fmt.Errorf("listener %s selects filter chains with a matcher tree", l.GetName())
+		return matchTree(l, c)
 	}
 	dst, err := parseAddr(c.DestinationIP)
 	if err != nil {

@@ -25,6 +25,9 @@ type Peer struct {
 	// Metadata is the dynamic metadata filters before RBAC wrote, by filter name (istio_authn holds
 	// request.auth.principal, request.auth.audiences, request.auth.presenter, request.auth.claims).
 	Metadata map[string]map[string]any
+	// FilterState is the connection's filter state as strings, by key (a waypoint keeps the HBONE peer's
+	// identity in io.istio.peer_principal).
+	FilterState map[string]string
 }
 
 // Decision is an RBAC filter's verdict on one request.
@@ -202,6 +205,17 @@ func principalMatches(id *rbacv3.Principal, r *Request, p Peer) (bool, error) {
 		return pathMatches(rule.UrlPath, *r)
 	case *rbacv3.Principal_Metadata:
 		return metadataMatches(rule.Metadata, p)
+	case *rbacv3.Principal_FilterState:
+		// An object the filter state does not hold matches nothing.
+		v, ok := p.FilterState[rule.FilterState.GetKey()]
+		if !ok {
+			return false, nil
+		}
+		sm := rule.FilterState.GetStringMatch()
+		if sm == nil {
+			return false, fmt.Errorf("a filter state matcher without a string matcher (key %s)", rule.FilterState.GetKey())
+		}
+		return StringMatches(sm, v)
 	}
 	return false, fmt.Errorf("unsupported principal %T", id.GetIdentifier())
 }

@@ -194,8 +194,13 @@ function waypointHop(
 ): Outcome {
   const w = waypoint.workload;
   t.waypointClient = client;
-  const hop = t.hop('waypoint', w, 'inbound', `inbound-vip ${service.vip ?? service.hostname}:${port}`, true);
+  // HBONE ends at connect_terminate, which hands the tunnel's payload to the internal listener; its filter
+  // chain for the service's address and port is inbound-vip|PORT|http|HOST (docs/semantics.md, Waypoints).
+  const hop = t.hop('waypoint', w, 'inbound', 'main_internal', true);
   t.at(hop).tls = 'HBONE (mTLS)';
+  t.at(hop).notes.push(
+    `filter chain inbound-vip|${port}|http|${service.hostname} (${service.vip ?? service.hostname}:${port})`,
+  );
   const policies = ambientOf(t.mesh).policies(service, waypoint);
   const decision = authorizeAtWaypoint(t, hop, policies, client, port, service.vip ?? '');
   const servicePort = service.ports.find((p) => p.port === port);
@@ -230,6 +235,7 @@ function waypointHop(
       `no route of the waypoint for ${service.hostname} matches ${t.request.method} ${t.request.path}`,
     );
   }
+  t.at(hop).virtualHost = `inbound|http|${port}`;
   t.at(hop).route = 'default';
   t.at(hop).cluster = `inbound-vip|${port}|http|${service.hostname}`;
   if (!servicePort || !endpoint) {
