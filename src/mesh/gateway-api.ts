@@ -119,6 +119,7 @@ function listenerAllows(
 export function httpRouteVirtualServices(
   snapshot: Snapshot,
   clusterDomain: string,
+  noBackendRefsStatus: number,
 ): ResolvedVirtualService[] {
   const out: ResolvedVirtualService[] = [];
   for (const route of snapshot.list('gateway.networking.k8s.io', 'HTTPRoute')) {
@@ -126,7 +127,12 @@ export function httpRouteVirtualServices(
     const spec = specOf(route, 'gateway.networking.k8s.io/HTTPRoute');
     const hostnames = spec.hostnames && spec.hostnames.length > 0 ? spec.hostnames : ['*'];
     const http = sortRoutes(
-      toRules(spec.rules ?? [], namespace, (b) => backendHost(snapshot, b, namespace, clusterDomain)),
+      toRules(
+        spec.rules ?? [],
+        namespace,
+        (b) => backendHost(snapshot, b, namespace, clusterDomain),
+        noBackendRefsStatus,
+      ),
     );
     for (const parent of spec.parentRefs ?? []) {
       const kind = parent.kind ?? 'Gateway';
@@ -257,6 +263,7 @@ function toRules(
   rules: readonly RouteRule[],
   namespace: string,
   hostOf: (backend: BackendRef) => string,
+  noBackendRefsStatus: number,
 ): HttpRule[] {
   const out: HttpRule[] = [];
   rules.forEach((rule, ruleIndex) => {
@@ -274,7 +281,9 @@ function toRules(
           },
           weight: b.weight ?? 1,
         }));
-        if (backends.length === 0) converted.directResponse = { status: 500 };
+        // No backendRef at all: the version's status (docs/semantics.md, V13); backends that all weigh 0: 500.
+        if (backends.length === 0) converted.directResponse = { status: noBackendRefsStatus };
+        else if (backends.every((b) => b.weight === 0)) converted.directResponse = { status: 500 };
       }
       out.push(converted);
     });

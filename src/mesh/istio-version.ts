@@ -12,7 +12,7 @@ export interface IstioVersion {
 
 /** The oldest and newest versions modelled. */
 export const OldestModelledVersion: IstioVersion = { major: 1, minor: 20 };
-export const NewestModelledVersion: IstioVersion = { major: 1, minor: 29 };
+export const NewestModelledVersion: IstioVersion = { major: 1, minor: 31 };
 
 /**
  * Parses `X.Y` (a patch `X.Y.Z` is accepted and ignored); undefined when the text is not a version or
@@ -28,7 +28,7 @@ export function parseIstioVersion(text: string): IstioVersion | undefined {
     : undefined;
 }
 
-/** The modelled range as people write it: `1.20 to 1.29`. */
+/** The modelled range as people write it: `1.20 to 1.31`. */
 export function modelledRange(): string {
   return `${formatIstioVersion(OldestModelledVersion)} to ${formatIstioVersion(NewestModelledVersion)}`;
 }
@@ -71,6 +71,11 @@ export interface VersionBehaviour {
   waypointDestinationFromEndpoint: boolean;
   /** Waypoint `destination_service_namespace` from the upstream cluster's service: from 1.25 (V2). */
   waypointServiceNamespaceFromCluster: boolean;
+  /**
+   * The status an HTTPRoute rule without any backendRef answers with (V13): 404 in the 1.30 releases, 500
+   * before and from 1.31 (a rule whose backends all weigh 0 answers 500 in every version).
+   */
+  noBackendRefsStatus: 404 | 500;
 }
 
 /** The behaviours of one version. */
@@ -86,5 +91,6 @@ export function behaviourOf(version: IstioVersion): VersionBehaviour {
     waypointReporter: atLeast(version, 22) ? 'waypoint' : 'destination',
     waypointDestinationFromEndpoint: atLeast(version, 22),
     waypointServiceNamespaceFromCluster: atLeast(version, 25),
+    noBackendRefsStatus: atLeast(version, 30) && !atLeast(version, 31) ? 404 : 500,
   };
 }

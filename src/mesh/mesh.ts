@@ -67,7 +67,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
     if (!workloadByName.has(`${w.namespace}/${w.name}`)) workloadByName.set(`${w.namespace}/${w.name}`, w);
   const virtualServices = [
     ...virtualServicesFrom(snapshot, clusterDomain, config.defaultExportTo.virtualService),
-    ...httpRouteVirtualServices(snapshot, clusterDomain),
+    ...httpRouteVirtualServices(snapshot, clusterDomain, behaviour.noBackendRefsStatus),
     ...fromIngress.virtualServices,
   ];
   const isPublic = (exportTo: readonly string[]) => exportTo.length === 1 && exportTo[0] === '*';

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { NewestModelledVersion } from '../../src/mesh/istio-version.ts';
 import { eventually } from '../controller-process.ts';
 import { runKfmesh, writeText } from '../cli-process.ts';
 import { startServe, stopServe as stop, type Serving } from '../serve-process.ts';
@@ -176,10 +177,12 @@ describe('kfmesh serve: bad flags', () => {
     } finally {
       await stop(first);
     }
-    for (const bad of ['one', '9.9', '1.19', '0.1', '1.30']) {
+    // The version after the newest modelled one is refused too (a serve it started would not end).
+    const next = `${NewestModelledVersion.major}.${NewestModelledVersion.minor + 1}`;
+    for (const bad of ['one', '9.9', '1.19', '0.1', next]) {
       const version = runKfmesh(['serve', '--istio-version', bad]);
       assert.equal(version.code, 2, bad);
-      assert.match(version.stderr, /--istio-version must be a modelled version X.Y \(1\.20 to 1\.29\)/);
+      assert.match(version.stderr, /--istio-version must be a modelled version X.Y \(1\.20 to 1\.31\)/);
     }
     for (const command of [
       ['trace', '--from', 'external', '--url', 'http://x/'],
@@ -287,7 +290,7 @@ describe('kfmesh serve answers only its own origin', () => {
         `${s.base}/api/trace?from=external&url=${encodeURIComponent('http://x/')}&istio=${istio}`,
       );
       assert.equal(r.status, 400, istio);
-      assert.match(r.body.error, /modelled version X.Y \(1\.20 to 1\.29\)/);
+      assert.match(r.body.error, /modelled version X.Y \(1\.20 to 1\.31\)/);
     }
   });
 

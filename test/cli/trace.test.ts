@@ -99,7 +99,7 @@ describe('kfmesh trace on the example platform', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.match(
       run.stdout,
-      /^GET http:\/\/sklearn-iris\.kubeflow-user-example-com\.svc\.cluster\.local\/v1\/models\/sklearn-iris:predict {2}from kubeflow-user-example-com\/curl-inside-mesh {2}\(Istio 1\.29\)/,
+      /^GET http:\/\/sklearn-iris\.kubeflow-user-example-com\.svc\.cluster\.local\/v1\/models\/sklearn-iris:predict {2}from kubeflow-user-example-com\/curl-inside-mesh {2}\(Istio 1\.31\)/,
     );
     assert.match(run.stdout, /1\. sidecar kubeflow-user-example-com\/curl-inside-mesh \(outbound\)/);
     assert.match(
@@ -160,12 +160,12 @@ describe('kfmesh trace: bad input', () => {
     [
       'a bad Istio version',
       ['--from', client, '--url', internalUrl, '--istio-version', 'latest'],
-      /--istio-version must be a modelled version X\.Y \(1\.20 to 1\.29\)/,
+      /--istio-version must be a modelled version X\.Y \(1\.20 to 1\.31\)/,
     ],
     [
       'an Istio version outside the modelled range',
       ['--from', client, '--url', internalUrl, '--istio-version', '9.9'],
-      /--istio-version must be a modelled version X\.Y \(1\.20 to 1\.29\), got "9\.9"/,
+      /--istio-version must be a modelled version X\.Y \(1\.20 to 1\.31\), got "9\.9"/,
     ],
     [
       'a header without a colon',

@@ -172,6 +172,29 @@ describe('Gateway API gateways of class istio', () => {
     });
   });
 
+  test('a rule without backendRefs answers 404 in the 1.30 releases and 500 before and after; zero weights 500 (V13)', () => {
+    const route = (backendRefs?: unknown[]) => [
+      ...base,
+      httpRoute('site', {
+        parentRefs: parent,
+        hostnames: ['shop.example.com'],
+        rules: [backendRefs ? { backendRefs } : {}],
+      }),
+    ];
+    const code = (objects: KubeObject[], version: string) =>
+      trace(objects, { from: 'external', url: 'http://shop.example.com/' }, version).response.code;
+    assert.equal(code(route(), '1.29'), 500);
+    assert.equal(code(route(), '1.30'), 404);
+    assert.equal(code(route(), '1.31'), 500);
+    assert.equal(code(route([]), '1.30'), 404);
+    for (const version of ['1.29', '1.30', '1.31'])
+      assert.equal(
+        code(route([backend('reviews', 9080, 0), backend('ratings', 9080, 0)]), version),
+        500,
+        version,
+      );
+  });
+
   test('routes from another namespace attach only when the listener allows it', () => {
     const other = [
       namespace('apps'),
