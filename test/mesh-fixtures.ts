@@ -183,3 +183,16 @@ export function waypoint(
     },
   };
 }
+
+/** A namespace's waypoint: a Gateway of class istio-waypoint listening for HBONE on 15008. */
+export function waypointGateway(ns: string, name = 'waypoint'): KubeObject {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name, namespace: ns },
+    spec: {
+      gatewayClassName: 'istio-waypoint',
+      listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
+    },
+  };
+}

@@ -4,6 +4,7 @@
  * the Service in ambient mode), plus a client and an AuthorizationPolicy admitting POSTs in every namespace.
  */
 import type { KubeObject } from '../../src/model/object.ts';
+import { waypointGateway } from '../mesh-fixtures.ts';
 
 /** The objects of the mesh; in ambient mode every namespace is enrolled and served by a waypoint of its own. */
 export function benchMesh(
@@ -43,15 +44,7 @@ export function benchMesh(
       },
     });
     if (ambient) {
-      objects.push({
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'Gateway',
-        metadata: { name: 'waypoint', namespace: ns },
-        spec: {
-          gatewayClassName: 'istio-waypoint',
-          listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
-        },
-      });
+      objects.push(waypointGateway(ns));
     }
   }
   for (let i = 0; i < services; i++) {

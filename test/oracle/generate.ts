@@ -18,7 +18,7 @@
 import fc from 'fast-check';
 import type { KubeObject } from '../../src/model/object.ts';
 import type { TraceInput } from '../../src/mesh/trace/request.ts';
-import { deployment, istio, service } from '../mesh-fixtures.ts';
+import { deployment, istio, service, waypointGateway } from '../mesh-fixtures.ts';
 
 const paths = ['/', '/v1', '/v1/predict', '/v12', '/api/x', '/apix', '/A/b', '/v1/models/m:predict'];
 const regexes = ['/v[0-9]+', '/api/.*', '.*predict', '/v1|/api', '/[a-z]+'];
@@ -306,17 +306,7 @@ function waypointObjects(
   ns: string,
   policies: readonly (typeof l7Policy extends fc.Arbitrary<infer T> ? T : never)[],
 ): KubeObject[] {
-  const out: KubeObject[] = [
-    {
-      apiVersion: 'gateway.networking.k8s.io/v1',
-      kind: 'Gateway',
-      metadata: { name: 'waypoint', namespace: ns },
-      spec: {
-        gatewayClassName: 'istio-waypoint',
-        listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
-      },
-    },
-  ];
+  const out: KubeObject[] = [waypointGateway(ns)];
   policies.forEach((p, i) => {
     const operation = {
       ...(p.paths ? { paths: p.paths } : {}),

@@ -215,9 +215,18 @@ export function questionsFor(
           resolve(objects, url.hostname, clientNamespace),
           urlPort,
         );
+        // From the client's pod address (a client outside the cluster: an outside address).
+        const client = workloads.find((c) => `${c.namespace}/${c.name}` === started.from);
         questions.push({
           hop: i,
-          request: { ...base, direction: 'inbound', address, port, tls: 'none', sourceIP: outsideAddress },
+          request: {
+            ...base,
+            direction: 'inbound',
+            address,
+            port,
+            tls: 'none',
+            sourceIP: client?.ip ?? outsideAddress,
+          },
         });
       } else skipped.push(`first hop ${hop.kind} ${hop.direction}`);
       return;
