@@ -35,6 +35,8 @@ export interface DifferentialReport {
   rejected: string[];
   /** Each trace's command-line run, by label. */
   runs: Map<string, CliRun>;
+  /** Each trace kfmesh made, by label. */
+  traces: Map<string, TraceResult>;
 }
 
 /** One trace kfmesh made, with the request it started from. */
@@ -64,6 +66,7 @@ function compare(
 ): DifferentialReport {
   const proxies = new Map<string, OracleProxy>();
   const asked: { label: string; trace: TraceResult; question: Question }[] = [];
+  for (const m of made) report.traces.set(m.label, m.trace);
   for (const [n, m] of made.entries()) {
     const {
       proxies: ps,
@@ -104,6 +107,7 @@ const emptyReport = (): DifferentialReport => ({
   disagreements: [],
   rejected: [],
   runs: new Map(),
+  traces: new Map(),
 });
 
 /** Traces each request with the kfmesh CLI and asks the oracle about every hop it can answer. */

@@ -18,7 +18,7 @@ import type { TraceInput } from '../../src/mesh/trace/request.ts';
 import { projectRoot } from '../conformance/cases.ts';
 import { runKfmesh, writeManifest } from '../cli-process.ts';
 import { partTestOptions } from '../kube-apiserver.ts';
-import { differentialInProcess } from './differential.ts';
+import { differentialInProcess, type DifferentialReport } from './differential.ts';
 import { oracleTestOptions } from './istio-oracle.ts';
 import { checkAgainstOpen } from './open.ts';
 
@@ -47,7 +47,11 @@ async function requestsOn(objects: readonly KubeObject[], prefix: string, ambien
   return requests;
 }
 
-async function judge(name: string, objects: readonly KubeObject[], migrated = false): Promise<void> {
+async function judge(
+  name: string,
+  objects: readonly KubeObject[],
+  migrated = false,
+): Promise<DifferentialReport> {
   const prefix = `${name}/`;
   const requests = await requestsOn(objects, prefix, migrated);
   assert.ok(requests.length > 50, `${requests.length} requests`);
@@ -60,24 +64,45 @@ async function judge(name: string, objects: readonly KubeObject[], migrated = fa
   // A migrated platform's traffic ends at ztunnel: its L4 authorization is judged there.
   if (migrated) assert.ok(report.ztunnel > 10, `${report.ztunnel} hops at ztunnel compared`);
   checkAgainstOpen(prefix, report.disagreements);
+  return report;
+}
+
+/**
+ * "The migration opens nothing", on traces whose every hop Istio's code answered alike: a request a
+ * policy denied before the migration (a hop's decision deny) that reaches its application after it, from
+ * the same client to the same Service port. Returns those requests.
+ */
+function openedBy(before: DifferentialReport, after: DifferentialReport): string[] {
+  const byRequest = (r: DifferentialReport) =>
+    new Map([...r.traces].map(([label, t]) => [label.slice(label.indexOf('/') + 1), t]));
+  const was = byRequest(before);
+  const opened: string[] = [];
+  let compared = 0;
+  let denied = 0;
+  for (const [request, now] of byRequest(after)) {
+    const then = was.get(request);
+    if (!then) continue;
+    compared++;
+    if (!then.hops.some((h) => h.decision === 'deny')) continue;
+    denied++;
+    if (now.answeredBy !== undefined) opened.push(request);
+  }
+  assert.ok(compared > 20, `${compared} requests asked before and after the migration`);
+  console.log(
+    `${compared} requests before and after the migration: ${denied} denied before, ${opened.length} of them opened`,
+  );
+  return opened;
 }
 
 describe("kfmesh judged by Istio's own code on whole platforms", oracleTestOptions(), () => {
-  test('the example (sidecar mode)', async () => {
-    await judge(
-      'example',
-      parseAllDocuments(runKfmesh(['example']).stdout).map((d) => d.toJS() as KubeObject),
-    );
-  });
-
-  // The platform after `kfmesh migrate --to ambient`: what stays at sidecars and gateways (the Gateway API
-  // gateway included) and the L4 authorization at each destination's ztunnel are judged; hops at waypoints
-  // are counted as not asked (docs/semantics.md, What Istio's code cannot judge).
-  test('the example migrated to ambient', async () => {
-    const file = writeManifest(
-      parseAllDocuments(runKfmesh(['example']).stdout).map((d) => d.toJS() as KubeObject),
-    );
-    await judge('example-migrated', migrated(file), true);
+  // The example (sidecar mode), then after `kfmesh migrate --to ambient`: every hop (sidecars, gateways,
+  // the Gateway API gateway, ztunnels and waypoints) is asked of the oracle on both, and no request a
+  // policy denied before reaches its application after.
+  test('the example, and the example migrated to ambient', async () => {
+    const objects = parseAllDocuments(runKfmesh(['example']).stdout).map((d) => d.toJS() as KubeObject);
+    const before = await judge('example', objects);
+    const after = await judge('example-migrated', migrated(writeManifest(objects)), true);
+    assert.deepEqual(openedBy(before, after), []);
   });
 
   const platforms = {
@@ -94,9 +119,10 @@ describe("kfmesh judged by Istio's own code on whole platforms", oracleTestOptio
         const objects = parseAllDocuments(readFileSync(path, 'utf8'))
           .map((d) => d.toJS() as KubeObject | null)
           .filter((o): o is KubeObject => o !== null);
-        await judge(name, objects);
+        const before = await judge(name, objects);
         // The latest release after the migration, as for the example.
-        if (name === 'kubeflow-26.03') await judge(`${name}-migrated`, migrated(path), true);
+        if (name === 'kubeflow-26.03')
+          assert.deepEqual(openedBy(before, await judge(`${name}-migrated`, migrated(path), true)), []);
       },
     );
   }
