@@ -87,6 +87,9 @@ type Answer struct {
 	RBAC []envoy.Decision `json:"rbac,omitempty"`
 	// Custom names the external authorizer a CUSTOM policy sends the request to.
 	Custom bool `json:"custom,omitempty"`
+	// Unreachable lists the clusters of a weighted split that would not take a request (the proxy lacks
+	// the cluster, or it has no host): Envoy answers those shares itself (NC or UH).
+	Unreachable []string `json:"unreachable,omitempty"`
 	// Error says why the oracle could not answer (a construct package envoy does not evaluate).
 	Error string `json:"error,omitempty"`
 }

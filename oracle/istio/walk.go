@@ -301,6 +301,11 @@ func (pc *proxyConfig) http(a Answer, m *hcm.HttpConnectionManager, q RequestIn,
 		a.Outcome, a.Code = "direct_response", action.DirectCode
 	default:
 		a.Outcome, a.Code = pc.upstream(action.Cluster, action.NotFoundCode)
+		for _, wc := range action.Weighted {
+			if outcome, _ := pc.upstream(wc.Name, action.NotFoundCode); outcome != "forwarded" {
+				a.Unreachable = append(a.Unreachable, wc.Name)
+			}
+		}
 	}
 	return a
 }

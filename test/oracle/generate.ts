@@ -9,7 +9,8 @@
  * the external host: by name, by its address, and to a host no entry names. A Sidecar's ingress may list
  * the port `a` is called on, or only another (whose calls then pass through). A PeerAuthentication may
  * set the namespace's mTLS mode (and another for `a`'s port), and a client without a proxy may make the
- * first call. An ambient pod may serve, guarded at its ztunnel by L4 policies (whose L7 parts ztunnel
+ * first call. A DestinationRule may give `b` a subset (which the VirtualService may route to, defined or
+ * not) and the TLS its clients use. An ambient pod may serve, guarded at its ztunnel by L4 policies (whose L7 parts ztunnel
  * cannot see) and perhaps STRICT mTLS, perhaps behind a waypoint with L7 policies attached to the Service or
  * the waypoint, called by the sidecar client, an ambient pod and the client without a proxy. Each platform
  * lives in a
@@ -165,6 +166,17 @@ const platformSpec = fc.record({
    * path, and a host the route does not name.
    */
   web: fc.option(fc.record({ backend: fc.constantFrom('a', 'b', 'previous'), grant: fc.boolean() })),
+  /**
+   * A DestinationRule for `b` (its pods are `version: v1`): with or without a subset v1, and perhaps the TLS
+   * clients use (DISABLE or ISTIO_MUTUAL); the VirtualService may route to `b`'s subset v1 (which does not
+   * exist without the rule's subset).
+   */
+  destination: fc.record({
+    rule: fc.option(
+      fc.record({ subset: fc.boolean(), tls: fc.option(fc.constantFrom('DISABLE', 'ISTIO_MUTUAL')) }),
+    ),
+    subsetRoute: fc.boolean(),
+  }),
   ambient,
 });
 type Spec = typeof platformSpec extends fc.Arbitrary<infer T> ? T : never;
@@ -176,7 +188,7 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'istio-injection': 'enabled' } } },
     deployment(ns, 'client'),
     deployment(ns, 'a'),
-    deployment(ns, 'b'),
+    deployment(ns, 'b', { version: 'v1' }),
     service(ns, 'a', { ip: `10.100.${Math.floor(index / 100)}.${(index % 100) * 2 + 1}` }),
     service(ns, 'b', { ip: `10.100.${Math.floor(index / 100)}.${(index % 100) * 2 + 2}` }),
     istio('VirtualService', ns, 'routes', {
@@ -184,7 +196,13 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
       http: spec.rules.map((r, i) => ({
         name: `r${i}`,
         ...(r.match.length > 0 ? { match: r.match } : {}),
-        route: r.route.map((d) => ({ destination: { host: host(d.s) }, weight: d.weight })),
+        route: r.route.map((d) => ({
+          destination: {
+            host: host(d.s),
+            ...(d.s === 'b' && spec.destination.subsetRoute ? { subset: 'v1' } : {}),
+          },
+          weight: d.weight,
+        })),
       })),
     }),
   ];
@@ -194,6 +212,15 @@ function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
     ...ambientObjects(ns, index, spec),
   );
   if (spec.legacy) out.push(deployment(ns, 'legacy', { 'sidecar.istio.io/inject': 'false' }));
+  const rule = spec.destination.rule;
+  if (rule)
+    out.push(
+      istio('DestinationRule', ns, 'b', {
+        host: 'b',
+        ...(rule.tls !== null ? { trafficPolicy: { tls: { mode: rule.tls } } } : {}),
+        ...(rule.subset ? { subsets: [{ name: 'v1', labels: { version: 'v1' } }] } : {}),
+      }),
+    );
   const peer = spec.peer;
   if (peer) {
     out.push(istio('PeerAuthentication', ns, 'default', { mtls: { mode: peer.mode } }));
