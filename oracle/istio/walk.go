@@ -39,22 +39,19 @@ func answer(input Input) (Output, error) {
 	}
 	out := Output{Rejected: w.rejected, Answers: make([]Answer, 0, len(input.Queries))}
 	for _, q := range input.Queries {
-		if q.Direction == "ztunnel" || q.Direction == "ztunnel-outbound" {
-			var a Answer
-			if q.Direction == "ztunnel" {
-				a = w.ztunnelAnswer(q)
-			} else {
-				a = w.ztunnelOutbound(q)
+		var a Answer
+		switch q.Direction {
+		case "ztunnel":
+			a = w.ztunnelAnswer(q)
+		case "ztunnel-outbound":
+			a = w.ztunnelOutbound(q)
+		default:
+			pc, ok := w.proxies[q.Proxy]
+			if !ok {
+				return Output{}, fmt.Errorf("request %s: no proxy %q", q.ID, q.Proxy)
 			}
-			a.ID = q.ID
-			out.Answers = append(out.Answers, a)
-			continue
+			a = pc.walk(q)
 		}
-		pc, ok := w.proxies[q.Proxy]
-		if !ok {
-			return Output{}, fmt.Errorf("request %s: no proxy %q", q.ID, q.Proxy)
-		}
-		a := pc.walk(q)
 		a.ID = q.ID
 		out.Answers = append(out.Answers, a)
 	}

@@ -39,6 +39,8 @@ type world struct {
 	server   *xds.FakeDiscoveryServer
 	rejected []string
 	proxies  map[string]*proxyConfig
+	// ztunnel is the policies istiod sends ztunnel, read from the ambient index on first use.
+	ztunnel *ztunnelPolicies
 }
 
 // proxyConfig is what Istio generates for one proxy.

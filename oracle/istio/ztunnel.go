@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"istio.io/istio/pilot/pkg/model"
 	"istio.io/istio/pkg/util/sets"
 	"istio.io/istio/pkg/workloadapi"
 	"istio.io/istio/pkg/workloadapi/security"
@@ -19,28 +20,55 @@ import (
 // the list of policies each workload carries. The policies of the workload's namespace, of the root
 // namespace (global scope) and the ones the workload lists apply; package ztunnel evaluates them.
 
+// ztunnelPolicies are the converted policies by key (namespace/name), and those of global or namespace
+// scope in key order.
+type ztunnelPolicies struct {
+	byKey  map[string]*security.Authorization
+	scoped []*security.Authorization
+}
+
+// policies reads the ambient index's policies once per platform.
+func (w *world) policies() *ztunnelPolicies {
+	if w.ztunnel != nil {
+		return w.ztunnel
+	}
+	p := &ztunnelPolicies{byKey: map[string]*security.Authorization{}}
+	for _, wa := range w.server.Env().AmbientIndexes.Policies(nil) {
+		p.byKey[wa.ResourceName()] = wa.Authorization
+	}
+	keys := make([]string, 0, len(p.byKey))
+	for k := range p.byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if scope := p.byKey[k].GetScope(); scope == security.Scope_GLOBAL || scope == security.Scope_NAMESPACE {
+			p.scoped = append(p.scoped, p.byKey[k])
+		}
+	}
+	w.ztunnel = p
+	return p
+}
+
+// addressInfo is what the ambient index knows of an address of the default network.
+func (w *world) addressInfo(address string) []model.AddressInfo {
+	infos, _ := w.server.Env().AmbientIndexes.AddressInformation(sets.New("/" + address))
+	return infos
+}
+
 // ztunnelAnswer answers a connection to q.Address:q.Port from q.SourceIP with q.Principal (none unless
 // the connection is HBONE, which carries the sender's identity).
 func (w *world) ztunnelAnswer(q RequestIn) Answer {
-	index := w.server.Env().AmbientIndexes
-	infos, _ := index.AddressInformation(sets.New("/" + q.Address))
-	var wl interface {
-		GetNamespace() string
-		GetAuthorizationPolicies() []string
-	}
-	for _, info := range infos {
-		if got := info.GetWorkload(); got != nil {
-			wl = got
+	var wl *workloadapi.Workload
+	for _, info := range w.addressInfo(q.Address) {
+		if wl = info.GetWorkload(); wl != nil {
 			break
 		}
 	}
 	if wl == nil {
 		return Answer{Outcome: "no_workload", Error: fmt.Sprintf("no workload at %s in istiod's ambient index", q.Address)}
 	}
-	byKey := map[string]*security.Authorization{}
-	for _, p := range index.Policies(nil) {
-		byKey[p.ResourceName()] = p.Authorization
-	}
+	p := w.policies()
 	var applied []*security.Authorization
 	seen := map[string]bool{}
 	add := func(a *security.Authorization) {
@@ -49,24 +77,13 @@ func (w *world) ztunnelAnswer(q RequestIn) Answer {
 			applied = append(applied, a)
 		}
 	}
-	keys := make([]string, 0, len(byKey))
-	for k := range byKey {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		a := byKey[k]
-		switch a.GetScope() {
-		case security.Scope_GLOBAL:
+	for _, a := range p.scoped {
+		if a.GetScope() == security.Scope_GLOBAL || a.GetNamespace() == wl.GetNamespace() {
 			add(a)
-		case security.Scope_NAMESPACE:
-			if a.GetNamespace() == wl.GetNamespace() {
-				add(a)
-			}
 		}
 	}
 	for _, k := range wl.GetAuthorizationPolicies() {
-		if a := byKey[k]; a != nil {
+		if a := p.byKey[k]; a != nil {
 			add(a)
 		}
 	}
@@ -95,9 +112,8 @@ func (w *world) ztunnelAnswer(q RequestIn) Answer {
 // the waypoint's Service, or straight to the destination (no cluster).
 func (w *world) ztunnelOutbound(q RequestIn) Answer {
 	a := Answer{Listener: "ztunnel", Outcome: "forwarded"}
-	infos, _ := w.server.Env().AmbientIndexes.AddressInformation(sets.New("/" + q.Address))
 	var waypoint *workloadapi.GatewayAddress
-	for _, info := range infos {
+	for _, info := range w.addressInfo(q.Address) {
 		if s := info.GetService(); s != nil {
 			waypoint = s.GetWaypoint()
 			break

@@ -23,7 +23,7 @@ export interface Traced {
 
 /** What one differential run found. */
 export interface DifferentialReport {
-  /** Hops asked, and not asked (ztunnel, waypoints, hops without an address), by reason. */
+  /** Hops asked, and not asked (waypoints not reached from an ambient client, hops without an address), by reason. */
   compared: number;
   /** Of the hops compared, those at a destination's ztunnel (its L4 authorization), and at waypoints. */
   ztunnel: number;

@@ -179,7 +179,9 @@ const platformSpec = fc.record({
   }),
   ambient,
 });
-type Spec = typeof platformSpec extends fc.Arbitrary<infer T> ? T : never;
+/** What an arbitrary draws. */
+type Drawn<A> = A extends fc.Arbitrary<infer T> ? T : never;
+type Spec = Drawn<typeof platformSpec>;
 
 /** One platform's objects, in namespace `ns`. */
 function objectsOf(ns: string, index: number, spec: Spec): KubeObject[] {
@@ -329,10 +331,7 @@ function ambientObjects(ns: string, index: number, spec: Spec): KubeObject[] {
 }
 
 /** A namespace's waypoint and the L7 policies attached to it or to the ambient server's Service. */
-function waypointObjects(
-  ns: string,
-  policies: readonly (typeof l7Policy extends fc.Arbitrary<infer T> ? T : never)[],
-): KubeObject[] {
+function waypointObjects(ns: string, policies: readonly Drawn<typeof l7Policy>[]): KubeObject[] {
   const out: KubeObject[] = [waypointGateway(ns)];
   policies.forEach((p, i) => {
     const operation = {

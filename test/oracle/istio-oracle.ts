@@ -277,7 +277,7 @@ export function hopDisagreements(hop: Hop, answer: OracleAnswer): string[] {
   if (!(unreachable && (ended.startsWith('no_cluster') || ended === 'no_healthy_upstream')))
     same('outcome', ended, outcomeClass(answer));
   if (
-    (hop.decision === 'deny' && !networkRefused(hop) && !plaintextRefused(hop) && !tlsRefused(hop)) ||
+    (hop.decision === 'deny' && !networkRefused(hop) && refusedByMtlsMode(hop) === undefined) ||
     answer.outcome === 'rbac_denied'
   ) {
     const theirs = answer.rbac?.find((d) => !d.allowed);
@@ -288,9 +288,9 @@ export function hopDisagreements(hop: Hop, answer: OracleAnswer): string[] {
 
 /**
  * A client's ztunnel: whether it sends to a waypoint, and which. A destination ztunnel's verdict against
- * the policies istiod sends it: allowed or denied, and a denial by
- * a DENY policy names one of the DENY policies that match (ztunnel reports one of them, in no defined
- * order). A denial because no ALLOW policy matches names no policy on either side.
+ * the policies istiod sends it: allowed or denied, and a denial by a DENY policy names one of the DENY
+ * policies that match (ztunnel reports one of them, in no defined order). A denial because no ALLOW
+ * policy matches names no policy on either side.
  */
 function ztunnelDisagreements(hop: Hop, answer: OracleAnswer): string[] {
   if (hop.direction === 'outbound') {
@@ -303,9 +303,7 @@ function ztunnelDisagreements(hop: Hop, answer: OracleAnswer): string[] {
   if (ours !== answer.outcome) return [`ztunnel: ${ours} ≠ ${answer.outcome}`];
   if (ours === 'forwarded') return [];
   const denying = (answer.rbac ?? []).filter((d) => d.action === 'DENY').map((d) => d.policy ?? '');
-  const explicit = (policy: string | undefined) =>
-    policy !== undefined && !policy.startsWith('NetworkPolicy ') ? policy : undefined;
-  const byUs = explicit(hop.policy);
+  const byUs = networkRefused(hop) ? undefined : hop.policy;
   // istiod turns STRICT PeerAuthentication into DENY policies of its own (istio_converted_*): kfmesh says
   // so as a denial without a policy.
   const converted = (p: string) => p.split('/')[1]?.startsWith('istio_converted_') === true;
@@ -317,23 +315,16 @@ function ztunnelDisagreements(hop: Hop, answer: OracleAnswer): string[] {
 }
 
 /**
- * A hop whose proxy refused a plaintext connection because PeerAuthentication is STRICT there: no filter
- * chain takes it (kfmesh says so as a denial without a policy).
+ * How a hop's proxy refused a connection its PeerAuthentication mode does not take (kfmesh says so as a
+ * denial without a policy): plaintext where it is STRICT finds no filter chain; mutual TLS where it is
+ * DISABLE reaches the plaintext HTTP codec, which closes the connection on the TLS bytes.
  */
-function plaintextRefused(hop: Hop): boolean {
-  return (
-    hop.decision === 'deny' && hop.policy === undefined && !hop.mtls && (hop.tls ?? '').includes('STRICT')
-  );
-}
-
-/**
- * A hop whose proxy got mutual TLS on a port where PeerAuthentication is DISABLE: the plaintext HTTP
- * codec reads TLS bytes and closes the connection (kfmesh says so as a denial without a policy).
- */
-function tlsRefused(hop: Hop): boolean {
-  return (
-    hop.decision === 'deny' && hop.policy === undefined && hop.mtls && (hop.tls ?? '').includes('DISABLE')
-  );
+function refusedByMtlsMode(hop: Hop): 'no_filter_chain' | 'protocol_error' | undefined {
+  if (hop.decision !== 'deny' || hop.policy !== undefined) return undefined;
+  const tls = hop.tls ?? '';
+  if (!hop.mtls && tls.includes('STRICT')) return 'no_filter_chain';
+  if (hop.mtls && tls.includes('DISABLE')) return 'protocol_error';
+  return undefined;
 }
 
 /** A hop whose connection a NetworkPolicy dropped after the proxy sent it. */
@@ -350,8 +341,8 @@ function hopStops(hop: Hop): string {
   // What Istio's code cannot judge).
   if (networkRefused(hop)) return 'forwarded';
   if (hop.listener === undefined) return 'no_listener';
-  if (plaintextRefused(hop)) return 'no_filter_chain';
-  if (tlsRefused(hop)) return 'protocol_error';
+  const refused = refusedByMtlsMode(hop);
+  if (refused) return refused;
   if (hop.decision === 'deny') return 'rbac_denied';
   if (hop.code === undefined) return 'forwarded';
   switch (hop.flags) {

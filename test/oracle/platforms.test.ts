@@ -1,10 +1,10 @@
 /**
  * kfmesh judged by Istio's own code on whole platforms: the built-in example (sidecar mode) and the real
  * Kubeflow platforms of ../shared/real, and the example and the 26.03 release after `migrate --to ambient`.
- * On each, one client per namespace calls every HTTP port of every Service; each hop kfmesh traces at a
- * sidecar, a gateway or a destination's ztunnel is asked of the oracle (waypoint hops and the client's ztunnel
- * are counted as not asked). Disagreements
- * must be listed as open in open-disagreements.txt (by the platform's prefix), which only shrinks.
+ * On each, one client per namespace calls every HTTP port of every Service; each hop kfmesh traces (at a
+ * sidecar, a gateway, a ztunnel or a waypoint) is asked of the oracle where it can be (what is not is
+ * counted as not asked). Disagreements must be listed as open in open-disagreements.txt (by the platform's
+ * prefix), which only shrinks.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,8 +1,8 @@
 /**
  * Turns one kfmesh trace into the oracle's questions: for each hop at a sidecar or a gateway, the proxy and
- * the request as it enters it; for each destination ztunnel, the connection as it arrives (address, sender,
- * identity); for each waypoint an ambient client's ztunnel tunnels to, the request inside the tunnel. The
- * client's ztunnel, and waypoints reached otherwise, are not asked yet (counted apart).
+ * the request as it enters it; for each ztunnel, the connection as it arrives (address, sender, identity);
+ * for each waypoint an ambient client's ztunnel tunnels to, the request inside the tunnel. Waypoints reached
+ * otherwise are not asked yet (counted apart).
  */
 import { parse } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
@@ -92,6 +92,26 @@ function capturesDns(objects: readonly KubeObject[]): boolean {
   return String(mesh?.defaultConfig?.proxyMetadata?.['ISTIO_META_DNS_CAPTURE']) === 'true';
 }
 
+/** A workload's identity as a peer certificate carries it (the oracle's cluster is cluster.local). */
+const spiffeOf = (w: Workload) => `spiffe://cluster.local/ns/${w.namespace}/sa/${w.serviceAccount}`;
+
+/** The `ip:port` a hop sent the request on to, when it names one. */
+function upstreamOf(hop: Hop | undefined): [string, number] | undefined {
+  const m = /^(\d+\.\d+\.\d+\.\d+):(\d+)/.exec(hop?.upstream ?? '');
+  return m ? [m[1] ?? '', Number(m[2])] : undefined;
+}
+
+/** What every question of one trace is asked from: the platform, the request, and its client. */
+interface Asking {
+  objects: readonly KubeObject[];
+  workloads: readonly Workload[];
+  url: URL;
+  urlPort: number;
+  /** The workload that sent the request (none for a client outside the cluster). */
+  client: Workload | undefined;
+  workloadOf: (hop: Hop | undefined) => Workload | undefined;
+}
+
 /** One question and the hop it asks about. */
 export interface Question {
   hop: number;
@@ -112,56 +132,31 @@ export function questionsFor(
   const proxies = new Map<string, OracleProxy>();
   const questions: Question[] = [];
   const skipped: string[] = [];
-  const workloadOf = (hop: Hop) =>
-    workloads.find((w) => w.namespace === hop.namespace && w.name === hop.workload);
+  const workloadOf = (hop: Hop | undefined) =>
+    hop && workloads.find((w) => w.namespace === hop.namespace && w.name === hop.workload);
   const clientNamespace = started.from.includes('/') ? (started.from.split('/')[0] ?? '') : '';
+  const client = workloads.find((c) => `${c.namespace}/${c.name}` === started.from);
+  const ask: Asking = { objects, workloads, url, urlPort, client, workloadOf };
   trace.hops.forEach((hop, i) => {
     const w = workloadOf(hop);
     const previous = i > 0 ? trace.hops[i - 1] : undefined;
     if (hop.kind === 'ztunnel') {
-      const question = ztunnelQuestion(objects, trace, i, `${id}#${i}`, workloads, started);
+      const question = ztunnelQuestion(ask, trace, i, `${id}#${i}`);
       if (typeof question === 'string') skipped.push(question);
       else questions.push({ hop: i, request: question });
       return;
     }
-    if (hop.kind === 'waypoint' && w) {
-      const proxy = { ...proxyOf(w, 'waypoint'), id: `waypoint:${w.namespace}/${w.name}` };
-      const client = workloads.find((c) => `${c.namespace}/${c.name}` === started.from);
-      // The client's ztunnel tunnels the connection to the waypoint with the client's identity; the
-      // waypoint reads the address the client called (the Service's) from the tunnel.
-      if (i !== 1 || previous?.kind !== 'ztunnel' || !client) {
-        skipped.push(
-          `waypoint ${hop.namespace}/${hop.workload}: not reached from an ambient client's ztunnel`,
-        );
-        return;
-      }
-      proxies.set(proxy.id, proxy);
-      const { host: hostHeader, ...headers } = started.headers;
-      questions.push({
-        hop: i,
-        request: {
-          id: `${id}#${i}`,
-          proxy: proxy.id,
-          direction: 'waypoint',
-          address: resolve(objects, url.hostname, clientNamespace),
-          port: urlPort,
-          protocol: 'http',
-          tls: 'mtls',
-          authority: previous.authority || (hostHeader ?? url.host),
-          path: previous.path,
-          method: started.method,
-          headers,
-          principal: `spiffe://cluster.local/ns/${client.namespace}/sa/${client.serviceAccount}`,
-          sourceIP: client.ip,
-        },
-      });
-      return;
-    }
-    if (!w || (hop.kind !== 'sidecar' && hop.kind !== 'gateway')) {
+    if (!w) {
       skipped.push(`${hop.kind} ${hop.namespace}/${hop.workload}`);
       return;
     }
-    const type = hop.kind === 'gateway' ? 'router' : 'sidecar';
+    // The client's ztunnel tunnels the connection to the waypoint with the client's identity; the
+    // waypoint reads the address the client called (the Service's) from the tunnel.
+    if (hop.kind === 'waypoint' && !(i === 1 && previous?.kind === 'ztunnel' && client)) {
+      skipped.push(`waypoint ${hop.namespace}/${hop.workload}: not reached from an ambient client's ztunnel`);
+      return;
+    }
+    const type = hop.kind === 'gateway' ? 'router' : hop.kind === 'waypoint' ? 'waypoint' : 'sidecar';
     const proxy = proxyOf(w, type);
     proxy.id = `${type}:${proxy.id}`;
     proxies.set(proxy.id, proxy);
@@ -179,6 +174,21 @@ export function questionsFor(
       method: started.method,
       headers,
     };
+    if (hop.kind === 'waypoint' && client) {
+      questions.push({
+        hop: i,
+        request: {
+          ...base,
+          direction: 'waypoint',
+          address: resolve(objects, url.hostname, clientNamespace),
+          port: urlPort,
+          tls: 'mtls',
+          principal: spiffeOf(client),
+          sourceIP: client.ip,
+        },
+      });
+      return;
+    }
     if (!previous) {
       if (hop.kind === 'sidecar' && hop.direction === 'outbound') {
         const address = resolve(objects, url.hostname, clientNamespace);
@@ -216,7 +226,6 @@ export function questionsFor(
           urlPort,
         );
         // From the client's pod address (a client outside the cluster: an outside address).
-        const client = workloads.find((c) => `${c.namespace}/${c.name}` === started.from);
         questions.push({
           hop: i,
           request: {
@@ -231,7 +240,7 @@ export function questionsFor(
       } else skipped.push(`first hop ${hop.kind} ${hop.direction}`);
       return;
     }
-    const upstream = /^(\d+\.\d+\.\d+\.\d+):(\d+)/.exec(previous.upstream ?? '');
+    const upstream = upstreamOf(previous);
     if (!upstream) {
       skipped.push(`${hop.kind} ${hop.namespace}/${hop.workload}: the hop before names no upstream address`);
       return;
@@ -239,7 +248,7 @@ export function questionsFor(
     const sender = workloadOf(previous);
     // A connection to a Service's cluster IP reaches the pod translated by kube-proxy: the pod's address
     // and the Service port's target port.
-    const [address, port] = throughKubeProxy(objects, w, upstream[1] ?? '', Number(upstream[2]));
+    const [address, port] = throughKubeProxy(objects, w, ...upstream);
     questions.push({
       hop: i,
       request: {
@@ -248,9 +257,7 @@ export function questionsFor(
         address,
         port,
         tls: previous.mtls ? 'mtls' : 'none',
-        ...(previous.mtls && sender
-          ? { principal: `spiffe://cluster.local/ns/${sender.namespace}/sa/${sender.serviceAccount}` }
-          : {}),
+        ...(previous.mtls && sender ? { principal: spiffeOf(sender) } : {}),
         sourceIP: sender?.ip ?? outsideAddress,
       },
     });
@@ -263,39 +270,28 @@ export function questionsFor(
  * by the workload that sent it (the client itself when the hop before is the client's ztunnel), with that
  * workload's identity when the connection is HBONE.
  */
-function ztunnelQuestion(
-  objects: readonly KubeObject[],
-  trace: TraceResult,
-  i: number,
-  id: string,
-  workloads: readonly Workload[],
-  started: Started,
-): OracleRequest | string {
+function ztunnelQuestion(ask: Asking, trace: TraceResult, i: number, id: string): OracleRequest | string {
   const hop = trace.hops[i] as Hop;
   const previous = trace.hops[i - 1];
-  if (i === 0) return firstZtunnelQuestion(objects, hop, id, workloads, started);
+  if (i === 0) return firstZtunnelQuestion(ask, hop, id);
   if (hop.direction === 'outbound') return `ztunnel outbound after another hop`;
-  const upstream = /^(\d+\.\d+\.\d+\.\d+):(\d+)/.exec(previous?.upstream ?? '');
+  const upstream = upstreamOf(previous);
   if (!previous || !upstream)
     return `ztunnel ${hop.namespace}/${hop.workload}: the hop before names no upstream address`;
-  const workloadOf = (h: Hop | undefined) =>
-    h && workloads.find((w) => w.namespace === h.namespace && w.name === h.workload);
-  const client = workloads.find((w) => `${w.namespace}/${w.name}` === started.from);
-  const sender =
-    previous.kind === 'ztunnel' ? (i >= 2 ? workloadOf(trace.hops[i - 2]) : client) : workloadOf(previous);
+  // After the client's ztunnel, the sender is the hop before it, or the client itself.
+  const before = previous.kind === 'ztunnel' ? trace.hops[i - 2] : previous;
+  const sender = before ? ask.workloadOf(before) : ask.client;
   if (!sender)
     return `ztunnel ${hop.namespace}/${hop.workload}: the sender is not a workload of the platform`;
   return {
     id,
     proxy: '',
     direction: 'ztunnel',
-    address: upstream[1] ?? '',
-    port: Number(upstream[2]),
+    address: upstream[0],
+    port: upstream[1],
     protocol: 'tcp',
     tls: previous.mtls ? 'mtls' : 'none',
-    ...(previous.mtls
-      ? { principal: `spiffe://cluster.local/ns/${sender.namespace}/sa/${sender.serviceAccount}` }
-      : {}),
+    ...(previous.mtls ? { principal: spiffeOf(sender) } : {}),
     sourceIP: sender.ip,
   };
 }
@@ -305,31 +301,15 @@ function ztunnelQuestion(
  * connection to the address its DNS gives), or, for a client outside the mesh, the destination pod's,
  * reached through kube-proxy without identity.
  */
-function firstZtunnelQuestion(
-  objects: readonly KubeObject[],
-  hop: Hop,
-  id: string,
-  workloads: readonly Workload[],
-  started: Started,
-): OracleRequest | string {
-  const client = workloads.find((w) => `${w.namespace}/${w.name}` === started.from);
+function firstZtunnelQuestion(ask: Asking, hop: Hop, id: string): OracleRequest | string {
+  const { objects, workloads, url, urlPort, client } = ask;
   if (!client)
     return `ztunnel ${hop.namespace}/${hop.workload}: the client is not a workload of the platform`;
-  const url = new URL(started.url);
-  const urlPort = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const address = resolve(objects, url.hostname, client.namespace);
   const base = { id, proxy: '', protocol: 'tcp' as const, tls: 'none' as const, sourceIP: client.ip };
   if (hop.direction === 'outbound') return { ...base, direction: 'ztunnel-outbound', address, port: urlPort };
   const svc = objects.find((o) => o.kind === 'Service' && specOfService(o).clusterIP === address);
-  const selector = svc ? (specOfService(svc).selector ?? {}) : {};
-  const pod =
-    svc &&
-    Object.keys(selector).length > 0 &&
-    workloads.find(
-      (w) =>
-        w.namespace === svc.metadata.namespace &&
-        Object.entries(selector).every(([k, v]) => w.labels[k] === v),
-    );
+  const pod = svc && workloads.find((w) => selects(svc, w));
   if (!pod) return `ztunnel ${hop.namespace}/${hop.workload}: ${address} is no Service with a pod`;
   const [podIp, port] = throughKubeProxy(objects, pod, address, urlPort);
   return { ...base, direction: 'ztunnel', address: podIp, port };
@@ -342,6 +322,16 @@ type ServiceSpec = {
   ports?: { port: number; targetPort?: number | string }[];
 };
 const specOfService = (o: KubeObject) => (o['spec'] ?? {}) as ServiceSpec;
+
+/** Whether a Service selects a pod: in its namespace, by a selector that is not empty. */
+function selects(svc: KubeObject, w: Workload): boolean {
+  const selector = specOfService(svc).selector ?? {};
+  return (
+    w.namespace === svc.metadata.namespace &&
+    Object.keys(selector).length > 0 &&
+    Object.entries(selector).every(([k, v]) => w.labels[k] === v)
+  );
+}
 
 /**
  * The port of pod `w` that a Service's `port` reaches: its targetPort, a number or a name of the pod's
@@ -368,14 +358,8 @@ function throughKubeProxy(
 
 /** The port a gateway pod receives a Service port on: the first Service selecting it with that port. */
 function targetPort(objects: readonly KubeObject[], gateway: Workload, port: number): number {
-  for (const svc of objects.filter(
-    (o) => o.kind === 'Service' && o.metadata.namespace === gateway.namespace,
-  )) {
-    const spec = specOfService(svc);
-    const selector = spec.selector ?? {};
-    if (Object.keys(selector).length === 0) continue;
-    if (!Object.entries(selector).every(([k, v]) => gateway.labels[k] === v)) continue;
-    const to = podPort(spec, gateway, port);
+  for (const svc of objects.filter((o) => o.kind === 'Service' && selects(o, gateway))) {
+    const to = podPort(specOfService(svc), gateway, port);
     if (to !== undefined) return to;
   }
   return port;

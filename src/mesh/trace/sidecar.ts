@@ -476,13 +476,11 @@ function clusterEndpoint(
   const endpoint =
     service.entry?.resolution === 'NONE' && target.endpoints.length === 0
       ? originalDestination(t)
-      : connectedTo && !subsetLabels
-        ? connectedTo
-        : subsetLabels
-          ? target.endpoints.find(
-              (e) => e.workload !== undefined && labelsMatch(e.workload.labels, subsetLabels),
-            )
-          : target.endpoints[0];
+      : subsetLabels
+        ? target.endpoints.find(
+            (e) => e.workload !== undefined && labelsMatch(e.workload.labels, subsetLabels),
+          )
+        : (connectedTo ?? target.endpoints[0]);
   if (!endpoint) return { code: 503, flags: 'UH', why: `no healthy endpoint in ${clusterName}` };
   return { service, target, endpoint, endpointPort: endpoint.portFor(targetPort) };
 }
