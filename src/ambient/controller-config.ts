@@ -10,6 +10,10 @@
  */
 import type { KubeObject } from '../model/object.ts';
 import { dataOf } from '../model/specs.ts';
+import { configMapOf } from '../model/inputs.ts';
+import { KServeConfigMap } from '../kserve/config.ts';
+import { KnativeConfigMaps } from '../kserve/knative.ts';
+import { KubeflowConfigMaps, kubeflowConfigFrom } from '../kubeflow/config.ts';
 import { istio, Migration } from './context.ts';
 import { action, changed } from './migration-report.ts';
 
@@ -30,34 +34,30 @@ export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse
     if (!m.snapshot.get(istio, 'Gateway', ...splitName(gateway))) return;
     uses.set(gateway, [...(uses.get(gateway) ?? []), found]);
   };
-  for (const configMap of m.snapshot.list('', 'ConfigMap')) {
-    const name = configMap.metadata.name ?? '';
-    const data = dataOf(configMap);
-    if (name === 'config-istio')
-      for (const key of Object.keys(data).sort()) {
-        const gateway = /^gateway\.([^.]+)\.([^.]+)$/.exec(key);
-        if (gateway)
-          use(`${gateway[1]}/${gateway[2]}`, {
-            configMap,
-            field: `data.${key}`,
-            builds: "Knative Serving binds every Knative Service's external routes (Serverless models) to it",
-            retire: 'move the Serverless models to RawDeployment, then remove this key',
-          });
-      }
-    if (
-      name.startsWith('notebook-controller-config') &&
-      data['USE_ISTIO'] === 'true' &&
-      data['ISTIO_GATEWAY']
-    )
-      use(data['ISTIO_GATEWAY'], {
-        configMap,
-        field: 'data.ISTIO_GATEWAY',
-        builds: "the notebook controller binds every new notebook's VirtualService to it",
-        retire:
-          'the notebook controller writes only VirtualServices: keep this gateway while notebooks are created',
+  const configMaps = m.snapshot.list('', 'ConfigMap');
+  const knative = configMapOf(KnativeConfigMaps.istio, configMaps);
+  const knativeData = dataOf(knative);
+  for (const key of Object.keys(knativeData).sort()) {
+    const gateway = /^gateway\.([^.]+)\.([^.]+)$/.exec(key);
+    if (knative && gateway)
+      use(`${gateway[1]}/${gateway[2]}`, {
+        configMap: knative,
+        field: `data.${key}`,
+        builds: "Knative Serving binds every Knative Service's external routes (Serverless models) to it",
+        retire: 'move the Serverless models to RawDeployment, then remove this key',
       });
   }
-  const kserve = m.snapshot.list('', 'ConfigMap').find((c) => c.metadata.name === 'inferenceservice-config');
+  const notebooks = configMapOf(KubeflowConfigMaps.notebooks, configMaps);
+  const { notebookRoutes, istioGateway } = kubeflowConfigFrom(m.snapshot);
+  if (notebooks && notebookRoutes)
+    use(istioGateway, {
+      configMap: notebooks,
+      field: 'data.ISTIO_GATEWAY',
+      builds: "the notebook controller binds every new notebook's VirtualService to it",
+      retire:
+        'the notebook controller writes only VirtualServices: keep this gateway while notebooks are created',
+    });
+  const kserve = configMapOf(KServeConfigMap, configMaps);
   if (kserve) {
     const { ingress } = m.kserve;
     if (!ingress.enableGatewayApi)
@@ -80,33 +80,31 @@ export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse
  */
 export function profileControllerPrincipal(m: Migration): void {
   const key = 'ISTIO_INGRESS_GATEWAY_PRINCIPAL';
-  for (const configMap of m.snapshot.list('', 'ConfigMap')) {
-    if (!(configMap.metadata.name ?? '').startsWith('profiles-config')) continue;
-    const old = dataOf(configMap)[key];
-    const renamed = old === undefined ? undefined : m.principalRenames.get(old);
-    const next = renamed?.find((p) => p !== old);
-    if (old === undefined || next === undefined) continue;
-    if (renamed?.includes(old)) {
-      const patch = JSON.stringify({ data: { [key]: next } });
-      m.note(
-        configMap,
-        action(
-          `data.${key}`,
-          `kept (${old}): the old gateway stays because controllers build on it, and what they create next is routed through it, so the owner policies the profile controller writes admit its identity; once the old gateway can go, apply kubectl patch configmap -n ${configMap.metadata.namespace ?? 'default'} ${configMap.metadata.name ?? ''} --type=merge -p '${patch}' and restart the profile controller`,
-        ),
-      );
-      continue;
-    }
-    const current = m.current(configMap);
-    m.change(configMap, { ...current, data: { ...dataOf(current), [key]: next } });
+  const configMap = configMapOf(KubeflowConfigMaps.profiles, m.snapshot.list('', 'ConfigMap'));
+  const old = configMap ? dataOf(configMap)[key] : undefined;
+  const renamed = old === undefined ? undefined : m.principalRenames.get(old);
+  const next = renamed?.find((p) => p !== old);
+  if (!configMap || old === undefined || next === undefined) return;
+  if (renamed?.includes(old)) {
+    const patch = JSON.stringify({ data: { [key]: next } });
     m.note(
       configMap,
-      changed(
+      action(
         `data.${key}`,
-        `the profile controller writes this principal into every new Profile's owner policy: it is the converted ingress gateway's (${next}) now, which replaces ${old}`,
+        `kept (${old}): the old gateway stays because controllers build on it, and what they create next is routed through it, so the owner policies the profile controller writes admit its identity; once the old gateway can go, apply kubectl patch configmap -n ${configMap.metadata.namespace ?? 'default'} ${configMap.metadata.name ?? ''} --type=merge -p '${patch}' and restart the profile controller`,
       ),
     );
+    return;
   }
+  const current = m.current(configMap);
+  m.change(configMap, { ...current, data: { ...dataOf(current), [key]: next } });
+  m.note(
+    configMap,
+    changed(
+      `data.${key}`,
+      `the profile controller writes this principal into every new Profile's owner policy: it is the converted ingress gateway's (${next}) now, which replaces ${old}`,
+    ),
+  );
 }
 
 function splitName(gateway: string): [string, string] {

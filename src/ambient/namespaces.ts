@@ -6,6 +6,8 @@
  */
 import { specOf, type DestinationRuleSpec, type PodSpec } from '../model/specs.ts';
 import { isKnativeMode, parseDeploymentMode } from '../kserve/config.ts';
+import { KnativeConfigMaps } from '../kserve/knative.ts';
+import { isConfigMapOf } from '../model/inputs.ts';
 import type { KubeObject } from '../model/object.ts';
 import { gatewayClassOf } from '../model/specs.ts';
 import { Annotation, GatewayClass, Label } from '../model/vocabulary.ts';
@@ -50,7 +52,7 @@ export function keptNamespaces(m: Migration): void {
       'move its services off Knative, then migrate it',
     );
   for (const cm of m.snapshot.list('', 'ConfigMap'))
-    if (cm.metadata.name === 'config-domain' || cm.metadata.name === 'config-network')
+    if (isConfigMapOf(KnativeConfigMaps.domain, cm) || isConfigMapOf(KnativeConfigMaps.network, cm))
       keep(
         cm.metadata.namespace ?? 'default',
         'runs Knative Serving, which has no ambient support',

@@ -7,7 +7,8 @@
 import type { KubeObject } from '../model/object.ts';
 import { groupOf, isPlainObject } from '../model/object.ts';
 import { formatObjectProblem } from '../model/errors.ts';
-import type { RenderResult } from '../render/desired-state.ts';
+import { renderConfigInputs, type RenderResult } from '../render/desired-state.ts';
+import { isConfigMapOfAny } from '../model/inputs.ts';
 import { GatewayClass, GroupKind, Label, ManagedByValue } from '../model/vocabulary.ts';
 import { gatewayClassOf } from '../model/specs.ts';
 import { ContestLimit } from './contest.ts';
@@ -49,15 +50,9 @@ export function ownerNamespace(owner: OwnerKey): string {
   return namespace || name;
 }
 
-/** The ConfigMaps the render reads settings from (KServe's, Kubeflow's profile controller's, kfmesh's). */
+/** A ConfigMap the render reads settings from (`renderConfigInputs`: the readers' own declarations). */
 export function isPlatformConfig(object: KubeObject): boolean {
-  if (object.kind !== 'ConfigMap' || groupOf(object.apiVersion) !== '') return false;
-  const name = object.metadata.name ?? '';
-  return (
-    ['inferenceservice-config', 'config-domain', 'kfmesh'].includes(name) ||
-    name.startsWith('profiles-config') ||
-    name.startsWith('namespace-labels-data')
-  );
+  return isConfigMapOfAny(renderConfigInputs, object);
 }
 
 /** The kinds `desiredState` reads (`group/Kind`); of ConfigMaps, only the platform's settings. */

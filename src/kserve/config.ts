@@ -9,6 +9,8 @@ import { refOf, type KubeObject } from '../model/object.ts';
 import { describeValue } from '../load/parse.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { Annotation, Label } from '../model/vocabulary.ts';
+import { configMapOf, configMapsOf, type ConfigMapInput } from '../model/inputs.ts';
+import { KnativeConfigMaps } from './knative.ts';
 
 /** KServe's `IngressConfig` (JSON keys as in the ConfigMap). */
 export interface IngressConfig {
@@ -54,8 +56,15 @@ export interface KServeConfig {
 }
 
 /** The ConfigMap's name, and the namespace KServe installs it in. */
-export const InferenceServiceConfigName = 'inferenceservice-config';
-export const KServeNamespace = 'kserve';
+/** The ConfigMap KServe's settings are read from (`kserveConfigFrom`, with Knative's `config-domain`). */
+export const KServeConfigMap = {
+  name: 'inferenceservice-config',
+  namespace: 'kserve',
+  reader: 'KServe',
+} as const satisfies ConfigMapInput;
+
+/** What `kserveConfigFrom` reads. */
+export const kserveConfigInputs: readonly ConfigMapInput[] = [KServeConfigMap, KnativeConfigMaps.domain];
 
 /** The `data.ingress` KServe ships in `config/configmap/inferenceservice.yaml`. */
 export const shippedIngressConfig: IngressConfig = {
@@ -141,22 +150,20 @@ export function kserveConfigFrom(snapshot: Snapshot, clusterDomain = 'cluster.lo
 
 /** The ConfigMap `inferenceservice-config`: the one in `kserve` if there are several. */
 function findInferenceServiceConfig(snapshot: Snapshot): KubeObject | undefined {
-  const all = snapshot.list('', 'ConfigMap').filter((cm) => cm.metadata.name === InferenceServiceConfigName);
-  if (all.length <= 1) return all[0];
-  const inKServe = all.find((cm) => cm.metadata.namespace === KServeNamespace);
-  if (inKServe) return inKServe;
+  const configMaps = snapshot.list('', 'ConfigMap');
+  const all = configMapsOf(KServeConfigMap, configMaps);
+  if (all.length <= 1 || all.some((cm) => cm.metadata.namespace === KServeConfigMap.namespace))
+    return configMapOf(KServeConfigMap, configMaps);
   const where = all.map((cm) => cm.metadata.namespace).join(', ');
   throw new InputError(
     { object: refOf(all[0] as KubeObject) },
-    `several ConfigMaps named ${InferenceServiceConfigName} (namespaces ${where}) and none in ${KServeNamespace}: give only one`,
+    `several ConfigMaps named ${KServeConfigMap.name} (namespaces ${where}) and none in ${KServeConfigMap.namespace}: give only one`,
   );
 }
 
 /** Knative's domains: the keys of `config-domain` (in knative-serving when there are several), longest first. */
 function knativeDomains(snapshot: Snapshot): string[] {
-  const all = snapshot.list('', 'ConfigMap').filter((cm) => cm.metadata.name === 'config-domain');
-  const chosen = all.find((cm) => cm.metadata.namespace === 'knative-serving') ?? all[0];
-  const data = dataOf(chosen);
+  const data = dataOf(configMapOf(KnativeConfigMaps.domain, snapshot.list('', 'ConfigMap')));
   // Knative skips `_example`; the longest suffix is the most specific, and makes the choice independent of map order.
   return Object.keys(data)
     .filter((d) => !d.startsWith('_'))

@@ -9,6 +9,18 @@ import type { KubeObject } from '../model/object.ts';
 import { dataOf } from '../model/specs.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { Label } from '../model/vocabulary.ts';
+import { configMapOf, type ConfigMapInput } from '../model/inputs.ts';
+
+/**
+ * Knative Serving's ConfigMaps kfmesh reads: its gateways (`config-istio`), its domains (`config-domain`,
+ * read with KServe's settings) and its network settings (`config-network`, whose presence says Knative
+ * Serving runs).
+ */
+export const KnativeConfigMaps = {
+  istio: { name: 'config-istio', namespace: 'knative-serving', reader: "Knative's net-istio" },
+  domain: { name: 'config-domain', namespace: 'knative-serving', reader: 'Knative Serving' },
+  network: { name: 'config-network', namespace: 'knative-serving', reader: 'Knative Serving' },
+} as const satisfies Record<string, ConfigMapInput>;
 
 /** The gateways net-istio binds routes to (`ns/name`), and the local gateway's Service host. */
 export interface KnativeGateways {
@@ -24,9 +36,9 @@ const shipped: KnativeGateways = {
   localService: 'knative-local-gateway.istio-system.svc.cluster.local',
 };
 
-/** The gateways of `config-istio` (the first one found), or Knative's shipped ones. */
+/** The gateways of `config-istio`, or Knative's shipped ones. */
 export function knativeGatewaysFrom(snapshot: Snapshot): KnativeGateways {
-  const config = snapshot.list('', 'ConfigMap').find((c) => c.metadata.name === 'config-istio');
+  const config = configMapOf(KnativeConfigMaps.istio, snapshot.list('', 'ConfigMap'));
   if (!config) return shipped;
   const external: string[] = [];
   const local: string[] = [];

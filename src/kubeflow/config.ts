@@ -7,10 +7,37 @@
  */
 import { dataOf } from '../model/specs.ts';
 import { parse } from 'yaml';
+import { configMapOf, type ConfigMapInput } from '../model/inputs.ts';
 import { InputError } from '../model/errors.ts';
 import { isPlainObject, refOf } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
+
+/** The ConfigMaps Kubeflow's settings are read from (`kubeflowConfigFrom`). */
+export const KubeflowConfigMaps = {
+  profiles: {
+    name: 'profiles-config',
+    prefix: true,
+    namespace: 'kubeflow',
+    reader: 'the profile controller',
+  },
+  notebooks: {
+    name: 'notebook-controller-config',
+    prefix: true,
+    namespace: 'kubeflow',
+    reader: 'the notebook controller',
+  },
+  namespaceLabels: {
+    name: 'namespace-labels-data',
+    prefix: true,
+    namespace: 'kubeflow',
+    reader: "the profile controller's namespace labels",
+  },
+  kfmesh: { name: 'kfmesh', namespace: 'kubeflow', reader: 'kfmesh' },
+} as const satisfies Record<string, ConfigMapInput>;
+
+/** What `kubeflowConfigFrom` reads. */
+export const kubeflowConfigInputs: readonly ConfigMapInput[] = Object.values(KubeflowConfigMaps);
 
 /** The settings that shape Kubeflow's mesh objects. */
 export interface KubeflowConfig {
@@ -83,7 +110,7 @@ export function ambientIngressPrincipals(snapshot: Snapshot, config: KubeflowCon
 export function kubeflowConfigFrom(snapshot: Snapshot): KubeflowConfig {
   const configMaps = snapshot.list('', 'ConfigMap');
   const config: KubeflowConfig = { ...defaultKubeflowConfig, namespaceLabels: {} };
-  const profiles = configMaps.find((cm) => (cm.metadata.name ?? '').startsWith('profiles-config'));
+  const profiles = configMapOf(KubeflowConfigMaps.profiles, configMaps);
   if (profiles) {
     const data = dataOf(profiles);
     const text = (key: string): string | undefined => data[key];
@@ -95,15 +122,13 @@ export function kubeflowConfigFrom(snapshot: Snapshot): KubeflowConfig {
       text('NOTEBOOK_CONTROLLER_PRINCIPAL') ?? config.notebookControllerPrincipal;
     config.kfpUiPrincipal = text('KFP_UI_PRINCIPAL') ?? config.kfpUiPrincipal;
   }
-  const notebooks = configMaps.find((cm) =>
-    (cm.metadata.name ?? '').startsWith('notebook-controller-config'),
-  );
+  const notebooks = configMapOf(KubeflowConfigMaps.notebooks, configMaps);
   if (notebooks) {
     const data = dataOf(notebooks);
     config.istioGateway = data['ISTIO_GATEWAY'] || config.istioGateway;
     config.notebookRoutes = data['USE_ISTIO'] === 'true';
   }
-  const labels = configMaps.find((cm) => (cm.metadata.name ?? '').startsWith('namespace-labels-data'));
+  const labels = configMapOf(KubeflowConfigMaps.namespaceLabels, configMaps);
   const labelsText = labels ? dataOf(labels)['namespace-labels.yaml'] : undefined;
   if (labels && typeof labelsText === 'string') {
     let parsed: unknown;
@@ -133,7 +158,7 @@ export function kubeflowConfigFrom(snapshot: Snapshot): KubeflowConfig {
       config.namespaceLabels = parsed as Record<string, string>;
     }
   }
-  const own = configMaps.find((cm) => cm.metadata.name === 'kfmesh');
+  const own = configMapOf(KubeflowConfigMaps.kfmesh, configMaps);
   if (own) {
     const data = dataOf(own);
     const ingress = data['gatewayApiIngress'];

@@ -25,8 +25,21 @@ function requestHeaders(notebook: KubeObject): Record<string, string> {
   }
 }
 
+/**
+ * A notebook's routes in a mode: none when the notebook controller does not use Istio (`USE_ISTIO` other
+ * than `"true"`: it writes no VirtualService, so there is nothing to route or convert), else its route.
+ */
+export function notebookRoutesFor(
+  notebook: KubeObject,
+  config: KubeflowConfig,
+  mode: 'sidecar' | 'ambient',
+  clusterDomain: string,
+): KubeObject[] {
+  return config.notebookRoutes ? [notebookRouteFor(notebook, config, mode, clusterDomain)] : [];
+}
+
 /** The route object of a notebook in a mode. */
-export function notebookRouteFor(
+function notebookRouteFor(
   notebook: KubeObject,
   config: KubeflowConfig,
   mode: 'sidecar' | 'ambient',

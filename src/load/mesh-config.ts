@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { InputError } from '../model/errors.ts';
 import { isPlainObject, refOf, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from './snapshot.ts';
+import { configMapOf, type ConfigMapInput } from '../model/inputs.ts';
 
 /** How a sidecar treats destinations it has no service for. */
 export const OutboundTrafficPolicy = { AllowAny: 'ALLOW_ANY', RegistryOnly: 'REGISTRY_ONLY' } as const;
@@ -62,10 +63,16 @@ export const defaultMeshConfig: MeshConfig = {
   ingress: { mode: 'STRICT', className: 'istio', selector: '', service: 'istio-ingressgateway' },
 };
 
+/** The ConfigMap istiod reads the mesh config from. */
+export const MeshConfigMap = {
+  name: 'istio',
+  namespace: 'istio-system',
+  reader: 'istiod',
+} as const satisfies ConfigMapInput;
+
 /** The ConfigMap that holds the mesh config (`istio`, in `istio-system` when there are several). */
 export function meshConfigMap(snapshot: Snapshot): KubeObject | undefined {
-  const all = snapshot.list('', 'ConfigMap').filter((cm) => cm.metadata.name === 'istio');
-  return all.find((cm) => cm.metadata.namespace === 'istio-system') ?? all[0];
+  return configMapOf(MeshConfigMap, snapshot.list('', 'ConfigMap'));
 }
 
 /** Reads the mesh config from ConfigMap `istio` (in `istio-system` when there are several). */

@@ -12,14 +12,26 @@ import { managedByLabels, ownerReferenceTo } from '../model/ownership.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { hasWaypoint, waypointFor } from '../kubeflow/waypoint.ts';
 import { ambientInferenceServiceObjects, serverlessInAmbientFinding } from '../kserve/ambient.ts';
-import { isKnativeMode, kserveConfigFrom, type KServeConfig } from '../kserve/config.ts';
+import { isKnativeMode, kserveConfigFrom, kserveConfigInputs, type KServeConfig } from '../kserve/config.ts';
 import { isDns1123Label } from '../kserve/hosts.ts';
 import { isInferenceService, renderInferenceService, type InferenceServiceRender } from '../kserve/render.ts';
-import { kubeflowConfigFrom, type KubeflowConfig } from '../kubeflow/config.ts';
-import { notebookRouteFor } from '../kubeflow/notebook.ts';
+import { kubeflowConfigFrom, kubeflowConfigInputs, type KubeflowConfig } from '../kubeflow/config.ts';
+import { MeshConfigMap } from '../load/mesh-config.ts';
+import type { ConfigMapInput } from '../model/inputs.ts';
+import { notebookRoutesFor } from '../kubeflow/notebook.ts';
 import { mixedModeFindings } from '../kubeflow/mixed-mode.ts';
 import { profileObjects } from '../kubeflow/profile.ts';
 import { Label } from '../model/vocabulary.ts';
+
+/**
+ * The ConfigMaps the render reads: KServe's and Knative's domains, Kubeflow's settings, and the mesh
+ * config (whether sidecars take HBONE, for the mixed-mode findings). The controller watches exactly these.
+ */
+export const renderConfigInputs: readonly ConfigMapInput[] = [
+  ...kserveConfigInputs,
+  ...kubeflowConfigInputs,
+  MeshConfigMap,
+];
 
 /** The data-plane modes kfmesh renders for. */
 export const MeshMode = { Sidecar: 'sidecar', Ambient: 'ambient' } as const;
@@ -156,7 +168,7 @@ function renderProfiles(out: Rendering): Set<string> {
   return profileNamespaces;
 }
 
-/** Each Notebook's route. */
+/** Each Notebook's route (none when the notebook controller does not use Istio). */
 function renderNotebooks(out: Rendering, clusterDomain: string): void {
   for (const notebook of out.snapshot.list('kubeflow.org', 'Notebook')) {
     if (!notebook.metadata.name) {
@@ -171,7 +183,7 @@ function renderNotebooks(out: Rendering, clusterDomain: string): void {
       continue;
     }
     const mode = out.modeOf(notebook.metadata.namespace ?? 'default');
-    out.objects.push(notebookRouteFor(notebook, out.kubeflow, mode, clusterDomain));
+    out.objects.push(...notebookRoutesFor(notebook, out.kubeflow, mode, clusterDomain));
   }
 }
 

@@ -21,10 +21,17 @@ import type { KubeObject } from '../model/object.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import type { InferenceService } from '../model/inference-service.ts';
 import { Annotation, Label } from '../model/vocabulary.ts';
-import { kubeflowConfigFrom, type KubeflowConfig } from '../kubeflow/config.ts';
+import { KubeflowConfigMaps, kubeflowConfigFrom, type KubeflowConfig } from '../kubeflow/config.ts';
+import { configMapOf, type ConfigMapInput } from '../model/inputs.ts';
 import { OwnerPolicyName, profileObjects } from '../kubeflow/profile.ts';
-import { notebookRouteFor, notebookServerObjects } from '../kubeflow/notebook.ts';
-import { isKnativeMode, kserveConfigFrom, parseDeploymentMode, type KServeConfig } from '../kserve/config.ts';
+import { notebookRoutesFor, notebookServerObjects } from '../kubeflow/notebook.ts';
+import {
+  isKnativeMode,
+  KServeConfigMap,
+  kserveConfigFrom,
+  parseDeploymentMode,
+  type KServeConfig,
+} from '../kserve/config.ts';
 import { renderInferenceService } from '../kserve/render.ts';
 import { ingressStatusFor } from '../kserve/status.ts';
 import { knativeComponentObjects, knativeGatewaysFrom } from '../kserve/knative.ts';
@@ -186,11 +193,11 @@ export function probeSet(before: Snapshot, after: Snapshot, clusterDomain: strin
 
 function planProbes(before: Snapshot, after: Snapshot): ProbePlan {
   const both = [before, after];
-  const configMap = (prefix: string) =>
-    both.some((s) => s.list('', 'ConfigMap').some((c) => (c.metadata.name ?? '').startsWith(prefix)));
+  const configMap = (input: ConfigMapInput) =>
+    both.some((s) => configMapOf(input, s.list('', 'ConfigMap')) !== undefined);
   // Profiles are the profile controller's: where there are some, it runs (on its defaults without a ConfigMap).
   const profileController =
-    configMap('profiles-config') || both.some((s) => s.list('kubeflow.org', 'Profile').length > 0);
+    configMap(KubeflowConfigMaps.profiles) || both.some((s) => s.list('kubeflow.org', 'Profile').length > 0);
   const existing = before
     .list('kubeflow.org', 'Profile')
     .find((p) => after.get('kubeflow.org', 'Profile', '', p.metadata.name ?? '') !== undefined);
@@ -204,7 +211,7 @@ function planProbes(before: Snapshot, after: Snapshot): ProbePlan {
       profiles.push({ name: existing.metadata.name, owner, existing: true });
     if (profileController) profiles.push({ name: fresh, owner: probeOwner, existing: false });
   }
-  const kserve = configMap('inferenceservice-config');
+  const kserve = configMap(KServeConfigMap);
   const modelNamespace = profiles[0]?.name;
   const ui = both.every((s) => s.get('apps', 'Deployment', 'kubeflow', 'ml-pipeline-ui') !== undefined);
   const issuer = both
@@ -216,7 +223,7 @@ function planProbes(before: Snapshot, after: Snapshot): ProbePlan {
   return {
     profiles,
     notebooks:
-      configMap('notebook-controller-config') ||
+      configMap(KubeflowConfigMaps.notebooks) ||
       both.some((s) => s.list('kubeflow.org', 'Notebook').length > 0),
     ...(kserve && modelNamespace
       ? {
@@ -305,7 +312,7 @@ function notebookObjects(namespace: string, config: KubeflowConfig, clusterDomai
   return [
     notebook,
     ...notebookServerObjects(namespace, notebookName),
-    ...(config.notebookRoutes ? [notebookRouteFor(notebook, config, 'sidecar', clusterDomain)] : []),
+    ...notebookRoutesFor(notebook, config, 'sidecar', clusterDomain),
   ];
 }
 

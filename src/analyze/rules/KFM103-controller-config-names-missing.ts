@@ -15,7 +15,10 @@ import type { KubeObject } from '../../model/object.ts';
 import { dataOf } from '../../model/specs.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
 import type { Snapshot } from '../../load/snapshot.ts';
-import { InferenceServiceConfigName, kserveConfigFrom } from '../../kserve/config.ts';
+import { KServeConfigMap, kserveConfigFrom } from '../../kserve/config.ts';
+import { KnativeConfigMaps } from '../../kserve/knative.ts';
+import { KubeflowConfigMaps, kubeflowConfigFrom } from '../../kubeflow/config.ts';
+import { configMapOf } from '../../model/inputs.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const controllerConfigNamesMissing: Rule = {
@@ -36,7 +39,7 @@ export const controllerConfigNamesMissing: Rule = {
     const configMaps = snapshot.list('', 'ConfigMap');
     kserveGateways(context, lookup, report, configMaps);
     knativeGateways(lookup, report, configMaps);
-    kubeflowNames(lookup, report, configMaps);
+    kubeflowNames(context, lookup, report, configMaps);
     return findings;
   },
 };
@@ -50,7 +53,7 @@ function kserveGateways(
   report: Report,
   configMaps: readonly KubeObject[],
 ): void {
-  const kserve = configMaps.find((c) => c.metadata.name === InferenceServiceConfigName);
+  const kserve = configMapOf(KServeConfigMap, configMaps);
   if (kserve && dataOf(kserve)['ingress'] !== undefined) {
     const ingress = kserveConfigFrom(context.snapshot, context.mesh().clusterDomain).ingress;
     const gateways = ingress.enableGatewayApi
@@ -80,7 +83,7 @@ function kserveGateways(
 
 /** Knative's `config-istio`: each gateway key and the Service it names. */
 function knativeGateways(lookup: Lookup, report: Report, configMaps: readonly KubeObject[]): void {
-  const knative = configMaps.find((c) => c.metadata.name === 'config-istio');
+  const knative = configMapOf(KnativeConfigMaps.istio, configMaps);
   if (knative)
     for (const [key, value] of Object.entries(dataOf(knative))) {
       const m = /^(?:local-)?gateway\.([^.]+)\.([^.]+)$/.exec(key);
@@ -104,23 +107,22 @@ function knativeGateways(lookup: Lookup, report: Report, configMaps: readonly Ku
 }
 
 /** The notebook controller's gateway and the profile controller's principals. */
-function kubeflowNames(lookup: Lookup, report: Report, configMaps: readonly KubeObject[]): void {
-  const notebooks = configMaps.find((c) => (c.metadata.name ?? '').startsWith('notebook-controller-config'));
-  const notebookData = notebooks ? dataOf(notebooks) : {};
-  const istioGateway = notebookData['ISTIO_GATEWAY'];
-  if (
-    notebooks &&
-    notebookData['USE_ISTIO'] === 'true' &&
-    istioGateway &&
-    lookup.gatewayMissing('networking.istio.io', istioGateway)
-  )
+function kubeflowNames(
+  context: AnalyzeContext,
+  lookup: Lookup,
+  report: Report,
+  configMaps: readonly KubeObject[],
+): void {
+  const notebooks = configMapOf(KubeflowConfigMaps.notebooks, configMaps);
+  const { istioGateway, notebookRoutes } = kubeflowConfigFrom(context.snapshot);
+  if (notebooks && notebookRoutes && lookup.gatewayMissing('networking.istio.io', istioGateway))
     report(
       notebooks,
-      'ISTIO_GATEWAY',
+      dataOf(notebooks)['ISTIO_GATEWAY'] ? 'ISTIO_GATEWAY' : 'USE_ISTIO',
       `names Gateway ${istioGateway}, which does not exist: every notebook's VirtualService is bound to it`,
       `create Gateway ${istioGateway}, or name the gateway the platform has`,
     );
-  const profiles = configMaps.find((c) => (c.metadata.name ?? '').startsWith('profiles-config'));
+  const profiles = configMapOf(KubeflowConfigMaps.profiles, configMaps);
   if (profiles)
     for (const key of [
       'ISTIO_INGRESS_GATEWAY_PRINCIPAL',
