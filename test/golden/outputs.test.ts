@@ -1,75 +1,147 @@
 /**
  * Every command's output, byte for byte, on the example platform, the conformance cases and the real
- * Kubeflow platform: a digest of each run (exit code, standard output, standard error, files written) is
- * kept in test/data/golden/outputs.json. A refactoring must leave every digest as it was; a change of
- * behaviour updates the file on purpose (`KFMESH_UPDATE_GOLDEN=1 npm test`) and says so in its commit.
+ * Kubeflow platform, kept as text a reviewer reads in a diff: `test/golden/testdata/<run>/` holds the
+ * exit code, standard output, standard error and the files the run wrote. A refactoring must leave
+ * every file as it was; a change of behaviour is recorded on purpose with `npm run golden` (which
+ * rewrites the folder, stale runs removed) and its diff goes into the commit that makes it.
  *
  * The commands run in this process through `main` (the same code path as the `kfmesh` binary, without
  * a Node start per run), in a scratch folder so that paths printed in outputs are the same every run.
  */
 import assert from 'node:assert/strict';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createHash } from 'node:crypto';
-
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-
 import { tmpdir } from 'node:os';
-
-import { join } from 'node:path';
-
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-
 import { stringify } from 'yaml';
-
 import { main } from '../../src/cli/main.ts';
-
 import { discoverCases, projectRoot } from '../conformance/cases.ts';
 
-const goldenFile = join(projectRoot, 'test/data/golden/outputs.json');
+const goldenDir = join(projectRoot, 'test/golden/testdata');
 const realPlatform = join(projectRoot, '../shared/real/kubeflow-manifests/platform.yaml');
 const update = process.env['KFMESH_UPDATE_GOLDEN'] === '1';
 
-interface Digest {
+/** What a run gave: its exit code, what it printed, and the files it wrote (path → text). */
+interface Output {
   code: number;
   stdout: string;
   stderr: string;
-  files?: Record<string, string>;
+  files: Record<string, string>;
 }
 
+/** A run's folder name: its name in lower case, words joined by `-`. */
+const slug = (name: string): string =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9.]+/g, '-')
+    .replace(/^-|-$/g, '');
+
+/**
+ * The output as stored: each CustomResourceDefinition document (11 MB of the real platform, which no
+ * command changes) becomes one line with its name and digest, so a changed one still shows.
+ */
+function condensed(text: string): string {
+  return text
+    .split(/(?<=\n)---\n/)
+    .map((doc) => {
+      if (
+        !/^kind: CustomResourceDefinition$/m.test(doc) ||
+        !/^apiVersion: apiextensions\.k8s\.io\//m.test(doc)
+      )
+        return doc;
+      const name = /^metadata:\n(?: {2}.*\n)*? {2}name: (\S+)/m.exec(doc)?.[1] ?? '?';
+      return `# CustomResourceDefinition ${name}: ${doc.length} bytes, sha256 ${sha(doc)}\n`;
+    })
+    .join('---\n');
+}
+
+/** The files of a run as stored: `exit-code`, `stdout`, `stderr` (when not empty), `files/<path>`. */
+function stored(output: Output): Map<string, string> {
+  const out = new Map<string, string>([
+    ['exit-code', `${output.code}\n`],
+    ['stdout', condensed(output.stdout)],
+  ]);
+  if (output.stderr) out.set('stderr', output.stderr);
+  for (const [path, text] of Object.entries(output.files)) out.set(join('files', path), text);
+  return out;
+}
+
+function readStored(dir: string, prefix = ''): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!existsSync(dir)) return out;
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const path = join(prefix, entry.name);
+    if (entry.isDirectory()) for (const [k, v] of readStored(join(dir, entry.name), path)) out.set(k, v);
+    else out.set(path, readFileSync(join(dir, entry.name), 'utf8'));
+  }
+  return out;
+}
+
+const seen = new Set<string>();
+
+/** A short digest, to name a case's input file after its path. */
 const sha = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 32);
 
-const golden: Record<string, Digest> = existsSync(goldenFile)
-  ? (JSON.parse(readFileSync(goldenFile, 'utf8')) as Record<string, Digest>)
-  : {};
-const seen: Record<string, Digest> = {};
-
-/** Runs `kfmesh ARGS` in the scratch folder; returns what it printed (and the digest of written files). */
-async function run(
-  args: readonly string[],
-  files: readonly string[] = [],
-): Promise<Digest & { out: string }> {
+/** Runs `kfmesh ARGS` in the scratch folder; returns what it gave. */
+async function run(args: readonly string[], files: readonly string[] = []): Promise<Output> {
   let stdout = '';
   let stderr = '';
   const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
-  const written = Object.fromEntries(files.map((f) => [f, sha(readFileSync(f, 'utf8'))]));
   return {
     code,
-    stdout: sha(stdout),
+    stdout,
     // Progress lines come every 2 s of work, so how many there are depends on the machine.
-    stderr: sha(stderr.replace(/^kfmesh: traced \d+ of \d+ requests\n/gm, '')),
-    ...(files.length > 0 ? { files: written } : {}),
-    out: stdout,
+    stderr: stderr.replace(/^kfmesh: traced \d+ of \d+ requests\n/gm, ''),
+    files: Object.fromEntries(files.map((f) => [f, readFileSync(f, 'utf8')])),
   };
 }
 
-/** Runs and compares with (or, when updating, records) the digest under `name`. */
+/** The first line where two texts differ, for a message a reviewer can act on. */
+function firstDifference(actual: string, expected: string): string {
+  const [a, e] = [actual.split('\n'), expected.split('\n')];
+  const i = a.findIndex((line, n) => line !== e[n]);
+  const at = i === -1 ? a.length : i;
+  return `line ${at + 1}: got ${JSON.stringify(a[at] ?? '<end>')}, golden ${JSON.stringify(e[at] ?? '<end>')}`;
+}
+
+/** Runs and compares with (or, when updating, records) the stored output under `name`. */
 async function check(name: string, args: readonly string[], files: readonly string[] = []): Promise<string> {
-  const { out, ...digest } = await run(args, files);
-  seen[name] = digest;
-  if (!update) {
-    assert.ok(golden[name], `no golden digest for "${name}"; record with KFMESH_UPDATE_GOLDEN=1`);
-    assert.deepEqual(digest, golden[name], `kfmesh ${args.join(' ')}: the output changed`);
+  const output = await run(args, files);
+  const dir = join(goldenDir, slug(name));
+  assert.ok(!seen.has(dir), `two runs named ${slug(name)}`);
+  seen.add(dir);
+  const actual = stored(output);
+  if (update) {
+    rmSync(dir, { recursive: true, force: true });
+    for (const [path, text] of actual) {
+      mkdirSync(dirname(join(dir, path)), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    }
+    return output.stdout;
   }
-  return out;
+  const golden = readStored(dir);
+  assert.ok(golden.size > 0, `no golden output for "${name}" (${dir}); record it with npm run golden`);
+  assert.deepEqual(
+    [...actual.keys()].sort(),
+    [...golden.keys()].sort(),
+    `kfmesh ${args.join(' ')}: other outputs`,
+  );
+  for (const [path, text] of actual)
+    if (text !== golden.get(path))
+      assert.fail(
+        `kfmesh ${args.join(' ')}: ${join(slug(name), path)} changed, ${firstDifference(text, golden.get(path) ?? '')}; if meant, record it with npm run golden and commit the diff`,
+      );
+  return output.stdout;
 }
 
 let scratch = '';
@@ -82,12 +154,10 @@ before(() => {
 after(() => {
   process.chdir(home);
   rmSync(scratch, { recursive: true, force: true });
-  if (update) {
-    const merged = Object.fromEntries(
-      Object.entries({ ...golden, ...seen }).sort(([a], [b]) => a.localeCompare(b)),
-    );
-    writeFileSync(goldenFile, `${JSON.stringify(merged, null, 1)}\n`);
-  }
+  // A full update removes the runs no test makes any more.
+  if (update && seen.size > 0 && existsSync(realPlatform))
+    for (const entry of readdirSync(goldenDir))
+      if (!seen.has(join(goldenDir, entry))) rmSync(join(goldenDir, entry), { recursive: true });
 });
 
 describe('byte-identical outputs: the example platform', () => {
