@@ -5,6 +5,12 @@ import { layers, restrictedZones } from './scripts/layers.mjs';
 
 const pureCore = [
   'src/model/**',
+  // load/ reads files and clusters in files.ts, cluster.ts, prometheus.ts and schema.ts (its schemas, once).
+  'src/load/snapshot.ts',
+  'src/load/parse.ts',
+  'src/load/documents.ts',
+  'src/load/mesh-config.ts',
+  'src/load/exposition.ts',
   'src/kserve/**',
   'src/kubeflow/**',
   'src/ambient/**',

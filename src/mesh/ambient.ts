@@ -108,7 +108,7 @@ export function ingressUsesWaypoint(snapshot: Snapshot, service: MeshService): b
 }
 
 /**
- * The AuthorizationPolicy attributes ztunnel enforces (docs/semantics.md, "ztunnel authorization"); every
+ * The AuthorizationPolicy attributes ztunnel enforces (docs/semantics.md, ztunnel); every
  * other attribute is L7 and needs a waypoint. This is the one table of L4 and L7 attributes: the simulator's
  * ztunnel and the migration's split of policies both read it.
  */

@@ -2,7 +2,7 @@
  * The inputs a reader of the platform's settings declares: which ConfigMaps it reads. Each reader
  * (KServe's, Knative's, the notebook and profile controllers', the mesh config, kfmesh's own) exports its
  * declarations and finds its ConfigMap through them, so what a reader reads and what the controller
- * watches for it are one list (docs/semantics.md, Kubeflow's settings).
+ * watches for it are one list (docs/semantics.md, Kubeflow).
  */
 import { groupOf, type KubeObject } from './object.ts';
 

@@ -99,7 +99,7 @@ export const Annotation = {
   NotebookHeadersRequestSet: 'notebooks.kubeflow.org/http-headers-request-set',
 } as const;
 
-/** Kubernetes `appProtocol` values that name a protocol (docs/semantics.md, "Protocol selection"). */
+/** Kubernetes `appProtocol` values that name a protocol (docs/semantics.md, Sidecar outbound: Listener). */
 export const AppProtocol = {
   H2c: 'kubernetes.io/h2c',
   Ws: 'kubernetes.io/ws',
