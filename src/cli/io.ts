@@ -1,6 +1,6 @@
 /** What every command shares: reading inputs, writing output once, and turning failures into exit codes. */
 import { readFile } from 'node:fs/promises';
-import { InputError } from '../model/errors.ts';
+import { formatObjectProblem, InputError } from '../model/errors.ts';
 import {
   modelledRange,
   NewestModelledVersion,
@@ -10,6 +10,7 @@ import {
 import { loadPaths, readStandardInput } from '../load/files.ts';
 import { parseManifests } from '../load/parse.ts';
 import { describeReplacement, Snapshot } from '../load/snapshot.ts';
+import type { KubeObject } from '../model/object.ts';
 import { examplePlatformYaml } from '../example/platform.ts';
 
 /** Exit codes of the command-line contract. */
@@ -50,6 +51,18 @@ export async function snapshotFrom(
     ...live,
     ...(paths.length > 0 ? await loadPaths(paths, streams.readStdin) : []),
   ]);
+  return checked(snapshot, streams, new Set(live.map((l) => l.object)));
+}
+
+/**
+ * The snapshot once its problems are said: an object of the wrong type in a file is bad input (the first
+ * one throws, exit 2); one read from a cluster (whose CRD is looser than kfmesh's schema) is left out with
+ * a warning, so that the rest of a live cluster can still be read.
+ */
+function checked(snapshot: Snapshot, streams: Streams, live: ReadonlySet<KubeObject> = new Set()): Snapshot {
+  const [first] = snapshot.problems.filter((p) => !live.has(p.object));
+  if (first) throw new InputError(first.context, first.message);
+  for (const p of snapshot.problems) streams.stderr(`kfmesh: warning: ${formatObjectProblem(p)}; left out\n`);
   for (const r of snapshot.replacements) streams.stderr(`kfmesh: note: ${describeReplacement(r)}\n`);
   return snapshot;
 }
@@ -79,9 +92,7 @@ async function clusterEntries(kubeconfig: string, context: string | undefined, s
 
 /** Loads one path (a file, a folder, or - for standard input) as a snapshot of its own. */
 export async function snapshotFromPath(path: string, streams: Streams): Promise<Snapshot> {
-  const snapshot = new Snapshot(await loadPaths([path], streams.readStdin));
-  for (const r of snapshot.replacements) streams.stderr(`kfmesh: note: ${describeReplacement(r)}\n`);
-  return snapshot;
+  return checked(new Snapshot(await loadPaths([path], streams.readStdin)), streams);
 }
 
 /** Runs a command body; input and usage errors become exit code 2 with one line on stderr. */

@@ -50,7 +50,7 @@ export class Reconciler {
 
   async reconcile(owner: OwnerKey): Promise<void> {
     const { renders, cache, status } = this.#parts;
-    const { byOwner, conditions } = await renders.desired(ownerNamespace(owner));
+    const { byOwner, conditions, unreadable } = await renders.desired(ownerNamespace(owner));
     const desired = byOwner.get(owner) ?? [];
     const notOurs: NotOurs[] = [];
     for (const object of desired) {
@@ -59,7 +59,9 @@ export class Reconciler {
     }
     const wanted = new Set(desired.map(identity));
     const unwanted = cache.managedBy(owner).filter((live) => !wanted.has(identity(live)));
-    const partial = cache.partialView(owner);
+    const partial = unreadable.has(owner)
+      ? 'its object has a field of a type its schema refuses (see its MeshReady condition)'
+      : cache.partialView(owner);
     if (partial && unwanted.length > 0)
       // What looks unwanted may be wanted by what the missing list would have shown. The owner is
       // reconciled again when the list succeeds (a first list or a re-list queues every owner).

@@ -31,6 +31,11 @@ export interface Rendered {
   /** The owners of each desired object, by its identity. */
   ownersById: Map<string, OwnerKey[]>;
   conditions: Map<OwnerKey, Condition>;
+  /**
+   * Owners whose own object the render left out (a field of a type its schema refuses, from a CRD looser
+   * than kfmesh's schema): what they want is unknown, so nothing of theirs is pruned.
+   */
+  unreadable: ReadonlySet<OwnerKey>;
   renderedAt: number;
   renderMs: number;
 }
@@ -100,10 +105,12 @@ export class Renders {
     const started = Date.now();
     const generation = this.#cache.generation;
     const input = namespaceInput(this.#cache.objects(), namespace).filter(isRenderInput);
-    const result = desiredState(Snapshot.of(input, '<cluster>'), {
+    const snapshot = Snapshot.of(input, '<cluster>');
+    const result = desiredState(snapshot, {
       mode: this.#options.mode,
       ...(this.#options.clusterDomain ? { clusterDomain: this.#options.clusterDomain } : {}),
     });
+    const leftOut = snapshot.problems.map(({ context, message }) => ({ context, message }));
     const byOwner = desiredByOwner(result);
     const owners = input
       .filter((o) => ownerKinds.has(kindKeyOf(o)))
@@ -115,7 +122,12 @@ export class Renders {
       generation,
       byOwner,
       ownersById,
-      conditions: meshReadyConditions(result, owners),
+      conditions: meshReadyConditions({ ...result, problems: [...leftOut, ...result.problems] }, owners),
+      unreadable: new Set(
+        snapshot.problems
+          .filter((p) => ownerKinds.has(kindKeyOf(p.object)))
+          .map((p) => ownerKey(p.object.kind, p.object.metadata.namespace, p.object.metadata.name ?? '')),
+      ),
       renderedAt: now,
       renderMs: now - started,
     };

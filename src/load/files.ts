@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { InputError } from '../model/errors.ts';
 import { compareStrings } from '../model/object.ts';
 import { parseManifests, type InputText, type LoadedObject } from './parse.ts';
-import { checkTypes } from './schema.ts';
 
 const manifestExtensions = ['.yaml', '.yml', '.json'];
 
@@ -21,9 +20,8 @@ export async function loadPaths(
     }
     for (const file of await manifestFiles(path)) inputs.push({ name: file, text: await readText(file) });
   }
-  const objects = inputs.flatMap(parseManifests);
-  for (const loaded of objects) checkTypes(loaded);
-  return objects;
+  // Field types are checked where a snapshot is made of them (load/snapshot.ts), as for every source.
+  return inputs.flatMap(parseManifests);
 }
 
 /**

@@ -10,17 +10,15 @@
  * checked here: the readers of the fields do that where it matters. A null counts as absent, as the API
  * server prunes nulls. Kinds without a schema (Knative, Notebooks) are not checked here.
  *
- * Checked where files and standard input are read (`files.ts`), so the parsing stays pure and the
- * built-in example, which is known good, is not checked on every run.
+ * Checked where a snapshot is made (`snapshot.ts`), for every source: files, a cluster, the controller's
+ * cache, generated objects. A wrong-typed object is left out of the snapshot and listed in its problems.
  *
  * Written by hand rather than with a JSON Schema validator: the check is a small walk over a small
  * subset of JSON Schema, compiling the InferenceService's 400 KB schema with Ajv cost a CLI run more than
  * all its other work, and the walk gives the failing path as the key list the YAML positions need.
  */
 import { readFileSync } from 'node:fs';
-import { InputError } from '../model/errors.ts';
-import { refOf } from '../model/object.ts';
-import { describeValue, type FieldPath, type LoadedObject } from './parse.ts';
+import { describeValue, type FieldPath } from './parse.ts';
 
 /** A structural schema: only what it says about types. */
 export interface TypeSchema {
@@ -69,17 +67,6 @@ export function schemaOf(apiVersion: string, kind: string): TypeSchema | undefin
 export interface TypeProblem {
   path: FieldPath;
   message: string;
-}
-
-/** Checks a loaded object's field types: an InputError at the first field of the wrong type. */
-export function checkTypes(loaded: LoadedObject): void {
-  const { object } = loaded;
-  const problem = typeProblem(object, object.apiVersion, object.kind);
-  if (problem)
-    throw new InputError(
-      { location: loaded.locate(problem.path), object: refOf(object), field: formatFieldPath(problem.path) },
-      problem.message,
-    );
 }
 
 /** Checks an object against its kind's schema; the first field of the wrong type, or undefined. */

@@ -13,6 +13,22 @@ import {
   type ObjectRef,
 } from '../model/object.ts';
 import type { FieldPath, LoadedObject } from './parse.ts';
+import { formatFieldPath, typeProblem, type TypeProblem } from './schema.ts';
+import type { ObjectProblem } from '../model/errors.ts';
+
+/**
+ * The type problem of a (frozen) object, checked once per object: snapshots are made again and again of
+ * the same objects (a namespace's render in the controller, every state of a migration plan).
+ */
+const checked = new WeakMap<KubeObject, TypeProblem | null>();
+function typeProblemOf(object: KubeObject): TypeProblem | undefined {
+  let problem = checked.get(object);
+  if (problem === undefined) {
+    problem = typeProblem(object, object.apiVersion, object.kind) ?? null;
+    checked.set(object, problem);
+  }
+  return problem ?? undefined;
+}
 
 /** A label selector in its simple form: every key must carry exactly that value. */
 export type LabelMatch = Readonly<Record<string, string>>;
@@ -31,6 +47,11 @@ export function describeReplacement(r: Replacement): string {
   return `${formatLocation(r.location)}: ${describeRef(r.object)} replaces the definition at ${r.previous ? formatLocation(r.previous) : 'an earlier input'}`;
 }
 
+/** An object a snapshot left out, and why: the field of the wrong type. */
+export interface SnapshotProblem extends ObjectProblem {
+  object: KubeObject;
+}
+
 /** An indexed, read-only set of Kubernetes objects. */
 export class Snapshot {
   readonly #objects: readonly KubeObject[] = [];
@@ -40,6 +61,12 @@ export class Snapshot {
   #namespaces: ReadonlySet<string> | undefined;
   /** Objects that replaced an earlier definition of the same object, in input order. */
   readonly replacements: Replacement[] = [];
+  /**
+   * Objects left out because a field has a type its kind's schema refuses (load/schema.ts), each at the
+   * field: whatever source they came from (files, a cluster, the controller's cache), the objects the
+   * snapshot holds have the types the typed accessors of `model/specs.ts` assume.
+   */
+  readonly problems: SnapshotProblem[] = [];
 
   /**
    * Builds a snapshot. An object given again (same group, kind, namespace, name) replaces the earlier one,
@@ -48,6 +75,19 @@ export class Snapshot {
   constructor(loaded: readonly LoadedObject[]) {
     for (const entry of loaded) {
       const object = deepFreeze(entry.object);
+      const problem = typeProblemOf(object);
+      if (problem) {
+        this.problems.push({
+          object,
+          context: {
+            location: entry.locate(problem.path),
+            object: refOf(object),
+            field: formatFieldPath(problem.path),
+          },
+          message: problem.message,
+        });
+        continue;
+      }
       const ref = refOf(object);
       const key = objectKey(ref);
       const earlier = this.#byKey.get(key);

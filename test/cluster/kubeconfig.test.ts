@@ -135,4 +135,50 @@ describe('--kubeconfig: a live cluster as input', apiServerTestOptions(), () => 
     assert.equal(nothing.status, 2, nothing.stderr);
     assert.match(nothing.stderr, /no cluster configuration: pass --kubeconfig, set KUBECONFIG/);
   });
+
+  // Last: it loosens a CRD and adds an object the other tests would see.
+  test("an object of the wrong type, under a CRD looser than kfmesh's schema: left out with a located warning", async () => {
+    // A cluster whose InferenceService CRD keeps any spec (as KServe's older CRDs did).
+    const path =
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/inferenceservices.serving.kserve.io';
+    const crd = await server.client.request<{
+      spec: { versions: { schema?: { openAPIV3Schema: { properties: Record<string, unknown> } } }[] };
+    }>('GET', path);
+    for (const version of crd.spec.versions)
+      if (version.schema)
+        version.schema.openAPIV3Schema.properties['spec'] = {
+          type: 'object',
+          'x-kubernetes-preserve-unknown-fields': true,
+        };
+    await server.client.request('PUT', path, { body: crd });
+    const wrong: KubeObject = {
+      apiVersion: 'serving.kserve.io/v1beta1',
+      kind: 'InferenceService',
+      metadata: { name: 'wrong-typed', namespace: 'kubeflow-user-example-com' },
+      spec: { predictor: { minReplicas: 'two', model: { modelFormat: { name: 'sklearn' } } } },
+    };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await server.create([wrong]);
+        break;
+      } catch (error) {
+        // The server takes the looser schema a moment after the update.
+        if (attempt > 50) throw error;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    const run = runKfmesh(['analyze', '--kubeconfig', server.kubeconfig, '-o', 'json', '--fail-on', 'never']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(
+      run.stderr,
+      /kfmesh: warning: <cluster test>.*InferenceService kubeflow-user-example-com\/wrong-typed.*spec\.predictor\.minReplicas.*expected an integer, got string "two"; left out/,
+    );
+    assert.ok(!findingsOf(run.stdout).some((f) => f.object.name === 'wrong-typed'));
+    // The same object in a file is bad input: exit 2 at the field, no stack trace.
+    const file = writeManifest([wrong], 'wrong-typed.yaml');
+    const fromFile = runKfmesh(['analyze', file]);
+    assert.equal(fromFile.code, 2);
+    assert.match(fromFile.stderr, /wrong-typed\.yaml:\d+.*spec\.predictor\.minReplicas.*expected an integer/);
+    assert.doesNotMatch(fromFile.stderr, /\n\s+at /);
+  });
 });

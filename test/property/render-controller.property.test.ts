@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import type { KubeObject } from '../../src/model/object.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { desiredState, renderConfigInputs, type MeshMode } from '../../src/render/desired-state.ts';
-import { ObjectCache, kindKeyOf } from '../../src/controller/cache.ts';
+import { cacheOf } from '../controller-fixtures.ts';
 import { Renders } from '../../src/controller/renders.ts';
 import { desiredByOwner } from '../../src/controller/plan.ts';
 import { isConfigMapOfAny } from '../../src/model/inputs.ts';
@@ -159,18 +159,6 @@ function platformObjects(p: Platform): KubeObject[] {
     });
   // One definition per object, as a cluster has (the last given wins, as for `kfmesh render`).
   return Snapshot.of(objects).all().slice();
-}
-
-/** A cache holding `objects` as the controller's informers would after their first lists. */
-function cacheOf(objects: readonly KubeObject[]): ObjectCache {
-  const cache = new ObjectCache();
-  const byKind = new Map<string, KubeObject[]>();
-  for (const o of objects) byKind.set(kindKeyOf(o), [...(byKind.get(kindKeyOf(o)) ?? []), o]);
-  for (const [kind, items] of byKind) {
-    cache.addKind(kind);
-    cache.relisted(kind, items);
-  }
-  return cache;
 }
 
 const canonical = (byOwner: Map<string, KubeObject[]>) =>

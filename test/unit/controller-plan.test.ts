@@ -30,6 +30,8 @@ import {
 import { kubeflowBenchPlatform } from '../bench/kubeflow-platform.ts';
 import { inferenceService } from '../fixtures.ts';
 import { ContestTracker, lastOtherManager } from '../../src/controller/contest.ts';
+import { Renders } from '../../src/controller/renders.ts';
+import { cacheOf } from '../controller-fixtures.ts';
 
 const render = (objects: readonly KubeObject[], mode: MeshMode) =>
   desiredState(Snapshot.of(objects), { mode });
@@ -280,5 +282,35 @@ describe('a tug of war over an object kfmesh manages', () => {
     const condition = notManaged([{ object: 'VirtualService team/route', contestedBy: 'manager' }]);
     assert.equal(condition.reason, 'Contested');
     assert.match(condition.message, /changed back by manager each time kfmesh restored it/);
+  });
+});
+
+describe("an object of the wrong type in the cache (a CRD looser than kfmesh's schema)", () => {
+  test('left out of the render, its owner MeshReady False at the field, nothing of it pruned, the rest rendered', async () => {
+    const wrong: KubeObject = {
+      apiVersion: 'serving.kserve.io/v1beta1',
+      kind: 'InferenceService',
+      metadata: { name: 'wrong-typed', namespace: 'kubeflow-user-example-com' },
+      spec: { predictor: { minReplicas: 'two', model: { modelFormat: { name: 'sklearn' } } } },
+    };
+    const objects = [...examplePlatform(), wrong];
+    const renders = new Renders(cacheOf(objects), { mode: 'sidecar', newOwner: () => undefined });
+    const rendered = await renders.desired('kubeflow-user-example-com');
+    const owner = ownerKey('InferenceService', 'kubeflow-user-example-com', 'wrong-typed');
+    const condition = rendered.conditions.get(owner);
+    assert.equal(condition?.status, 'False');
+    assert.equal(condition?.reason, 'InvalidSpec');
+    assert.match(
+      condition?.message ?? '',
+      /spec\.predictor\.minReplicas: expected an integer, got string "two"/,
+    );
+    assert.ok(rendered.unreadable.has(owner));
+    // The rest of the namespace is rendered as without it.
+    const without = await new Renders(cacheOf(examplePlatform()), {
+      mode: 'sidecar',
+      newOwner: () => undefined,
+    }).desired('kubeflow-user-example-com');
+    assert.ok([...without.byOwner.values()].flat().length > 0);
+    assert.deepEqual(rendered.byOwner, without.byOwner);
   });
 });
