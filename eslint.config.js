@@ -2,6 +2,7 @@
 import tseslint from 'typescript-eslint';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import { layers, restrictedZones } from './scripts/layers.mjs';
+import kfmesh from './scripts/eslint-typed-fields.mjs';
 
 const pureCore = [
   'src/model/**',
@@ -66,6 +67,20 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // A Kubernetes object's spec, status and data are read through model/specs.ts only (type-aware).
+    files: ['src/**/*.ts'],
+    ignores: ['src/model/**', 'src/ui/**'],
+    languageOptions: {
+      parserOptions: {
+        // The lint tests feed rules code as a file that is not on disk (src/mesh/probe.ts).
+        projectService: { allowDefaultProject: ['src/*/probe.ts'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    plugins: { kfmesh },
+    rules: { 'kfmesh/typed-fields': 'error' },
   },
   {
     // Leaving fields out of a copy with a rest pattern is how TypeScript spells omit.

@@ -5,7 +5,7 @@
  * mesh-wide ones get a copy on the waypoint class. RequestAuthentications follow the policies that read
  * their tokens.
  */
-import { specOf, type AuthorizationPolicySpec, type PolicyTargetRef } from '../model/specs.ts';
+import { specOf, type AuthorizationPolicySpec, type PolicyTargetRef, isKind } from '../model/specs.ts';
 import type { MeshService } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { addTo } from '../model/multimap.ts';
@@ -230,7 +230,9 @@ export function authorizationPolicies(m: Migration): void {
       converted.outputs.length === 1 &&
       only?.metadata.name === policy.metadata.name &&
       only?.metadata.namespace === policy.metadata.namespace &&
-      only?.['spec'] === spec;
+      only !== undefined &&
+      isKind(only, 'security.istio.io/AuthorizationPolicy') &&
+      specOf(only, 'security.istio.io/AuthorizationPolicy') === spec;
     m.replace(
       policy,
       converted.outputs,

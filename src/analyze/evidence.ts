@@ -2,6 +2,7 @@
  * What rules share: how findings show a trace and a label selector, where a workload is written, which
  * objects istioctl's checks leave out, the annotations it reads, and the gateways VirtualServices are bound to.
  */
+import { fieldsOf, podTemplateOf } from '../model/specs.ts';
 import type { Hop, TraceResult } from '../model/trace-result.ts';
 import type { KubeObject, ObjectMeta } from '../model/object.ts';
 import type { FieldPath } from '../load/parse.ts';
@@ -130,11 +131,10 @@ export function annotatedMetadata(snapshot: Snapshot): AnnotatedMetadata[] {
     ['apps', 'Deployment'],
   ] as const)
     for (const o of snapshot.list(group, kind))
-      add(o, kind, o.metadata, ['metadata', 'annotations'], false, o['spec']);
+      add(o, kind, o.metadata, ['metadata', 'annotations'], false, fieldsOf(o, 'spec'));
   for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet'])
     for (const o of snapshot.list('apps', kind)) {
-      const template = (o['spec'] as { template?: { metadata?: ObjectMeta; spec?: unknown } } | undefined)
-        ?.template;
+      const template = podTemplateOf(o);
       add(
         o,
         'Pod',

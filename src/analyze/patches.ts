@@ -1,4 +1,5 @@
 /** JSON Patches for findings whose fix is obvious, written against the object as it was loaded. */
+import { fieldsOf } from '../model/specs.ts';
 import type { PatchOperation } from '../model/finding.ts';
 import { pointerOf, type Finding } from '../model/finding.ts';
 import { isPlainObject, type KubeObject } from '../model/object.ts';
@@ -11,7 +12,7 @@ import type { StringMatch } from '../mesh/virtual-services.ts';
  * matches) gets `mesh` too, so that sidecar clients calling `host` get the same route as the gateway.
  */
 export function bindToMesh(virtualService: KubeObject, host: string): PatchOperation[] {
-  const spec = isPlainObject(virtualService['spec']) ? virtualService['spec'] : {};
+  const spec = fieldsOf(virtualService, 'spec');
   const ops: PatchOperation[] = [];
   if (Array.isArray(spec['gateways']) && !spec['gateways'].includes('mesh'))
     ops.push({ op: 'add', path: pointerOf(['spec', 'gateways', '-']), value: 'mesh' });

@@ -4,6 +4,7 @@
  * render is stale. Informers fill it, writes update it ahead of their watch events, and the reconciler
  * reads it. It does no I/O.
  */
+import { fieldsOf } from '../model/specs.ts';
 import type { KubeObject } from '../model/object.ts';
 import { groupOf, isPlainObject } from '../model/object.ts';
 import { GroupKind } from '../model/vocabulary.ts';
@@ -294,8 +295,9 @@ function inputView(object: KubeObject): string {
   } = object.metadata as KubeObject['metadata'] & {
     managedFields?: unknown;
   };
-  const status = isPlainObject(object['status']) ? { ...object['status'] } : undefined;
-  if (status && Array.isArray(status['conditions']))
+  // No status and an empty one are the same input.
+  const status = { ...fieldsOf(object, 'status') };
+  if (Array.isArray(status['conditions']))
     status['conditions'] = (status['conditions'] as { type?: string }[]).filter((c) => c.type !== MeshReady);
   return JSON.stringify({ ...object, metadata, status });
 }

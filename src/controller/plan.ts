@@ -10,7 +10,7 @@ import { formatObjectProblem } from '../model/errors.ts';
 import { renderConfigInputs, type RenderResult } from '../render/desired-state.ts';
 import { isConfigMapOfAny } from '../model/inputs.ts';
 import { GatewayClass, GroupKind, Label, ManagedByValue } from '../model/vocabulary.ts';
-import { gatewayClassOf } from '../model/specs.ts';
+import { gatewayClassOf, fieldsOf } from '../model/specs.ts';
 import { ContestLimit } from './contest.ts';
 
 /** The owner of a group of desired objects: `Kind/namespace/name` (namespace empty when cluster-scoped). */
@@ -276,6 +276,6 @@ export function hasCondition(conditions: readonly Condition[], condition: Condit
 
 /** A condition list from an object's status, as far as it is one. */
 export function conditionsOf(object: KubeObject | undefined): Condition[] {
-  const status = object && isPlainObject(object['status']) ? object['status'] : {};
+  const status = object ? fieldsOf(object, 'status') : {};
   return Array.isArray(status['conditions']) ? (status['conditions'] as Condition[]) : [];
 }

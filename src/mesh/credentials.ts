@@ -7,7 +7,7 @@
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate } from '@peculiar/asn1-x509';
 import type { KubeObject } from '../model/object.ts';
-import { secretDataOf } from '../model/specs.ts';
+import { secretDataOf, specOf } from '../model/specs.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 
 /** Where a credential name points: `name` in the gateway pods' namespace, or `ns/name`. */
@@ -29,7 +29,7 @@ export function certificateIssuing(
 ): KubeObject | undefined {
   return snapshot
     .list('cert-manager.io', 'Certificate', namespace)
-    .find((c) => (c['spec'] as { secretName?: unknown } | undefined)?.secretName === secretName);
+    .find((c) => specOf(c, 'cert-manager.io/Certificate').secretName === secretName);
 }
 
 const keyPairs = [

@@ -120,6 +120,7 @@ export interface PodSpec {
 /** core/v1 PodStatus. */
 export interface PodStatus {
   podIP?: string;
+  podIPs?: { ip?: string }[];
   [field: string]: unknown;
 }
 
@@ -223,6 +224,12 @@ export interface SelectingPolicySpec {
   [field: string]: unknown;
 }
 
+/** A cert-manager Certificate's spec: the part kfmesh reads, the Secret it writes. */
+export interface CertificateSpec {
+  secretName?: string;
+  [field: string]: unknown;
+}
+
 /** The specs kfmesh reads, by `group/Kind` (the core group is empty: `/Service`). */
 export interface Specs {
   'security.istio.io/AuthorizationPolicy': AuthorizationPolicySpec;
@@ -249,6 +256,7 @@ export interface Specs {
   'apps/ReplicaSet': WorkloadSpec;
   'batch/Job': WorkloadSpec;
   'kubeflow.org/Profile': ProfileSpec;
+  'cert-manager.io/Certificate': CertificateSpec;
 }
 
 /** The statuses kfmesh reads. */
@@ -322,6 +330,16 @@ export function specIfKind<K extends keyof Specs>(
 /** The status of an object of `kind` (empty when it has none). */
 export function statusOf<K extends keyof Statuses>(object: KubeObject, kind: K): Statuses[K] {
   return part(object, 'status', kind) as Statuses[K];
+}
+
+/**
+ * An object's spec or status as a tree of JSON values, whatever its kind: for code that walks every
+ * object alike (the strings a configuration names, the annotations it carries), not for reading a field
+ * of a known kind, which `specOf` and `statusOf` type. Empty when the object has none.
+ */
+export function fieldsOf(object: KubeObject, field: 'spec' | 'status'): Readonly<Record<string, unknown>> {
+  const value = object[field];
+  return isPlainObject(value) ? value : {};
 }
 
 /** A ConfigMap's `data`: every key a string (the schema check saw to it); empty when it has none. */

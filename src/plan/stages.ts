@@ -3,6 +3,7 @@
  * Istio's order (docs/semantics.md, "The migration"), then the platform's cleanup. The order of the
  * namespaces is chosen elsewhere (order.ts); here a change only learns its stage and its namespace.
  */
+import { fieldsOf } from '../model/specs.ts';
 import { GatewayClass, GroupKind, Label } from '../model/vocabulary.ts';
 import { isPlainObject, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
 import type { PatchOp } from './state.ts';
@@ -132,7 +133,7 @@ export function placeChange(ref: ObjectRef, op: PatchOp, ctx: StageContext): Pla
 
 /** Whether a policy's new form can stand beside its old one before the switch: it applies only at waypoints or gateways. */
 export function appliesOnlyByTarget(object: KubeObject): boolean {
-  const spec = isPlainObject(object['spec']) ? object['spec'] : {};
+  const spec = fieldsOf(object, 'spec');
   return (
     policyKinds.has(kindOf(refOf(object))) &&
     (spec['targetRefs'] !== undefined || spec['targetRef'] !== undefined)
@@ -147,7 +148,7 @@ export function isPolicy(ref: ObjectRef): boolean {
 function servesIngress(object: KubeObject, ctx: StageContext): boolean {
   const kind = kindOf(refOf(object));
   const ns = object.metadata.namespace ?? '';
-  const spec = isPlainObject(object['spec']) ? object['spec'] : {};
+  const spec = fieldsOf(object, 'spec');
   if (kind === GroupKind.Gateway) return spec['gatewayClassName'] !== GatewayClass.Waypoint;
   const refs = [
     ...(Array.isArray(spec['parentRefs']) ? spec['parentRefs'] : []),

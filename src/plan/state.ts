@@ -5,6 +5,7 @@
  * beside the Deployment, StatefulSet or DaemonSet, which the simulator reads as a running pod. A restart
  * drops the pin, and the next pin is made under the labels and mesh config of that moment.
  */
+import { specOf } from '../model/specs.ts';
 import fastJsonPatch, { type Operation as JsonPatchOperation } from 'fast-json-patch';
 import { patched } from '../model/patch.ts';
 import { compileMesh } from '../mesh/mesh.ts';
@@ -201,7 +202,7 @@ function templated(w: Workload): boolean {
 function runningPod(w: Workload): KubeObject {
   const pod = w.object;
   if (w.proxy !== ProxyKind.Sidecar) return pod;
-  const spec = (pod['spec'] ?? {}) as { containers?: unknown[] };
+  const spec = specOf(pod, '/Pod');
   return {
     ...pod,
     metadata: {

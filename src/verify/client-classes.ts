@@ -13,6 +13,7 @@
  * evaluating its peer conditions (`peerSignature`), and for policies that name only exact namespaces,
  * principals and service accounts, only clients those names can match are evaluated.
  */
+import { fieldsOf, specOf } from '../model/specs.ts';
 import type { KubeObject } from '../model/object.ts';
 import { isPlainObject } from '../model/object.ts';
 import { peerSignature, type Peer } from '../mesh/authorization.ts';
@@ -192,7 +193,7 @@ export class ClientClasses {
  * negations, IP blocks: every client is evaluated).
  */
 function namedNamespaces(policy: KubeObject): string[] | undefined {
-  const spec = isPlainObject(policy['spec']) ? policy['spec'] : {};
+  const spec = fieldsOf(policy, 'spec');
   const own = policy.metadata.namespace ?? 'default';
   const out: string[] = [];
   for (const rule of Array.isArray(spec['rules']) ? spec['rules'] : []) {
@@ -243,19 +244,14 @@ class RouteView {
     this.#selectors = [
       ...matches.flatMap((m) => (m.sourceLabels ? [{ labels: m.sourceLabels }] : [])),
       ...sidecars.flatMap((s) => {
-        const spec = isPlainObject(s['spec']) ? s['spec'] : {};
-        const selector = isPlainObject(spec['workloadSelector'])
-          ? spec['workloadSelector']['labels']
-          : undefined;
-        return isPlainObject(selector)
-          ? [{ namespace: s.metadata.namespace ?? 'default', labels: selector as Record<string, string> }]
-          : [];
+        const selector = specOf(s, 'networking.istio.io/Sidecar').workloadSelector?.labels;
+        return selector ? [{ namespace: s.metadata.namespace ?? 'default', labels: selector }] : [];
       }),
     ];
     this.#bySourceNamespace = matches.some((m) => m.sourceNamespace !== undefined);
     const exported = (o: KubeObject, fallback: readonly string[]) => {
-      const spec = isPlainObject(o['spec']) ? o['spec'] : {};
-      const list = Array.isArray(spec['exportTo']) ? (spec['exportTo'] as string[]) : [];
+      const exportTo = fieldsOf(o, 'spec')['exportTo'];
+      const list = Array.isArray(exportTo) ? exportTo.filter((e) => typeof e === 'string') : [];
       return list.length > 0 ? list : fallback;
     };
     const defaults = mesh.config.defaultExportTo;

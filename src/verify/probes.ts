@@ -206,7 +206,7 @@ function planProbes(before: Snapshot, after: Snapshot): ProbePlan {
   for (let i = 2; taken(fresh); i++) fresh = `${probeName}-${i}`;
   const profiles: ProbePlan['profiles'] = [];
   if (profileController) {
-    const owner = (existing?.spec as { owner?: { name?: string } } | undefined)?.owner?.name;
+    const owner = existing ? specOf(existing, 'kubeflow.org/Profile').owner?.name : undefined;
     if (existing?.metadata.name && owner)
       profiles.push({ name: existing.metadata.name, owner, existing: true });
     if (profileController) profiles.push({ name: fresh, owner: probeOwner, existing: false });
@@ -216,7 +216,7 @@ function planProbes(before: Snapshot, after: Snapshot): ProbePlan {
   const ui = both.every((s) => s.get('apps', 'Deployment', 'kubeflow', 'ml-pipeline-ui') !== undefined);
   const issuer = both
     .flatMap((s) => s.list('security.istio.io', 'RequestAuthentication'))
-    .flatMap((ra) => (ra.spec as { jwtRules?: { issuer?: string }[] } | undefined)?.jwtRules ?? [])
+    .flatMap((ra) => specOf(ra, 'security.istio.io/RequestAuthentication').jwtRules ?? [])
     .map((r) => r.issuer)
     .filter((i): i is string => typeof i === 'string')
     .sort()[0];

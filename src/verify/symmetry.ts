@@ -19,6 +19,7 @@
  * Any regular expression in either configuration turns the symmetry off: it can tell names apart by any
  * part of them.
  */
+import { fieldsOf, isKind, statusOf } from '../model/specs.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import type { KubeObject } from '../model/object.ts';
 import { isPlainObject } from '../model/object.ts';
@@ -234,7 +235,7 @@ function hasRegularExpression(snapshot: Snapshot): boolean {
         (typeof value['regex'] === 'string' ||
           value['type'] === 'RegularExpression' ||
           Object.values(value).some(found));
-  return snapshot.all().some((o) => found(o['spec']));
+  return snapshot.all().some((o) => found(fieldsOf(o, 'spec')));
 }
 
 /** The namespace an object belongs to: its own, or for a cluster object, the namespace it is named after. */
@@ -247,12 +248,11 @@ function ownerOf(o: KubeObject, namespaces: ReadonlySet<string>): string | undef
 
 /** Addresses of a pod object (from its status). */
 function podAddresses(o: KubeObject): string[] {
-  if (o.kind !== 'Pod' || !isPlainObject(o['status'])) return [];
-  const status = o['status'];
-  const ips = Array.isArray(status['podIPs']) ? status['podIPs'] : [];
+  if (!isKind(o, '/Pod')) return [];
+  const status = statusOf(o, '/Pod');
   return [
-    ...(typeof status['podIP'] === 'string' ? [status['podIP']] : []),
-    ...ips.flatMap((p) => (isPlainObject(p) && typeof p['ip'] === 'string' ? [p['ip']] : [])),
+    ...(status.podIP !== undefined ? [status.podIP] : []),
+    ...(status.podIPs ?? []).flatMap((p) => (p.ip !== undefined ? [p.ip] : [])),
   ];
 }
 
@@ -394,7 +394,7 @@ function patternEdges(snapshots: readonly Snapshot[]): string[] {
     } else if (Array.isArray(value)) for (const v of value) visit(v, key, parent);
     else if (isPlainObject(value)) for (const [k, v] of Object.entries(value)) visit(v, k, value);
   };
-  for (const s of snapshots) for (const o of s.all()) visit(o['spec'], '', undefined);
+  for (const s of snapshots) for (const o of s.all()) visit(fieldsOf(o, 'spec'), '', undefined);
   return [...edges];
 }
 
@@ -403,7 +403,7 @@ function ipBlocks(snapshots: readonly Snapshot[]): string[] {
   const out = new Set<string>();
   for (const s of snapshots)
     for (const o of s.all())
-      eachString(o['spec'], (text) => {
+      eachString(fieldsOf(o, 'spec'), (text) => {
         if (/^\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?$/.test(text)) out.add(text);
       });
   return [...out].sort();
@@ -414,7 +414,7 @@ function ipBlocks(snapshots: readonly Snapshot[]): string[] {
  * namespace's own names (its order among other namespaces' claims would then decide).
  */
 function claimsForeignHost(o: KubeObject, own: RegExp): boolean {
-  const spec = isPlainObject(o['spec']) ? o['spec'] : {};
+  const spec = fieldsOf(o, 'spec');
   let hosts: unknown[] = [];
   if (o.kind === 'VirtualService') {
     const gateways = Array.isArray(spec['gateways']) ? spec['gateways'] : [];

@@ -105,3 +105,23 @@ test('a label key written as a literal outside the vocabulary fails lint', async
   assert.ok((await ruleIds('src/mesh/probe.ts', code)).includes('no-restricted-syntax'));
   assert.deepEqual(await ruleIds('src/mesh/probe.ts', "export const v = 'networking.istio.io/v1';\n"), []);
 });
+
+test("a Kubernetes object's spec, status or data read untyped fails lint; typed reads pass", async () => {
+  const head =
+    "import type { KubeObject } from '../model/object.ts';\nimport { specOf } from '../model/specs.ts';\n";
+  for (const read of ["o['spec']", 'o.status', "o?.['data']", '(o.spec as { host?: string }).host'])
+    assert.ok(
+      (await ruleIds('src/mesh/probe.ts', `${head}export const f = (o: KubeObject) => ${read};\n`)).includes(
+        'kfmesh/typed-fields',
+      ),
+      read,
+    );
+  // Through the accessor, or a typed spec's own `template.spec`: no complaint.
+  assert.deepEqual(
+    await ruleIds(
+      'src/mesh/probe.ts',
+      `${head}export const f = (o: KubeObject) => specOf(o, 'apps/Deployment').template?.spec;\n`,
+    ),
+    [],
+  );
+});

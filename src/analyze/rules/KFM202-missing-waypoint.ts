@@ -9,8 +9,7 @@ import type { KubeObject } from '../../model/object.ts';
 import { targetRefsOf } from '../../mesh/authorization.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 import { GatewayClass, GroupKind, Label } from '../../model/vocabulary.ts';
-import { gatewayClassOf } from '../../model/specs.ts';
-import { isPlainObject } from '../../model/object.ts';
+import { gatewayClassOf, specOf } from '../../model/specs.ts';
 
 const gatewayApi = 'gateway.networking.k8s.io';
 
@@ -67,7 +66,7 @@ export const missingWaypoint: Rule = {
                 : true;
           if (exists) return;
           const field =
-            isPlainObject(policy['spec']) && policy['spec']['targetRefs'] !== undefined
+            specOf(policy, 'security.istio.io/AuthorizationPolicy').targetRefs !== undefined
               ? ['spec', 'targetRefs', i]
               : ['spec', 'targetRef'];
           findings.push(
