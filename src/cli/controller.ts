@@ -2,6 +2,7 @@
  * `kfmesh controller`: checks the flags and runs the controller's manager (controller/manager.ts) against
  * the cluster of a kubeconfig (or in-cluster), until SIGTERM or SIGINT.
  */
+import { messageOf } from '../model/errors.ts';
 import { KubeClient } from '../kube/client.ts';
 import { ListenError, runManager } from '../controller/manager.ts';
 import { parseBindAddress } from '../controller/operations.ts';
@@ -35,7 +36,7 @@ export function controllerCommand(
       try {
         return parseBindAddress(flag, value);
       } catch (error) {
-        throw new UsageError((error as Error).message);
+        throw new UsageError(messageOf(error));
       }
     };
     const watchTimeoutSeconds = Number(flags.watchTimeout);

@@ -4,6 +4,7 @@
  * same slices (`checkEquivalencePart`) and the same merge (`mergeEquivalence`) as the plain check, so
  * the report is the same bytes however the matrix was cut.
  */
+import { messageOf } from '../model/errors.ts';
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -215,9 +216,7 @@ async function readPart(file: string): Promise<{ file: string; part: PartFile }>
   try {
     value = JSON.parse(await readFile(file, 'utf8'));
   } catch (error) {
-    throw new UsageError(
-      `--merge ${file}: not a part of kfmesh verify --shard (${(error as Error).message})`,
-    );
+    throw new UsageError(`--merge ${file}: not a part of kfmesh verify --shard (${messageOf(error)})`);
   }
   const part = value as Partial<PartFile>;
   if (part.kfmesh !== 'equivalence-part' || part.version !== 1 || !part.shard || !Array.isArray(part.groups))

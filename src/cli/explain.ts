@@ -1,4 +1,5 @@
 /** `kfmesh explain`: observed Istio metrics, each series traced back to the configuration. */
+import { messageOf } from '../model/errors.ts';
 import { describeRef } from '../model/object.ts';
 import { parseExposition, seriesText, type Sample } from '../load/exposition.ts';
 import { durationPattern, durationSeconds, increaseQuery, samplesFromQuery } from '../load/prometheus.ts';
@@ -119,7 +120,7 @@ async function queryPrometheus(base: string, window: string) {
       body = await response.text();
     } catch (error) {
       const cause = (error as { cause?: { message?: string } }).cause?.message;
-      throw new UsageError(`--prometheus ${base}: no answer (${cause ?? (error as Error).message})`);
+      throw new UsageError(`--prometheus ${base}: no answer (${cause ?? messageOf(error)})`);
     }
     let answer: unknown;
     try {

@@ -1,6 +1,6 @@
 /** What every command shares: reading inputs, writing output once, and turning failures into exit codes. */
 import { readFile } from 'node:fs/promises';
-import { formatObjectProblem, InputError } from '../model/errors.ts';
+import { formatObjectProblem, InputError, messageOf } from '../model/errors.ts';
 import {
   modelledRange,
   NewestModelledVersion,
@@ -85,7 +85,7 @@ async function clusterEntries(kubeconfig: string, context: string | undefined, s
   } catch (error) {
     throw new InputError(
       { location: { file: kubeconfig } },
-      `cannot read the cluster of context ${client.contextName}: ${(error as Error).message}`,
+      `cannot read the cluster of context ${client.contextName}: ${messageOf(error)}`,
     );
   }
 }
@@ -149,6 +149,6 @@ export async function readFlagFile(flag: string, file: string, streams?: Streams
       : await readFile(file, 'utf8');
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new UsageError(`${flag} ${file}: ${missing ? 'no such file' : (error as Error).message}`);
+    throw new UsageError(`${flag} ${file}: ${missing ? 'no such file' : messageOf(error)}`);
   }
 }

@@ -1,4 +1,5 @@
 /** `kfmesh migrate --to ambient`: prints the converted configuration and writes the report. */
+import { messageOf } from '../model/errors.ts';
 import { lstat, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputFormat, serialize } from '../model/serialize.ts';
@@ -56,7 +57,7 @@ export function migrateCommand(paths: string[], flags: MigrateFlags, streams: St
       try {
         await writeWhole(flags.report, text);
       } catch (error) {
-        throw new UsageError(`--report ${flags.report}: ${(error as Error).message}`);
+        throw new UsageError(`--report ${flags.report}: ${messageOf(error)}`);
       }
     }
     streams.stdout(output);

@@ -1,4 +1,5 @@
 /** `kfmesh migrate --to ambient --plan DIR`: the migration as steps, every state simulated, written as files. */
+import { messageOf } from '../model/errors.ts';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Snapshot } from '../load/snapshot.ts';
@@ -70,6 +71,6 @@ async function writeFolder(dir: string, files: readonly PlanFile[]): Promise<voi
     await rename(temporary, dir);
   } catch (error) {
     await rm(temporary, { recursive: true, force: true }).catch(() => undefined);
-    throw new UsageError(`--plan ${dir}: ${(error as Error).message}`);
+    throw new UsageError(`--plan ${dir}: ${messageOf(error)}`);
   }
 }

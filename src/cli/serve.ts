@@ -5,6 +5,7 @@
  * again and served from then on; if they no longer load, the last good ones stay and the error is said.
  * Runs until SIGTERM or SIGINT (or `until`, for tests).
  */
+import { messageOf } from '../model/errors.ts';
 import { watch, type FSWatcher } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { ConsoleModel } from '../console/api.ts';
@@ -52,7 +53,7 @@ export function serveCommand(
     const load = loader(paths, flags, streams, source);
     const first = await load();
     const onError = (error: unknown) =>
-      streams.stderr(`kfmesh: ${(error as Error).stack ?? String(error)}\n`);
+      streams.stderr(`kfmesh: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     // Each kind of refused request is said once (a page retrying would otherwise fill the log).
     const refusals = new Set<string>();
     const onRefused = (reason: string) => {
@@ -160,9 +161,7 @@ function reloadOnChange(
     clearTimeout(timer);
     timer = setTimeout(() => {
       reload().catch((error: unknown) =>
-        streams.stderr(
-          `kfmesh: reload failed, still serving the last good input: ${(error as Error).message}\n`,
-        ),
+        streams.stderr(`kfmesh: reload failed, still serving the last good input: ${messageOf(error)}\n`),
       );
     }, 200);
   };

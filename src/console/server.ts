@@ -3,6 +3,7 @@
  * `ConsoleModel` under `/api/`, read-only (GET and HEAD only), on loopback unless told otherwise. The
  * model can be replaced while serving (a reload). The page may load only what this server serves.
  */
+import { messageOf } from '../model/errors.ts';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
@@ -121,7 +122,7 @@ export async function serveConsole(
       send(answer.status, `${JSON.stringify(answer.body)}\n`);
     } catch (error) {
       onError(error);
-      send(500, `${JSON.stringify({ error: (error as Error).message })}\n`);
+      send(500, `${JSON.stringify({ error: messageOf(error) })}\n`);
     }
   });
   await new Promise<void>((resolve, reject) => {

@@ -4,7 +4,7 @@
  * `config-domain`. Field names, defaults and checks follow KServe's `pkg/apis/serving/v1beta1/configmap.go`.
  */
 import { dataOf } from '../model/specs.ts';
-import { InputError, type ProblemContext } from '../model/errors.ts';
+import { InputError, type ProblemContext, messageOf } from '../model/errors.ts';
 import { refOf, type KubeObject } from '../model/object.ts';
 import { describeValue } from '../load/parse.ts';
 import type { Snapshot } from '../load/snapshot.ts';
@@ -185,7 +185,7 @@ function readJson(
   try {
     parsed = JSON.parse(raw);
   } catch (error) {
-    throw new InputError(context(key), `invalid JSON: ${(error as Error).message}`);
+    throw new InputError(context(key), `invalid JSON: ${messageOf(error)}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new InputError(context(key), `expected a JSON object, got ${describeValue(parsed)}`);

@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http';
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { createHash } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
-import { InputError } from '../model/errors.ts';
+import { InputError, messageOf } from '../model/errors.ts';
 import type { KubeObject } from '../model/object.ts';
 
 /** A failed call: the HTTP status and the server's `Status` reason and message. */
@@ -79,7 +79,7 @@ export class KubeClient {
       if (file) config.loadFromFile(file);
       else config.loadFromDefault();
     } catch (error) {
-      throw new InputError({ location: { file: file ?? 'kubeconfig' } }, (error as Error).message);
+      throw new InputError({ location: { file: file ?? 'kubeconfig' } }, messageOf(error));
     }
     // With nothing to read, the library falls back to an unauthenticated http://localhost:8080, whose
     // failures would not say what is missing.

@@ -8,7 +8,7 @@
 import { dataOf } from '../model/specs.ts';
 import { parse } from 'yaml';
 import { configMapOf, type ConfigMapInput } from '../model/inputs.ts';
-import { InputError } from '../model/errors.ts';
+import { InputError, messageOf } from '../model/errors.ts';
 import { isPlainObject, refOf } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
@@ -141,7 +141,7 @@ export function kubeflowConfigFrom(snapshot: Snapshot): KubeflowConfig {
           object: refOf(labels),
           field: 'data.namespace-labels.yaml',
         },
-        `invalid YAML: ${(error as Error).message.split('\n')[0] ?? ''}`,
+        `invalid YAML: ${messageOf(error).split('\n')[0] ?? ''}`,
       );
     }
     if (parsed !== null && parsed !== undefined) {

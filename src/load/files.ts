@@ -1,7 +1,7 @@
 /** Reading manifests from files, folders (recursively) and standard input. The only I/O of loading. */
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { InputError } from '../model/errors.ts';
+import { InputError, messageOf } from '../model/errors.ts';
 import { compareStrings } from '../model/object.ts';
 import { parseManifests, type InputText, type LoadedObject } from './parse.ts';
 
@@ -76,7 +76,7 @@ async function readText(file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (error) {
-    throw new InputError({ location: { file } }, `cannot read: ${(error as Error).message}`);
+    throw new InputError({ location: { file } }, `cannot read: ${messageOf(error)}`);
   }
 }
 

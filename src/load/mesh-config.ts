@@ -1,7 +1,7 @@
 /** Istio's mesh configuration, read from the ConfigMap `istio` (YAML in `data.mesh`) of the control plane. */
 import { dataOf } from '../model/specs.ts';
 import { parse } from 'yaml';
-import { InputError } from '../model/errors.ts';
+import { InputError, messageOf } from '../model/errors.ts';
 import { isPlainObject, refOf, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from './snapshot.ts';
 import { configMapOf, type ConfigMapInput } from '../model/inputs.ts';
@@ -94,7 +94,7 @@ export function meshConfigFrom(snapshot: Snapshot): MeshConfig {
   try {
     mesh = parse(text);
   } catch (error) {
-    return fail('(YAML)', `invalid YAML: ${(error as Error).message.split('\n')[0] ?? ''}`);
+    return fail('(YAML)', `invalid YAML: ${messageOf(error).split('\n')[0] ?? ''}`);
   }
   if (mesh === null || mesh === undefined) return defaultMeshConfig;
   if (!isPlainObject(mesh)) return fail('(YAML)', 'expected a mapping');

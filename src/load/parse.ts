@@ -3,7 +3,7 @@
  * where they came from. Pure: takes text, returns objects; the file reading lives in `files.ts`.
  */
 import { LineCounter, parseAllDocuments, isMap, isNode, isSeq, type Document } from 'yaml';
-import { InputError, type SourceLocation } from '../model/errors.ts';
+import { InputError, type SourceLocation, messageOf } from '../model/errors.ts';
 import { contentStart, splitDocuments, type DocumentText } from './documents.ts';
 import { groupOf, isPlainObject, type KubeObject, type ObjectRef } from '../model/object.ts';
 import { yaml11Options } from '../model/yaml11.ts';
@@ -195,7 +195,7 @@ function objectsOfDocument(
     value = doc.toJS({ maxAliasCount: 1000 });
   } catch (error) {
     // The yaml library refuses aliases that expand past the limit (a "billion laughs" document).
-    throw new InputError({ location: locateNode(doc.contents) }, `cannot read: ${(error as Error).message}`);
+    throw new InputError({ location: locateNode(doc.contents) }, `cannot read: ${messageOf(error)}`);
   }
   if (value === null || value === undefined) return [];
   const rootLocation = locateNode(doc.contents);

@@ -62,3 +62,8 @@ export interface ObjectProblem {
 export function formatObjectProblem(problem: ObjectProblem): string {
   return formatProblem(problem.context, problem.message);
 }
+
+/** What a thrown value says: an Error's message, or the value as text (anything can be thrown). */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

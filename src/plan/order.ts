@@ -13,6 +13,7 @@
  * Pairs are an estimate: three namespaces can interact in ways no pair shows. The plan's own check
  * (simulate.ts) traces every state of the order taken, so what it reports is exact for its requests.
  */
+import { got } from '../model/checked.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { checkEquivalence, type MatrixRequest, type RequestOutcome } from '../verify/equivalence.ts';
 import { namespaceStages } from './stages.ts';
@@ -123,14 +124,14 @@ export function groupsInOrder(
   const parts: string[][] = [];
   const visit = (v: string) => {
     index.set(v, index.size);
-    low.set(v, index.get(v) as number);
+    low.set(v, got(index, v));
     stack.push(v);
     for (const w of names) {
       if (w === v || !costs(v, w)) continue;
       if (!index.has(w)) {
         visit(w);
-        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
-      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+        low.set(v, Math.min(got(low, v), got(low, w)));
+      } else if (stack.includes(w)) low.set(v, Math.min(got(low, v), got(index, w)));
     }
     if (low.get(v) !== index.get(v)) return;
     const part: string[] = [];
@@ -142,7 +143,7 @@ export function groupsInOrder(
   const after = (i: number) =>
     new Set(
       (parts[i] ?? []).flatMap((x) =>
-        names.filter((y) => costs(x, y) && partOf.get(y) !== i).map((y) => partOf.get(y) as number),
+        names.filter((y) => costs(x, y) && partOf.get(y) !== i).map((y) => got(partOf, y)),
       ),
     );
   const placed = new Set<number>();

@@ -11,6 +11,7 @@
  * - Restarts are asked for exactly where a pod would come back different (its proxy, or HBONE), found
  *   by restarting every candidate in a trial state and comparing the pods.
  */
+import { at } from '../model/checked.ts';
 import { migrateToAmbient, type MigrationResult } from '../ambient/migrate.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { canonicalObject } from '../model/serialize.ts';
@@ -143,7 +144,7 @@ export function stepsOf(
   const states = [from];
   const steps: PlanStep[] = [];
   for (const placement of sequence) {
-    const state = states[states.length - 1] as PlanState;
+    const state = at(states, states.length - 1);
     const namespaces = placement.namespaces ?? [];
     let operations =
       namespaces.length === 0

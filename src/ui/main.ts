@@ -87,7 +87,7 @@ function status(text: string, error = false): void {
 }
 
 function failed(error: unknown): void {
-  status((error as Error).message, true);
+  status(messageOf(error), true);
 }
 
 function selectTab(name: string): void {
@@ -230,10 +230,7 @@ async function trace(params: Record<string, string | string[]>): Promise<void> {
     fill(byId('trace-out'), traceResult(result, shown));
     status(`traced in ${state.mode} mode: ${result.summary}`);
   } catch (error) {
-    fill(
-      byId('trace-out'),
-      el('p', { class: 'warning', 'data-testid': 'trace-error' }, (error as Error).message),
-    );
+    fill(byId('trace-out'), el('p', { class: 'warning', 'data-testid': 'trace-error' }, messageOf(error)));
     failed(error);
   }
 }
@@ -419,3 +416,8 @@ async function main(): Promise<void> {
 }
 
 main().catch(failed);
+
+/** What a thrown value says (anything can be thrown). */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -21,7 +21,7 @@
  * ```
  */
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
-import { InputError, type SourceLocation } from '../model/errors.ts';
+import { InputError, type SourceLocation, messageOf } from '../model/errors.ts';
 import { isPlainObject } from '../model/object.ts';
 import { traceRequest } from '../mesh/trace.ts';
 import type { TraceResult } from '../model/trace-result.ts';
@@ -101,7 +101,7 @@ export function parseCases(text: string, file: string): VerifyCase[] {
     cases = doc.toJS({ maxAliasCount: 1000 }) as Record<string, unknown> | unknown[];
   } catch (error) {
     // The yaml library refuses aliases that expand past the limit (a "billion laughs" document).
-    return fail([], `cannot read: ${(error as Error).message}`);
+    return fail([], `cannot read: ${messageOf(error)}`);
   }
   const items = (Array.isArray(cases) ? cases : (cases as Record<string, unknown>)['cases']) as unknown[];
   if (items.length === 0) fail(base, 'no cases: give at least one');

@@ -13,6 +13,7 @@
  * evaluating its peer conditions (`peerSignature`), and for policies that name only exact namespaces,
  * principals and service accounts, only clients those names can match are evaluated.
  */
+import { at } from '../model/checked.ts';
 import { fieldsOf, specOf } from '../model/specs.ts';
 import type { KubeObject } from '../model/object.ts';
 import { isPlainObject } from '../model/object.ts';
@@ -98,7 +99,7 @@ export class ClientClasses {
     for (const group of this.#groups) {
       const pending: ClientSet[] = [group];
       for (let set = pending.pop(); set; set = pending.pop()) {
-        const traced = this.#clients[set.members[0] as number] as string;
+        const traced = at(this.#clients, set.members[0] as number);
         const { outcome, namespaces } = trace(traced);
         this.traces++;
         const key = [...new Set([...namespaces, this.#mesh.config.rootNamespace])].sort().join(',');
@@ -137,11 +138,10 @@ export class ClientClasses {
     const known = set.splits.get(key);
     if (known) return known;
     const signatures = this.#signaturesFor(key);
-    const own = signatures.get(this.#clients[set.members[0] as number] as string) ?? '';
+    const own = signatures.get(at(this.#clients, set.members[0] as number)) ?? '';
     const same: number[] = [];
     const rest: number[] = [];
-    for (const m of set.members)
-      ((signatures.get(this.#clients[m] as string) ?? '') === own ? same : rest).push(m);
+    for (const m of set.members) ((signatures.get(at(this.#clients, m)) ?? '') === own ? same : rest).push(m);
     const split: Split =
       rest.length === 0
         ? { same: set }

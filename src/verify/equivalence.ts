@@ -16,6 +16,7 @@
  * whatever serves only Services (a waypoint for `service` traffic); the pod counts as reached when its
  * address or one of its Services answers from it.
  */
+import { at } from '../model/checked.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import { ClientClasses } from './client-classes.ts';
@@ -234,7 +235,7 @@ export class EquivalenceMatrix {
   #outcomes(unit: number): UnitOutcomes {
     const known = this.#traced.get(unit);
     if (known) return known;
-    const shape = this.#shapes[unit] as RequestShape;
+    const shape = at(this.#shapes, unit);
     const alike = this.#alike(shape, this.#unitByKey, unit);
     if (alike) return swapped(this.#outcomes(alike.other), alike.swap);
     const outcomes = this.#trace(shape);
@@ -262,7 +263,7 @@ export class EquivalenceMatrix {
   #externalOutcomes(e: number): ExternalOutcomes {
     const known = this.#tracedExternal.get(e);
     if (known) return known;
-    const request = this.#external[e] as MatrixRequest;
+    const request = at(this.#external, e);
     const alike = this.#alike(request, this.#externalByKey, e);
     if (alike) {
       const { was, now, rename } = this.#externalOutcomes(alike.other);
@@ -289,21 +290,21 @@ export class EquivalenceMatrix {
     const pairs: OutcomePair[] = [];
     const place = new Int32Array(counts.length).fill(-1);
     for (let pair = 0; pair < counts.length; pair++) {
-      const count = counts[pair] as number;
+      const count = at(counts, pair);
       if (count === 0) continue;
       place[pair] = pairs.length;
       pairs.push({
         count,
-        first: first[pair] as number,
-        before: was.outcomes[Math.floor(pair / width)] as RequestOutcome,
-        after: now.outcomes[pair % width] as RequestOutcome,
+        first: at(first, pair),
+        before: at(was.outcomes, Math.floor(pair / width)),
+        after: at(now.outcomes, pair % width),
       });
     }
-    const membership = [classes[0].membership(was.partition), classes[1].membership(now.partition)];
+    const [before, after] = [classes[0].membership(was.partition), classes[1].membership(now.partition)];
     return {
       pairs,
       traces: classes[0].traces + classes[1].traces - tracesBefore,
-      pairOf: (c) => place[(membership[0]?.[c] as number) * width + (membership[1]?.[c] as number)] as number,
+      pairOf: (c) => at(place, at(before, c) * width + at(after, c)),
     };
   }
 }
@@ -463,9 +464,9 @@ function eachChange(
 ): void {
   const pairs = outcomes.pairs.map((p) => outcomesOf(outcomes, p));
   for (let c = 0; c < clients.length; c++) {
-    const [before, after] = pairs[outcomes.pairOf(c)] as [RequestOutcome, RequestOutcome];
+    const [before, after] = at(pairs, outcomes.pairOf(c));
     const severity = changeSeverity(before, after);
-    if (severity !== undefined) onChange({ from: clients[c] as string, ...shape }, before, after, severity);
+    if (severity !== undefined) onChange({ from: at(clients, c), ...shape }, before, after, severity);
   }
 }
 
@@ -492,9 +493,9 @@ class ClassPairs {
     const counts = new Int32Array(height * width);
     const first = new Int32Array(counts.length).fill(-1);
     for (let c = 0; c < this.#clients; c++) {
-      const pair = (b[c] as number) * width + (a[c] as number);
+      const pair = at(b, c) * width + at(a, c);
       if (counts[pair] === 0) first[pair] = c;
-      counts[pair] = (counts[pair] as number) + 1;
+      counts[pair] = at(counts, pair) + 1;
     }
     const out = { counts, first, width };
     this.#known.set(key, out);
@@ -559,12 +560,12 @@ class Changes {
     });
     if (wanting.length === 0) return;
     const firsts = firstClients(outcomes, this.#clients.length);
-    wanting.sort((a, b) => (firsts[a] as number) - (firsts[b] as number));
+    wanting.sort((a, b) => at(firsts, a) - at(firsts, b));
     for (const k of wanting) {
-      const group = this.#groups.get(causes[k] as string);
+      const group = this.#groups.get(at(causes, k));
       if (!group || group.examples.length >= examplesPerGroup) continue;
-      const first = firsts[k] as number;
-      const request = { from: this.#clients[first] as string, ...shape };
+      const first = at(firsts, k);
+      const request = { from: at(this.#clients, first), ...shape };
       const taken = outcomes.rename !== undefined;
       group.examples.push(this.#example(request, [unit, first], taken, group.cause));
     }

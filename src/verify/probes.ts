@@ -17,6 +17,7 @@
  * traced on both sides; a probe fails when its outcome changes as a matrix request's would be an error or
  * a warning. What kfmesh's own controller would write is not among the probes.
  */
+import { at } from '../model/checked.ts';
 import type { KubeObject } from '../model/object.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import type { InferenceService } from '../model/inference-service.ts';
@@ -170,7 +171,7 @@ function probeOutcome(probe: Probe, outcomes: readonly RequestOutcome[]): Reques
     outcomes.find((o) => o.verdict === 'denied') ??
     // Answered by another workload says more than a gateway that has no route for the host.
     outcomes.find((o) => o.verdict === 'allowed') ??
-    (outcomes[0] as RequestOutcome)
+    at(outcomes, 0)
   );
 }
 
@@ -183,10 +184,10 @@ export function probeSet(before: Snapshot, after: Snapshot, clusterDomain: strin
     ...(plan.models ? ['KServe'] : []),
   ];
   const sides = [before, after].map((s) => sideObjects(s, plan, clusterDomain));
-  const first = sides[0] as SideObjects;
+  const first = at(sides, 0);
   return {
     probes: probeRequests(plan, kubeflowConfigFrom(before), first.modelUrls, clusterDomain),
-    objects: [first.objects, (sides[1] as SideObjects).objects],
+    objects: [first.objects, at(sides, 1).objects],
     controllers,
   };
 }

@@ -3,6 +3,7 @@
  * every Service port, ingress host and pod, × the paths, methods, headers and tokens the routes and
  * policies mention) and the outcome of one request on one configuration (see equivalence.ts).
  */
+import { at } from '../model/checked.ts';
 import { specOf } from '../model/specs.ts';
 import { policySpec } from '../mesh/authorization.ts';
 import type { Snapshot } from '../load/snapshot.ts';
@@ -82,7 +83,7 @@ export function outcomeOf(mesh: Mesh, request: MatrixRequest): RequestOutcome {
   return (
     outcomes.find((o) => o.verdict === 'allowed') ??
     outcomes.find((o) => o.verdict === 'denied') ??
-    (outcomes[0] as RequestOutcome)
+    at(outcomes, 0)
   );
 }
 

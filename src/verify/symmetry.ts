@@ -19,6 +19,7 @@
  * Any regular expression in either configuration turns the symmetry off: it can tell names apart by any
  * part of them.
  */
+import { at, got } from '../model/checked.ts';
 import { fieldsOf, isKind, statusOf } from '../model/specs.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import type { KubeObject } from '../model/object.ts';
@@ -116,7 +117,7 @@ export class NamespaceSymmetry {
         byTemplate.set(member.template, list);
       }
     const classes = [...byTemplate.values()].filter((c) => c.length > 1).map((c) => c.sort());
-    this.classes = classes.sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1));
+    this.classes = classes.sort((a, b) => (at(a, 0) < at(b, 0) ? -1 : 1));
     for (const members of this.classes)
       for (const ns of members) {
         this.#classOf.set(ns, members);
@@ -166,7 +167,7 @@ export class NamespaceSymmetry {
   swapFor(parts: readonly string[]): Swap | undefined {
     const mentioned = this.mentioned(parts);
     for (const ns of [...mentioned].sort()) {
-      const members = this.#classOf.get(ns) as readonly string[];
+      const members = got(this.#classOf, ns);
       const target = members.find((m) => !mentioned.has(m) || m === ns);
       const swap = target !== undefined && target !== ns ? this.#swap(ns, target) : undefined;
       if (swap) return swap;
@@ -181,11 +182,11 @@ export class NamespaceSymmetry {
   #swap(ns: string, representative: string): Swap | undefined {
     const key = `${ns} ${representative}`;
     if (this.#swaps.has(key)) return this.#swaps.get(key);
-    const [a, b] = [this.#members.get(ns) as Member, this.#members.get(representative) as Member];
+    const [a, b] = [got(this.#members, ns), got(this.#members, representative)];
     const counterpart = new Map<string, string>();
     a.names.forEach((name, i) => {
-      counterpart.set(name, b.names[i] as string);
-      counterpart.set(b.names[i] as string, name);
+      counterpart.set(name, at(b.names, i));
+      counterpart.set(at(b.names, i), name);
     });
     const rename = (s: string, pattern: RegExp) =>
       s.replace(pattern, (m) => counterpart.get(m.toLowerCase()) ?? m);
@@ -201,7 +202,7 @@ export class NamespaceSymmetry {
     const pattern = namesPattern(counterpart.keys());
     const moved = new Map<number, number>();
     for (const i of [...(this.#clientsOf.get(ns) ?? []), ...(this.#clientsOf.get(representative) ?? [])]) {
-      const client = this.#clients[i] as string;
+      const client = at(this.#clients, i);
       const other = this.#clientIndex.get(rename(client, names));
       if (other === undefined) {
         this.#swaps.set(key, undefined);

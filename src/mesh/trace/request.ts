@@ -3,6 +3,7 @@
  * the URL parsed as Envoy sees it, the client found by `namespace/name` (with a near-miss suggestion), and
  * `Name: value` headers. Errors here are the user's, said as such (TraceInputError).
  */
+import { at } from '../../model/checked.ts';
 import type { Workload } from '../workloads.ts';
 import type { Mesh } from '../compiled.ts';
 
@@ -63,8 +64,8 @@ export function parseUrl(text: string): ParsedUrl {
   // WHATWG reads a host whose last label is a number as IPv4 (`0` is 0.0.0.0): such hosts take the full parser.
   const lastLabel = plain?.[2]?.slice((plain[2] ?? '').lastIndexOf('.') + 1) ?? '';
   if (plain && !/^(\d+|0x[0-9a-f]*)$/.test(lastLabel) && !/\/\.\.?(\/|$)/.test(plain[4] ?? '')) {
-    const scheme = plain[1] as 'http' | 'https';
-    const host = plain[2] as string;
+    const scheme = at(plain, 1) === 'https' ? 'https' : 'http';
+    const host = at(plain, 2);
     const explicit = plain[3] === undefined ? undefined : Number(plain[3]);
     const port = explicit === (scheme === 'https' ? 443 : 80) ? undefined : explicit;
     return {
@@ -132,17 +133,13 @@ export function findWorkload(mesh: Mesh, from: string): Workload {
 function editDistance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
-    let prev = row[0] as number;
+    let prev = at(row, 0);
     row[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j] as number;
-      row[j] = Math.min(
-        (row[j] as number) + 1,
-        (row[j - 1] as number) + 1,
-        prev + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
+      const tmp = at(row, j);
+      row[j] = Math.min(at(row, j) + 1, at(row, j - 1) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
       prev = tmp;
     }
   }
-  return row[b.length] as number;
+  return at(row, b.length);
 }
