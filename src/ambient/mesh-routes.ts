@@ -3,12 +3,14 @@
  * rules: the converted Gateway API gateways, or (for mesh-bound ones) the Services its hosts name, which
  * then need a waypoint to apply them.
  */
-import { specOf, type VirtualServiceSpec } from '../model/specs.ts';
-import type { JsonRecord } from '../model/object.ts';
+import { specOf, type HTTPRouteSpec, type VirtualServiceSpec } from '../model/specs.ts';
 import { Mesh as MeshGateway, resolveGatewayName, resolveShortName } from '../mesh/virtual-services.ts';
 import type { KubeObject } from '../model/object.ts';
 import { Migration, istio, gatewayApi } from './context.ts';
-import { type BackendTarget, type RouteContext, convertHttpRoutes } from './http-routes.ts';
+import { type BackendTarget, type RouteContext, type RouteRule, convertHttpRoutes } from './http-routes.ts';
+
+/** A parent of an HTTPRoute (a Gateway, or for a mesh route a Service). */
+type ParentRef = NonNullable<HTTPRouteSpec['parentRefs']>[number];
 import { type Note, action, changed, dropped } from './migration-report.ts';
 
 /** Every VirtualService becomes HTTPRoutes: one per parent (converted gateway, or mesh) with distinct rules. */
@@ -56,14 +58,14 @@ function convertVirtualService(m: Migration, vs: KubeObject): void {
   };
   const http = spec.http ?? [];
   const groups: {
-    parents: JsonRecord[];
-    rules: JsonRecord[];
+    parents: ParentRef[];
+    rules: RouteRule[];
     hostnames: string[];
     mesh: boolean;
     label: string;
   }[] = [];
   for (const parent of gateways) {
-    let parentRefs: JsonRecord[];
+    let parentRefs: ParentRef[];
     let hostnames: string[] = [];
     let label: string;
     if (parent === MeshGateway) {
@@ -134,8 +136,8 @@ function httpRoutesOf(
   m: Migration,
   vs: KubeObject,
   groups: readonly {
-    parents: JsonRecord[];
-    rules: JsonRecord[];
+    parents: ParentRef[];
+    rules: RouteRule[];
     hostnames: string[];
     mesh: boolean;
     label: string;
@@ -143,7 +145,7 @@ function httpRoutesOf(
   notes: Note[],
 ): KubeObject[] {
   const ns = vs.metadata.namespace ?? 'default';
-  return groups.map((g, i) => {
+  return groups.map((g, i): KubeObject => {
     const name = groups.length === 1 ? (vs.metadata.name ?? '') : `${vs.metadata.name}-${g.label}`;
     if (g.rules.length > 16)
       notes.push(
@@ -166,14 +168,14 @@ function httpRoutesOf(
         ...(g.hostnames.length > 0 ? { hostnames: g.hostnames } : {}),
         rules: g.rules,
       },
-    } as KubeObject;
+    };
   });
 }
 
 /** The Services a mesh route attaches to; each of them needs a waypoint to apply it. */
-function meshParents(m: Migration, vs: KubeObject, hosts: readonly string[], notes: Note[]): JsonRecord[] {
+function meshParents(m: Migration, vs: KubeObject, hosts: readonly string[], notes: Note[]): ParentRef[] {
   const ns = vs.metadata.namespace ?? 'default';
-  const parents: JsonRecord[] = [];
+  const parents: ParentRef[] = [];
   for (const host of hosts) {
     const service = m.mesh.serviceByHostname.get(host);
     if (!service) {
@@ -224,16 +226,14 @@ function backend(m: Migration, host: string): BackendTarget | undefined {
 function recordMeshBackends(
   m: Migration,
   namespace: string,
-  parents: readonly JsonRecord[],
-  rules: readonly JsonRecord[],
+  parents: readonly ParentRef[],
+  rules: readonly RouteRule[],
 ): void {
-  const parentKeys = parents.map(
-    (p) => `${(p['namespace'] as string | undefined) ?? namespace}/${String(p['name'])}`,
-  );
+  const parentKeys = parents.map((p) => `${p.namespace ?? namespace}/${p.name ?? ''}`);
   for (const rule of rules)
-    for (const b of (rule['backendRefs'] as JsonRecord[] | undefined) ?? []) {
-      if (b['kind'] !== undefined && b['kind'] !== 'Service') continue;
-      const key = `${(b['namespace'] as string | undefined) ?? namespace}/${String(b['name'])}`;
+    for (const b of rule.backendRefs ?? []) {
+      if (b.kind !== undefined && b.kind !== 'Service') continue;
+      const key = `${b.namespace ?? namespace}/${b.name ?? ''}`;
       const set = m.routedFrom.get(key) ?? new Set<string>();
       for (const parent of parentKeys) {
         if (parent === key) continue;
