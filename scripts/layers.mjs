@@ -59,7 +59,13 @@ export const layers = [
   // The page in the browser: only the console's wire types and its pure layout.
   {
     folder: 'ui',
-    may: ['console/wire.ts', 'console/layout.ts', 'console/collapse.ts', 'model/trace-result.ts'],
+    may: [
+      'console/wire.ts',
+      'console/layout.ts',
+      'console/collapse.ts',
+      'model/trace-result.ts',
+      'model/checked.ts',
+    ],
     about: 'the console page',
   },
   {

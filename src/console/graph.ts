@@ -5,6 +5,7 @@
  * denied or failed it). Edges count the requests that took them, and how their requests ended. Ztunnel is
  * node-local plumbing: it carries traffic between the nodes but is not one of them.
  */
+import { at } from '../model/checked.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { migrateToAmbient } from '../ambient/migrate.ts';
@@ -59,8 +60,8 @@ export function meshGraph(mesh: Mesh, requests: readonly MatrixRequest[]): MeshG
     );
     for (const step of path) nodes.set(step.node.id, step.node);
     for (let i = 1; i < path.length; i++) {
-      const from = path[i - 1] as Step;
-      const to = path[i] as Step;
+      const from = at(path, i - 1);
+      const to = at(path, i);
       const key = `${from.node.id}\u0000${to.node.id}`;
       let edge = edges.get(key);
       if (!edge) edges.set(key, (edge = { source: from.node.id, target: to.node.id, ...emptyCounts() }));
@@ -195,7 +196,7 @@ export function sampleMatrix(
   if (total <= budget)
     return [...clients.flatMap((from) => shapes.map((s) => ({ from, ...s }))), ...external];
   const spread = <T>(list: readonly T[], keep: number): T[] =>
-    Array.from({ length: keep }, (_, t) => list[Math.floor((t * list.length) / keep)] as T);
+    Array.from({ length: keep }, (_, t) => at(list, Math.floor((t * list.length) / keep)));
   const externalShare = Math.min(external.length, Math.floor(budget / 10));
   const perClient = Math.min(
     shapes.length,
@@ -207,7 +208,7 @@ export function sampleMatrix(
     ...clients.flatMap((from, c) =>
       Array.from({ length: perClient }, (_, t) => ({
         from,
-        ...(shapes[(c + t * clients.length) % shapes.length] as RequestShape),
+        ...at(shapes, (c + t * clients.length) % shapes.length),
       })),
     ),
     ...spread(external, externalShare),

@@ -5,7 +5,8 @@
  */
 import { dataOf } from '../model/specs.ts';
 import { InputError, type ProblemContext, messageOf } from '../model/errors.ts';
-import { refOf, type KubeObject } from '../model/object.ts';
+import { isPlainObject, refOf, type KubeObject } from '../model/object.ts';
+import { at } from '../model/checked.ts';
 import { describeValue } from '../load/parse.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { Annotation, Label } from '../model/vocabulary.ts';
@@ -96,24 +97,6 @@ export const defaultAnnotationDisallowedList = [
 /** KServe's `constants.RevisionTemplateLabelDisallowedList`. */
 export const defaultLabelDisallowedList = [Label.KnativeVisibility];
 
-const fieldTypes: Record<keyof IngressConfig, 'string' | 'boolean' | 'string[]'> = {
-  enableGatewayApi: 'boolean',
-  kserveIngressGateway: 'string',
-  ingressGateway: 'string',
-  knativeLocalGatewayService: 'string',
-  localGateway: 'string',
-  localGatewayService: 'string',
-  ingressDomain: 'string',
-  ingressClassName: 'string',
-  additionalIngressDomains: 'string[]',
-  domainTemplate: 'string',
-  urlScheme: 'string',
-  disableIstioVirtualHost: 'boolean',
-  pathTemplate: 'string',
-  disableIngressCreation: 'boolean',
-  disableHTTPRouteTimeout: 'boolean',
-};
-
 const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** Reads KServe's configuration from the snapshot; throws InputError naming the ConfigMap, key and field. */
@@ -156,7 +139,7 @@ function findInferenceServiceConfig(snapshot: Snapshot): KubeObject | undefined 
     return configMapOf(KServeConfigMap, configMaps);
   const where = all.map((cm) => cm.metadata.namespace).join(', ');
   throw new InputError(
-    { object: refOf(all[0] as KubeObject) },
+    { object: refOf(at(all, 0)) },
     `several ConfigMaps named ${KServeConfigMap.name} (namespaces ${where}) and none in ${KServeConfigMap.namespace}: give only one`,
   );
 }
@@ -187,10 +170,9 @@ function readJson(
   } catch (error) {
     throw new InputError(context(key), `invalid JSON: ${messageOf(error)}`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+  if (!isPlainObject(parsed))
     throw new InputError(context(key), `expected a JSON object, got ${describeValue(parsed)}`);
-  }
-  return parsed as Record<string, unknown>;
+  return parsed;
 }
 
 function ingressConfigFrom(json: Record<string, unknown> | undefined, context: ContextFor): IngressConfig {
@@ -199,27 +181,44 @@ function ingressConfigFrom(json: Record<string, unknown> | undefined, context: C
       context('ingress'),
       'missing: KServe needs the ingress configuration (at least ingressGateway)',
     );
-  const config = { ...shippedIngressConfig, additionalIngressDomains: [] as string[] } as Record<
-    string,
-    unknown
-  >;
-  // Fields left out are zero in KServe (Go's JSON decoding), then a few get defaults below.
-  for (const [field, type] of Object.entries(fieldTypes))
-    config[field] = type === 'boolean' ? false : type === 'string' ? '' : [];
-  for (const [field, type] of Object.entries(fieldTypes)) {
-    const value = json[field];
-    if (value === undefined || value === null) continue;
-    const ok =
-      type === 'string[]'
-        ? Array.isArray(value) && value.every((v) => typeof v === 'string')
-        : typeof value === type;
-    if (!ok) {
-      const expected = type === 'string[]' ? 'a list of strings' : `a ${type}`;
-      throw new InputError(context('ingress', field), `expected ${expected}, got ${describeValue(value)}`);
-    }
-    config[field] = Array.isArray(value) ? [...value] : value;
-  }
-  const ingress = config as unknown as IngressConfig;
+  // Fields left out are zero in KServe (Go's JSON decoding), then a few get defaults below; the fields are
+  // read in KServe's order, so the first of several wrong ones is the one reported.
+  const field = <T>(name: keyof IngressConfig, zero: T, ok: (v: unknown) => v is T, expected: string): T => {
+    const value = json[name];
+    if (value === undefined || value === null) return zero;
+    if (!ok(value))
+      throw new InputError(context('ingress', name), `expected ${expected}, got ${describeValue(value)}`);
+    return value;
+  };
+  const bool = (name: keyof IngressConfig) =>
+    field(name, false, (v): v is boolean => typeof v === 'boolean', 'a boolean');
+  const str = (name: keyof IngressConfig) =>
+    field(name, '', (v): v is string => typeof v === 'string', 'a string');
+  const strings = (name: keyof IngressConfig) => [
+    ...field(
+      name,
+      [],
+      (v): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string'),
+      'a list of strings',
+    ),
+  ];
+  const ingress: IngressConfig = {
+    enableGatewayApi: bool('enableGatewayApi'),
+    kserveIngressGateway: str('kserveIngressGateway'),
+    ingressGateway: str('ingressGateway'),
+    knativeLocalGatewayService: str('knativeLocalGatewayService'),
+    localGateway: str('localGateway'),
+    localGatewayService: str('localGatewayService'),
+    ingressDomain: str('ingressDomain'),
+    ingressClassName: str('ingressClassName'),
+    additionalIngressDomains: strings('additionalIngressDomains'),
+    domainTemplate: str('domainTemplate'),
+    urlScheme: str('urlScheme'),
+    disableIstioVirtualHost: bool('disableIstioVirtualHost'),
+    pathTemplate: str('pathTemplate'),
+    disableIngressCreation: bool('disableIngressCreation'),
+    disableHTTPRouteTimeout: bool('disableHTTPRouteTimeout'),
+  };
   validateIngressConfig(ingress, context);
   if (!ingress.knativeLocalGatewayService) ingress.knativeLocalGatewayService = ingress.localGatewayService;
   if (!ingress.domainTemplate) ingress.domainTemplate = shippedIngressConfig.domainTemplate;
@@ -242,7 +241,7 @@ function validateIngressConfig(ingress: IngressConfig, context: ContextFor): voi
         context('ingress', 'kserveIngressGateway'),
         'should be in the format <namespace>/<name>',
       );
-    const [ns, name] = parts as [string, string];
+    const [ns = '', name = ''] = parts;
     if (!dns1123Label.test(name))
       throw new InputError(
         context('ingress', 'kserveIngressGateway'),

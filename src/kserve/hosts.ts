@@ -92,12 +92,30 @@ export function renderTemplate(template: string, values: TemplateValues): string
   return out + rest;
 }
 
+/** A field of the template's values by its name (undefined for a name it does not have). */
+function templateField(values: TemplateValues, field: string): TemplateValues[keyof TemplateValues] {
+  switch (field) {
+    case 'Name':
+      return values.Name;
+    case 'Namespace':
+      return values.Namespace;
+    case 'IngressDomain':
+      return values.IngressDomain;
+    case 'Annotations':
+      return values.Annotations;
+    case 'Labels':
+      return values.Labels;
+    default:
+      return undefined;
+  }
+}
+
 function evaluateAction(action: string, values: TemplateValues, template: string): string {
   const match = /^\.([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z0-9_][-A-Za-z0-9_./]*))?$/.exec(action);
   if (!match)
     throw new HostError(`unsupported action {{ ${action} }} in template ${JSON.stringify(template)}`);
-  const [, field, key] = match as unknown as [string, string, string | undefined];
-  const value = (values as unknown as Record<string, unknown>)[field];
+  const [, field = '', key] = match;
+  const value = templateField(values, field);
   if (value === undefined)
     throw new HostError(
       `template ${JSON.stringify(template)} uses .${field}, which is not one of .Name, .Namespace, .IngressDomain, .Annotations, .Labels`,
@@ -107,7 +125,7 @@ function evaluateAction(action: string, values: TemplateValues, template: string
     return value;
   }
   if (typeof value !== 'object' || value === null) throw new HostError(`.${field} is not a map`);
-  const entry = (value as Record<string, string>)[key];
+  const entry = value[key];
   if (entry === undefined)
     throw new HostError(
       `template ${JSON.stringify(template)} uses .${field}.${key}, which the object does not have`,

@@ -3,6 +3,7 @@
  * (docs/semantics.md, Sidecar outbound): matches OR'd, conditions AND'd, first rule wins; regexes are RE2
  * full matches; `:authority` is the raw Host (port included).
  */
+import { at } from '../model/checked.ts';
 import { labelsMatch } from '../load/snapshot.ts';
 import type { HttpMatch, HttpRule, StringMatch } from './virtual-services.ts';
 
@@ -91,15 +92,20 @@ export function requestMatches(match: HttpMatch, request: HttpRequest): boolean 
   // `for…in` over the (plain, parsed) condition maps: no entry arrays on this hot path.
   const { headers, withoutHeaders, queryParams } = match;
   if (headers !== undefined)
-    for (const name in headers)
-      if (!stringMatches(headers[name] as StringMatch, request.headers[name.toLowerCase()])) return false;
+    for (const name in headers) {
+      const condition = headers[name];
+      if (condition && !stringMatches(condition, request.headers[name.toLowerCase()])) return false;
+    }
   if (withoutHeaders !== undefined)
-    for (const name in withoutHeaders)
-      if (stringMatches(withoutHeaders[name] as StringMatch, request.headers[name.toLowerCase()]))
-        return false;
+    for (const name in withoutHeaders) {
+      const refused = withoutHeaders[name];
+      if (refused && stringMatches(refused, request.headers[name.toLowerCase()])) return false;
+    }
   if (queryParams !== undefined)
-    for (const name in queryParams)
-      if (!stringMatches(queryParams[name] as StringMatch, request.query[name])) return false;
+    for (const name in queryParams) {
+      const condition = queryParams[name];
+      if (condition && !stringMatches(condition, request.query[name])) return false;
+    }
   return true;
 }
 
@@ -117,7 +123,7 @@ export function firstMatchingRule(
   context: MatchContext,
 ): MatchedRule | undefined {
   for (let index = 0; index < rules.length; index++) {
-    const rule = rules[index] as HttpRule;
+    const rule = at(rules, index);
     if (!rule.match || rule.match.length === 0) return { rule, index };
     // A rule whose matches were all filtered out for this proxy produces no route here.
     for (const match of rule.match)
@@ -176,9 +182,8 @@ function conditionsCover(
   later: Readonly<Record<string, StringMatch>> | undefined,
 ): boolean {
   for (const name in earlier ?? {}) {
-    const condition = later?.[name];
-    if (condition === undefined || !stringMatchCovers(earlier?.[name] as StringMatch, condition))
-      return false;
+    const [own, condition] = [earlier?.[name], later?.[name]];
+    if (own === undefined || condition === undefined || !stringMatchCovers(own, condition)) return false;
   }
   return true;
 }
@@ -189,8 +194,8 @@ function refusalsCover(
   later: Readonly<Record<string, StringMatch>> | undefined,
 ): boolean {
   for (const name in earlier ?? {}) {
-    const refused = later?.[name];
-    if (refused === undefined || !stringMatchCovers(refused, earlier?.[name] as StringMatch)) return false;
+    const [own, refused] = [earlier?.[name], later?.[name]];
+    if (own === undefined || refused === undefined || !stringMatchCovers(refused, own)) return false;
   }
   return true;
 }

@@ -27,7 +27,7 @@ export interface PendingReport {
 const unknown = 'unknown';
 
 /** The standard label set, every key present in Istio's order, so every record has the same shape. */
-interface LabelSet {
+type LabelSet = {
   reporter: string;
   source_workload: string;
   source_workload_namespace: string;
@@ -53,7 +53,7 @@ interface LabelSet {
   grpc_response_status: string;
   response_flags: string;
   connection_security_policy: string;
-}
+};
 
 /** Builds a label set from the source and destination workloads as known to the reporter. */
 function labelSet(
@@ -113,7 +113,7 @@ function records(
         metric: 'istio_requests_total',
         reporter,
         proxy: name,
-        labels: labels as unknown as Record<string, string>,
+        labels: labels,
       },
     ];
   }
@@ -165,13 +165,13 @@ function tcpRecords(
       metric: 'istio_tcp_connections_opened_total',
       reporter,
       proxy,
-      labels: tcpLabels(labels, openedFlags) as unknown as Record<string, string>,
+      labels: tcpLabels(labels, openedFlags),
     },
     {
       metric: 'istio_tcp_connections_closed_total',
       reporter,
       proxy,
-      labels: tcpLabels(labels, closedFlags) as unknown as Record<string, string>,
+      labels: tcpLabels(labels, closedFlags),
     },
   ];
 }

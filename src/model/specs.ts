@@ -4,9 +4,10 @@
  *
  * The types are those the `@kubernetes-models/*` packages generate from the same CRDs and OpenAPI schemas
  * kfmesh checks its input against (type-only imports: nothing of those packages runs); kfmesh's own are
- * written here for kinds no package carries (KServe's, Kubeflow's). The check itself runs when objects are
- * loaded (load/schema.ts): a field of the wrong type is an input error there, with file, line, object and
- * field, so the objects these accessors see have the shapes the types say. What the accessors add is the
+ * written here for kinds no package carries (KServe's, Kubeflow's). The check itself runs wherever a
+ * snapshot is made (load/snapshot.ts, load/schema.ts), whatever the objects' source: one with a field of
+ * the wrong type is left out and reported with file, line, object and field, so the objects these
+ * accessors see have the shapes the types say. What the accessors add is the
  * part no schema check can: an object of another kind than the caller expects is a programming error, and
  * a missing spec reads as an empty one.
  */
@@ -25,8 +26,8 @@ import { GroupKind } from './vocabulary.ts';
 
 /**
  * Every field optional, at every depth. (Written without distributing over unions: the distributive form
- * made the type checker build two million types, 70 s per build.) The schema check at load time checks types, not `required`, and
- * objects kfmesh builds itself are not checked at all, so a reader must not take a required field for given.
+ * made the type checker build two million types, 70 s per build.) The schema check checks types, not
+ * `required`, so a reader must not take a required field for given.
  */
 export type Loose<T> = [T] extends [readonly (infer E)[]]
   ? Loose<E>[]

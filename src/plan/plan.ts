@@ -237,12 +237,14 @@ function placeChanges(
       buckets.add(placeAdded(now, refOf(now), ctx), { op: 'apply', object: asWritten(now) });
       continue;
     }
-    const ref = refOf((was ?? now) as KubeObject);
     if (was && !now) {
+      const ref = refOf(was);
       buckets.add(placeDeleted(ref, ctx), { op: 'delete', ref, apiVersion: was.apiVersion });
       continue;
     }
-    const [from, to] = [was as KubeObject, now as KubeObject];
+    if (!was || !now) continue;
+    const [from, to] = [was, now];
+    const ref = refOf(from);
     const ops = changeOf(from, to);
     if (ops.length === 0) continue;
     const moves =
@@ -376,7 +378,7 @@ export function asWritten(object: KubeObject): KubeObject {
   const metadata = Object.fromEntries(
     Object.entries(object.metadata).filter(([k]) => !serverMetadata.includes(k)),
   );
-  return { ...rest, metadata } as KubeObject;
+  return { ...rest, apiVersion: object.apiVersion, kind: object.kind, metadata };
 }
 
 function same(a: KubeObject, b: KubeObject): boolean {
@@ -423,7 +425,7 @@ function undoOf(before: PlanState, after: PlanState, operations: readonly Operat
     const [was, now] = [before.objects.get(key), after.objects.get(key)];
     if (patched.has(key)) continue;
     patched.add(key);
-    if (!was) undo.push({ op: 'delete', ref, apiVersion: (now as KubeObject).apiVersion });
+    if (!was) undo.push({ op: 'delete', ref, apiVersion: now?.apiVersion ?? '' });
     else if (!now) undo.push({ op: 'apply', object: asWritten(was) });
     else if (!same(asWritten(was), asWritten(now)))
       undo.push({ op: 'patch', ref, patch: changeOf(now, was) });

@@ -6,6 +6,7 @@
  * over it (its namespaces unfolded), and the traffic the mesh reported laid over the edges. Labels are
  * drawn on the canvas, as text: nothing from the graph becomes markup.
  */
+import { at } from '../model/checked.ts';
 import cytoscape, { type Core, type ElementDefinition, type NodeSingular } from 'cytoscape';
 import { layeredLayout, type Layout } from '../console/layout.ts';
 import { style } from './graph-style.ts';
@@ -288,7 +289,7 @@ export class GraphView {
   }
 
   #edgeElement(i: number): ElementDefinition {
-    const edge = this.#drawn.edges[i] as DrawnEdge;
+    const edge = at(this.#drawn.edges, i);
     const folded = [edge.source, edge.target].some((id) => this.node(id)?.kind === 'namespace');
     return edgeElement(edge, i, this.#isChanged(edge), folded);
   }
@@ -297,7 +298,7 @@ export class GraphView {
   #isChanged(edge: DrawnEdge): boolean {
     if (this.#changed.size === 0) return false;
     return edge.memberEdges.some((i) => {
-      const e = this.#graph.edges[i] as GraphEdge;
+      const e = at(this.#graph.edges, i);
       return this.#changed.has(`${e.source} ${e.target}`);
     });
   }
@@ -357,7 +358,7 @@ export class GraphView {
   /** The graph's edges and the observed edges a drawn edge stands for. */
   membersOf(edge: DrawnEdge): { edges: GraphEdge[]; observed: ObservedGraph['edges'] } {
     return {
-      edges: edge.memberEdges.map((i) => this.#graph.edges[i] as GraphEdge),
+      edges: edge.memberEdges.map((i) => at(this.#graph.edges, i)),
       observed: edge.observedEdges.map((i) => this.#observed?.edges[i] as ObservedGraph['edges'][number]),
     };
   }

@@ -64,6 +64,11 @@ export interface CaseResult {
 
 const hopKinds = ['sidecar', 'gateway', 'ztunnel', 'waypoint'];
 
+/** A mapping whose every value is a string. */
+function isStringMap(value: unknown): value is Record<string, string> {
+  return isPlainObject(value) && Object.values(value).every((v) => typeof v === 'string');
+}
+
 /** Reads a case file; a malformed case is an InputError naming the file, line and field. */
 export function parseCases(text: string, file: string): VerifyCase[] {
   const lines = new LineCounter();
@@ -96,15 +101,15 @@ export function parseCases(text: string, file: string): VerifyCase[] {
   const base: (string | number)[] = isMap(root) ? ['cases'] : [];
   const list = isMap(root) ? doc.get('cases', true) : root;
   if (!isSeq(list)) fail(base, 'expected a list of cases (or a mapping with the list under "cases")');
-  let cases: Record<string, unknown> | unknown[];
+  let cases: unknown;
   try {
-    cases = doc.toJS({ maxAliasCount: 1000 }) as Record<string, unknown> | unknown[];
+    cases = doc.toJS({ maxAliasCount: 1000 });
   } catch (error) {
     // The yaml library refuses aliases that expand past the limit (a "billion laughs" document).
     return fail([], `cannot read: ${messageOf(error)}`);
   }
-  const items = (Array.isArray(cases) ? cases : (cases as Record<string, unknown>)['cases']) as unknown[];
-  if (items.length === 0) fail(base, 'no cases: give at least one');
+  const items = Array.isArray(cases) ? cases : isPlainObject(cases) ? cases['cases'] : undefined;
+  if (!Array.isArray(items) || items.length === 0) return fail(base, 'no cases: give at least one');
   return items.map((item, i) => parseCase(item, [...base, i], fail, at));
 }
 
@@ -115,28 +120,28 @@ function parseCase(
   at: (path: (string | number)[]) => SourceLocation,
 ): VerifyCase {
   if (!isPlainObject(item)) return fail(path, 'expected a mapping with name, request and expect');
-  const text = (value: unknown, field: string, required: boolean): string | undefined => {
-    if (value === undefined && !required) return undefined;
-    if (typeof value !== 'string' || value === '')
-      return fail([...path, ...field.split('.')], 'expected a non-empty string');
-    return value;
-  };
-  const name = text(item['name'], 'name', true) as string;
+  const required = (value: unknown, field: string): string =>
+    typeof value === 'string' && value !== ''
+      ? value
+      : fail([...path, ...field.split('.')], 'expected a non-empty string');
+  const text = (value: unknown, field: string): string | undefined =>
+    value === undefined ? undefined : required(value, field);
+  const name = required(item['name'], 'name');
   const request = item['request'];
   if (!isPlainObject(request)) return fail([...path, 'request'], 'expected a mapping with from and url');
   const input: TraceInput = {
-    from: text(request['from'], 'request.from', true) as string,
-    url: text(request['url'], 'request.url', true) as string,
+    from: required(request['from'], 'request.from'),
+    url: required(request['url'], 'request.url'),
   };
-  const method = text(request['method'], 'request.method', false);
+  const method = text(request['method'], 'request.method');
   if (method) input.method = method;
-  const via = text(request['via'], 'request.via', false);
+  const via = text(request['via'], 'request.via');
   if (via) input.via = via;
   if (request['headers'] !== undefined) {
     const headers = request['headers'];
-    if (!isPlainObject(headers) || !Object.values(headers).every((v) => typeof v === 'string'))
+    if (!isStringMap(headers))
       return fail([...path, 'request', 'headers'], 'expected a mapping of header names to string values');
-    input.headers = headers as Record<string, string>;
+    input.headers = headers;
   }
   const expect = item['expect'];
   if (!isPlainObject(expect) || Object.keys(expect).length === 0)
@@ -156,9 +161,12 @@ function parseCase(
   }
   if (expect['hops'] !== undefined) {
     const hops = expect['hops'];
-    if (!Array.isArray(hops) || !hops.every((h) => typeof h === 'string' && hopKinds.includes(h)))
+    if (
+      !Array.isArray(hops) ||
+      !hops.every((h): h is string => typeof h === 'string' && hopKinds.includes(h))
+    )
       return fail([...path, 'expect', 'hops'], `expected a list of ${hopKinds.join(', ')}`);
-    out.hops = hops as string[];
+    out.hops = hops;
   }
   if (expect['destination'] !== undefined) {
     const d = expect['destination'];
@@ -167,11 +175,11 @@ function parseCase(
         [...path, 'expect', 'destination'],
         'expected NAMESPACE/WORKLOAD, or null when a proxy answers',
       );
-    out.destination = d as string | null;
+    out.destination = d;
   }
-  const identity = text(expect['identity'], 'expect.identity', false);
+  const identity = text(expect['identity'], 'expect.identity');
   if (identity) out.identity = identity;
-  const policy = text(expect['policy'], 'expect.policy', false);
+  const policy = text(expect['policy'], 'expect.policy');
   if (policy) out.policy = policy;
   return { name, request: input, expect: out, location: at(path) };
 }
