@@ -7,7 +7,7 @@
  */
 import type { NetworkPolicyPeer } from '../model/specs.ts';
 import { Label } from '../model/vocabulary.ts';
-import { principalOf } from '../model/identity.ts';
+import { principalOf, accountOfPrincipal } from '../model/identity.ts';
 import type { KubeObject } from '../model/object.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { NetworkPolicies } from '../mesh/network-policy.ts';
@@ -125,7 +125,7 @@ function isEmpty(selector: NonNullable<NetworkPolicyPeer['podSelector']>): boole
 export function intersect(a: Admitted, b: Admitted): Admitted {
   if (a.everyone) return b;
   if (b.everyone) return a;
-  const namespaceOf = (principal: string) => /\/ns\/([^/]+)\/sa\//.exec(principal)?.[1] ?? '';
+  const namespaceOf = (principal: string) => accountOfPrincipal(principal)?.namespace ?? '';
   const principals = new Set<string>();
   for (const p of a.principals)
     if (b.principals.has(p) || b.namespaces.has(namespaceOf(p))) principals.add(p);

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { formatObjectProblem, InputError, messageOf } from '../model/errors.ts';
 import {
-  modelledRange,
+  unmodelledVersion,
   NewestModelledVersion,
   parseIstioVersion,
   type IstioVersion,
@@ -112,10 +112,7 @@ export async function runCommand(streams: Streams, body: () => Promise<ExitCode>
 /** `--istio-version X.Y`: the version it names, the newest modelled when absent; a usage error otherwise. */
 export function istioVersionFlag(text: string | undefined): IstioVersion {
   const version = text === undefined ? NewestModelledVersion : parseIstioVersion(text);
-  if (!version)
-    throw new UsageError(
-      `--istio-version must be a modelled version X.Y (${modelledRange()}), got ${JSON.stringify(text)}`,
-    );
+  if (!version) throw new UsageError(unmodelledVersion('--istio-version', text ?? ''));
   return version;
 }
 

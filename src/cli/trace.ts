@@ -1,10 +1,9 @@
 /** `kfmesh trace`: follows one request through the mesh and prints the hops, the response and the metrics. */
 import { compileMesh } from '../mesh/mesh.ts';
-import { formatIstioVersion } from '../mesh/istio-version.ts';
+import { formatIstioVersion, NewestModelledVersion } from '../mesh/istio-version.ts';
 import { traceAllPaths, traceRequest } from '../mesh/trace.ts';
 import {
   ExitCode,
-  istioVersionFlag,
   oneOf,
   runCommand,
   snapshotFrom,
@@ -13,7 +12,7 @@ import {
   type Streams,
 } from './io.ts';
 import type { Hop, TraceResult } from '../model/trace-result.ts';
-import { TraceInputError, parseHeaderLine } from '../mesh/trace/request.ts';
+import { TraceInputError, readTraceRequest } from '../mesh/trace/request.ts';
 
 /** Options of `kfmesh trace` as parsed from the command line. */
 export interface TraceFlags extends ClusterFlags {
@@ -32,29 +31,24 @@ export interface TraceFlags extends ClusterFlags {
 export function traceCommand(paths: string[], flags: TraceFlags, streams: Streams): Promise<ExitCode> {
   return runCommand(streams, async () => {
     const format = oneOf('-o', flags.output, ['text', 'json']);
-    if (!flags.from)
-      throw new UsageError('--from is required: NAMESPACE/WORKLOAD, external or kube-apiserver');
-    if (!flags.url) throw new UsageError('--url is required');
-    const version = istioVersionFlag(flags.istioVersion);
-    const headers: Record<string, string> = {};
-    for (const h of flags.header) {
-      const header = parseHeaderLine(h);
-      if (!header) throw new UsageError(`-H ${JSON.stringify(h)}: write 'Name: value'`);
-      headers[header[0]] = header[1];
+    let read: ReturnType<typeof readTraceRequest>;
+    try {
+      read = readTraceRequest(
+        { ...flags, headers: flags.header, istio: flags.istioVersion },
+        { from: '--from', url: '--url', header: '-H', istio: '--istio-version' },
+      );
+    } catch (error) {
+      if (error instanceof TraceInputError) throw new UsageError(error.message);
+      throw error;
     }
+    const { input } = read;
+    const version = read.istio ?? NewestModelledVersion;
     const snapshot = await snapshotFrom(paths, streams, flags);
     const mesh = compileMesh(snapshot, { istioVersion: version, clusterDomain: flags.clusterDomain });
     if (flags.via !== undefined && flags.from !== 'external')
       throw new UsageError(
         '--via names the ingress gateway of an external client: use it with --from external',
       );
-    const input = {
-      from: flags.from,
-      url: flags.url,
-      method: flags.method,
-      headers,
-      ...(flags.via === undefined ? {} : { via: flags.via }),
-    };
     let result: TraceResult;
     let branches: TraceResult[] | undefined;
     try {

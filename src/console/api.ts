@@ -25,11 +25,10 @@ import {
   formatIstioVersion,
   NewestModelledVersion,
   OldestModelledVersion,
-  modelledRange,
   parseIstioVersion,
 } from '../mesh/istio-version.ts';
 import type { Api, ApiError, SideBySide, Summary } from './wire.ts';
-import { TraceInputError, parseHeaderLine } from '../mesh/trace/request.ts';
+import { TraceInputError, readTraceRequest } from '../mesh/trace/request.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 
 /** An answer: 200 with what the path answers (typed by the wire format), or an error status and why. */
@@ -300,32 +299,19 @@ export class ConsoleModel {
   #trace(params: URLSearchParams): ConsoleAnswer {
     const mode = modeParam(params);
     if (typeof mode !== 'string') return mode;
-    const from = params.get('from');
-    const url = params.get('url');
-    if (!from || !url)
-      return { status: 400, body: { error: 'give from (NAMESPACE/WORKLOAD or external) and url' } };
-    const headers: Record<string, string> = {};
-    for (const h of params.getAll('header')) {
-      const header = parseHeaderLine(h);
-      if (!header)
-        return { status: 400, body: { error: `header ${JSON.stringify(h)}: write 'Name: value'` } };
-      headers[header[0]] = header[1];
-    }
-    const istio = params.get('istio') ?? '';
-    if (istio && !parseIstioVersion(istio))
-      return {
-        status: 400,
-        body: {
-          error: `istio must be a modelled version X.Y (${modelledRange()}), got ${JSON.stringify(istio)}`,
-        },
-      };
     try {
-      const result = traceRequest(this.#mesh(mode, istio), {
-        from,
-        url,
-        method: (params.get('method') ?? 'GET').toUpperCase(),
-        headers,
-      });
+      const { input } = readTraceRequest(
+        {
+          from: params.get('from'),
+          url: params.get('url'),
+          method: params.get('method'),
+          headers: params.getAll('header'),
+          istio: params.get('istio'),
+        },
+        { from: 'from', url: 'url', header: 'header', istio: 'istio' },
+      );
+      const istio = params.get('istio') ?? '';
+      const result = traceRequest(this.#mesh(mode, istio), input);
       return ok<'/api/trace'>({ mode, ...(istio ? { istio } : {}), ...result, path: tracePath(result) });
     } catch (error) {
       if (error instanceof TraceInputError) return { status: 400, body: { error: error.message } };

@@ -5,6 +5,7 @@
  * policy refuses callers its owner policy names when they run with sidecars. These are installation and
  * mode choices, not objects kfmesh owns, so they come out as findings that say what to change.
  */
+import { accountOfPrincipal } from '../model/identity.ts';
 import { meshConfigFrom } from '../load/mesh-config.ts';
 import type { Finding } from '../model/finding.ts';
 import { refOf, type KubeObject } from '../model/object.ts';
@@ -35,7 +36,7 @@ export function mixedModeFindings(
       fix: 'set meshConfig.defaultConfig.proxyMetadata.ISTIO_META_ENABLE_HBONE: "true" (as Istio’s ambient profile does) and restart the sidecar workloads',
     });
   }
-  const namespaceOf = (principal: string) => /\/ns\/([^/]+)\/sa\//.exec(principal)?.[1];
+  const namespaceOf = (principal: string) => accountOfPrincipal(principal)?.namespace;
   for (const profile of ambientProfiles) {
     for (const [caller, principal] of [
       ['the KFP UI', config.kfpUiPrincipal],

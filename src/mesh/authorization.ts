@@ -2,6 +2,7 @@
  * AuthorizationPolicy on sidecars and gateways (docs/semantics.md, Authorization on sidecars and gateways): attachment by selector
  * (policies with targetRefs are ignored except on Gateway API gateways), then CUSTOM, DENY, ALLOW.
  */
+import { accountOfPrincipal } from '../model/identity.ts';
 import {
   isKind,
   specOf,
@@ -306,15 +307,16 @@ export function wildcardMatches(pattern: string, value: string | undefined, igno
 }
 
 function namespaceOfPrincipal(principal: string | undefined): string | undefined {
-  return principal === undefined ? undefined : /\/ns\/([^/]+)\//.exec(principal)?.[1];
+  return accountOfPrincipal(principal)?.namespace;
 }
 
 const principalTest: FieldTest = (p, r) => wildcardMatches(p, r.principal);
 const namespaceTest: FieldTest = (n, r) => wildcardMatches(n, namespaceOfPrincipal(r.principal));
 const serviceAccountTest: FieldTest = (entry, r, policyNamespace) => {
   const full = entry.includes('/') ? entry : `${policyNamespace}/${entry}`;
-  const [n, a] = full.split('/');
-  return r.principal !== undefined && r.principal.endsWith(`/ns/${n}/sa/${a}`);
+  const [namespace = '', serviceAccount = ''] = full.split('/');
+  const account = accountOfPrincipal(r.principal);
+  return account?.namespace === namespace && account.serviceAccount === serviceAccount;
 };
 const ipTest: FieldTest = (block, r) => ipInBlock(r.sourceIp, block);
 const requestPrincipalTest: FieldTest = (p, r) => wildcardMatches(p, r.requestPrincipal);
@@ -377,8 +379,8 @@ function conditionValue(key: string, r: AuthzRequest): string | undefined {
     case 'source.principal':
       return r.principal;
     case 'source.serviceAccount': {
-      const m = r.principal === undefined ? null : /\/ns\/([^/]+)\/sa\/([^/]+)$/.exec(r.principal);
-      return m ? `${m[1]}/${m[2]}` : undefined;
+      const account = accountOfPrincipal(r.principal);
+      return account ? `${account.namespace}/${account.serviceAccount}` : undefined;
     }
     case 'request.auth.principal':
       return r.requestPrincipal;

@@ -28,6 +28,11 @@ export function parseIstioVersion(text: string): IstioVersion | undefined {
     : undefined;
 }
 
+/** Why a version a user gave under `field` cannot be simulated. */
+export function unmodelledVersion(field: string, text: string): string {
+  return `${field} must be a modelled version X.Y (${modelledRange()}), got ${JSON.stringify(text)}`;
+}
+
 /** The modelled range as people write it: `1.20 to 1.31`. */
 export function modelledRange(): string {
   return `${formatIstioVersion(OldestModelledVersion)} to ${formatIstioVersion(NewestModelledVersion)}`;

@@ -26,3 +26,9 @@ export function spiffeOf(account: ServiceAccountRef, trustDomain: string): strin
 export function gatewayServiceAccount(name: string, waypoint = false): string {
   return waypoint ? name : `${name}-istio`;
 }
+
+/** The service account a principal (`<trustDomain>/ns/<ns>/sa/<sa>`, or its SPIFFE URI) names; undefined for any other text. */
+export function accountOfPrincipal(principal: string | undefined): ServiceAccountRef | undefined {
+  const m = principal === undefined ? null : /\/ns\/([^/]+)\/sa\/([^/]+)$/.exec(principal);
+  return m?.[1] && m[2] ? { namespace: m[1], serviceAccount: m[2] } : undefined;
+}

@@ -21,7 +21,7 @@ import { peerSignature, type Peer } from '../mesh/authorization.ts';
 import { isExportedTo } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import type { Mesh } from '../mesh/compiled.ts';
-import { principalOf } from '../model/identity.ts';
+import { principalOf, accountOfPrincipal } from '../model/identity.ts';
 
 /** A set of clients (indices into the client list), with its splits by namespaces' policies. */
 interface ClientSet {
@@ -174,7 +174,10 @@ export class ClientClasses {
       const ns = name.split('/')[0] ?? '';
       byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), name]);
     }
-    const nowhere: Peer = { principal: `${this.#mesh.config.trustDomain}/ns/§/sa/§`, ip: '' };
+    const nowhere: Peer = {
+      principal: principalOf({ namespace: '§', serviceAccount: '§' }, this.#mesh.config.trustDomain),
+      ip: '',
+    };
     for (const policy of this.#mesh.snapshot.list('security.istio.io', 'AuthorizationPolicy')) {
       const ns = policy.metadata.namespace ?? 'default';
       const named = namedNamespaces(policy);
@@ -207,9 +210,9 @@ function namedNamespaces(policy: KubeObject): string[] | undefined {
           if (typeof v !== 'string' || v.includes('*')) return undefined;
           if (field === 'namespaces') out.push(v);
           else if (field === 'principals') {
-            const m = /\/ns\/([^/]+)\/sa\//.exec(v);
-            if (!m?.[1]) return undefined;
-            out.push(m[1]);
+            const account = accountOfPrincipal(v);
+            if (!account) return undefined;
+            out.push(account.namespace);
           } else if (field === 'serviceAccounts') out.push(v.includes('/') ? (v.split('/')[0] ?? '') : own);
           else return undefined;
         }

@@ -9,6 +9,7 @@
  * admit an identity no pod has (users locked out). A name is checked only where the input holds objects
  * of its kind (in its namespace, for Services and service accounts): a partial input cannot tell.
  */
+import { accountOfPrincipal } from '../../model/identity.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
@@ -166,9 +167,9 @@ class Lookup {
 
   /** `<trust domain>/ns/<ns>/sa/<name>`: missing when the input has service accounts in that namespace but not it. */
   principalMissing(principal: string): boolean {
-    const m = /\/ns\/([^/]+)\/sa\/([^/]+)$/.exec(principal);
-    if (!m) return false;
-    const [, ns = '', name = ''] = m;
+    const account = accountOfPrincipal(principal);
+    if (!account) return false;
+    const { namespace: ns, serviceAccount: name } = account;
     return (
       this.#snapshot.list('', 'ServiceAccount', ns).length > 0 &&
       this.#snapshot.get('', 'ServiceAccount', ns, name) === undefined

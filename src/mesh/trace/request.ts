@@ -6,6 +6,7 @@
 import { at } from '../../model/checked.ts';
 import type { Workload } from '../workloads.ts';
 import type { Mesh } from '../compiled.ts';
+import { parseIstioVersion, unmodelledVersion, type IstioVersion } from '../istio-version.ts';
 
 /** The request to trace. */
 export interface TraceInput {
@@ -39,6 +40,61 @@ export function parseHeaderLine(text: string): [name: string, value: string] | u
 /** A request the trace cannot start (unknown workload, bad URL, no gateway for an external host). */
 export class TraceInputError extends Error {
   override name = 'TraceInputError';
+}
+
+/** A trace request as a user writes it: the CLI's flags or the console's query, every field text. */
+export interface WrittenRequest {
+  from?: string | null | undefined;
+  url?: string | null | undefined;
+  method?: string | null | undefined;
+  /** `Name: value` lines. */
+  headers: readonly string[];
+  via?: string | null | undefined;
+  /** `X.Y`: the Istio version to simulate (the caller's default when absent). */
+  istio?: string | null | undefined;
+}
+
+/** What each field is called where the user wrote it (`--from` on the command line, `from` in a query). */
+export interface FieldNames {
+  from: string;
+  url: string;
+  header: string;
+  istio: string;
+}
+
+/**
+ * Reads a written trace request: from and url given, each header `Name: value`, the version one kfmesh
+ * models; a TraceInputError naming the field as the user wrote it otherwise. The CLI and the console
+ * both read their requests here.
+ */
+export function readTraceRequest(
+  written: WrittenRequest,
+  names: FieldNames,
+): { input: TraceInput; istio?: IstioVersion } {
+  if (!written.from)
+    throw new TraceInputError(
+      `${names.from} is required: NAMESPACE/WORKLOAD, external or ${ApiServerClient}`,
+    );
+  if (!written.url) throw new TraceInputError(`${names.url} is required`);
+  const headers: Record<string, string> = {};
+  for (const h of written.headers) {
+    const header = parseHeaderLine(h);
+    if (!header) throw new TraceInputError(`${names.header} ${JSON.stringify(h)}: write 'Name: value'`);
+    headers[header[0]] = header[1];
+  }
+  let istio: IstioVersion | undefined;
+  if (written.istio !== undefined && written.istio !== null) {
+    istio = parseIstioVersion(written.istio);
+    if (!istio) throw new TraceInputError(unmodelledVersion(names.istio, written.istio));
+  }
+  const input: TraceInput = {
+    from: written.from,
+    url: written.url,
+    ...(written.method ? { method: written.method } : {}),
+    headers,
+    ...(written.via ? { via: written.via } : {}),
+  };
+  return { input, ...(istio ? { istio } : {}) };
 }
 
 /** The parts of a request URL the trace needs. */
