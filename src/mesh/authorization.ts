@@ -11,6 +11,7 @@ import {
   type PolicyTargetRef,
 } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
+import { GatewayClass } from '../model/vocabulary.ts';
 import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import type { Workload } from './workloads.ts';
@@ -124,6 +125,31 @@ export class AuthorizationPolicies {
       return labels === undefined || labelsMatch(workload.labels, labels);
     };
     return [...(root ?? []), ...(own ?? [])].filter(applies);
+  }
+
+  /**
+   * The policies a waypoint enforces (docs/semantics.md, Waypoints): those whose targetRefs name it (in
+   * its namespace), the Service a request is addressed to (in the Service's namespace; none for requests
+   * addressed to pods), or the waypoint GatewayClass (in the root namespace).
+   */
+  forWaypoint(
+    waypoint: { namespace: string; name: string },
+    service: { namespace: string; name: string } | undefined,
+  ): readonly KubeObject[] {
+    const root = this.#rootNamespace;
+    const candidates = this.inNamespaces(waypoint.namespace, service?.namespace ?? waypoint.namespace, root);
+    return candidates.filter((p) => {
+      const ns = p.metadata.namespace;
+      return targetRefsOf(p).some(
+        (r) =>
+          (r.kind === 'Gateway' && r.name === waypoint.name && ns === waypoint.namespace) ||
+          (service !== undefined &&
+            r.kind === 'Service' &&
+            r.name === service.name &&
+            ns === service.namespace) ||
+          (r.kind === 'GatewayClass' && r.name === GatewayClass.Waypoint && ns === root),
+      );
+    });
   }
 
   /** Evaluates the policies in Envoy's order: CUSTOM, DENY, then ALLOW (no ALLOW policy → allow). */

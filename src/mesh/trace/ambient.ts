@@ -13,7 +13,6 @@ import {
   waypointForWorkload,
   ztunnelAuthorize,
 } from '../ambient.ts';
-import { targetRefsOf } from '../authorization.ts';
 import { resolveHost } from '../dns.ts';
 import type { MatchContext } from '../http-match.ts';
 import { MtlsMode } from '../security.ts';
@@ -35,7 +34,6 @@ import { type HttpRule, Mesh as MeshGateway, type ResolvedVirtualService } from 
 import { type Workload } from '../workloads.ts';
 import { addTo } from '../../model/multimap.ts';
 import type { KubeObject } from '../../model/object.ts';
-import { GatewayClass } from '../../model/vocabulary.ts';
 import type { Mesh } from '../compiled.ts';
 import { principalOf } from '../../model/identity.ts';
 
@@ -375,7 +373,7 @@ export class AmbientIndex {
   /** Policies the service's waypoint enforces for it: targetRefs to the waypoint, the Service, or (root namespace) the waypoint class. */
   policies(service: MeshService, waypoint: Waypoint): readonly KubeObject[] {
     const entry = this.service(service);
-    return (entry.policies ??= findWaypointPolicies(this.#mesh, waypoint, service));
+    return (entry.policies ??= this.#mesh.authorization.forWaypoint(waypoint, service));
   }
 
   /** The workload waypoint of an ambient pod, for requests addressed to the pod (none: ztunnel sends them straight). */
@@ -389,7 +387,7 @@ export class AmbientIndex {
   workloadPolicies(waypoint: Waypoint): readonly KubeObject[] {
     let known = this.#workloadPolicies.get(waypoint);
     if (!known) {
-      known = findWaypointPolicies(this.#mesh, waypoint, undefined);
+      known = this.#mesh.authorization.forWaypoint(waypoint, undefined);
       this.#workloadPolicies.set(waypoint, known);
     }
     return known;
@@ -430,30 +428,6 @@ export class AmbientIndex {
 }
 
 /** The policies a waypoint applies: those that target it, its class, and the Service addressed (if one was). */
-function findWaypointPolicies(
-  mesh: Mesh,
-  waypoint: Waypoint,
-  service: MeshService | undefined,
-): KubeObject[] {
-  const candidates = mesh.authorization.inNamespaces(
-    waypoint.namespace,
-    service?.namespace ?? waypoint.namespace,
-    mesh.config.rootNamespace,
-  );
-  return candidates.filter((p) => {
-    const ns = p.metadata.namespace;
-    return targetRefsOf(p).some(
-      (r) =>
-        (r.kind === 'Gateway' && r.name === waypoint.name && ns === waypoint.namespace) ||
-        (service !== undefined &&
-          r.kind === 'Service' &&
-          r.name === service.name &&
-          ns === service.namespace) ||
-        (r.kind === 'GatewayClass' && r.name === GatewayClass.Waypoint && ns === mesh.config.rootNamespace),
-    );
-  });
-}
-
 /** Mesh routes a waypoint applies for a service: from its namespace or the waypoint's (routes with sourceLabels are dropped when matching). */
 function findWaypointRoutes(
   index: ReturnType<typeof meshRoutesByHost>,
