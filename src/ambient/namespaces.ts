@@ -4,7 +4,8 @@
  * pod templates and running pods without sidecars; Sidecars, EnvoyFilters and ISTIO_MUTUAL, which ambient
  * mode has no use for.
  */
-import { specOf, type DestinationRuleSpec, type PodSpec } from '../model/specs.ts';
+import { withoutInjection } from '../model/sidecar.ts';
+import { specOf, type DestinationRuleSpec } from '../model/specs.ts';
 import { isKnativeMode, parseDeploymentMode } from '../kserve/config.ts';
 import { KnativeConfigMaps } from '../kserve/knative.ts';
 import { isConfigMapOf } from '../model/inputs.ts';
@@ -220,19 +221,16 @@ function runningPods(m: Migration, migrated: ReadonlySet<string>): void {
   let restarted = 0;
   for (const pod of m.snapshot.list('', 'Pod')) {
     if (!migrated.has(pod.metadata.namespace ?? 'default')) continue;
-    const labels = { ...pod.metadata.labels };
-    const annotations = { ...pod.metadata.annotations };
-    const hadSidecar = annotations[Annotation.SidecarStatus] !== undefined;
-    if (optedOut(labels, annotations)) labels[Label.DataplaneMode] = 'none';
-    else if (!hadSidecar) continue;
-    Reflect.deleteProperty(labels, Label.TlsMode);
-    Reflect.deleteProperty(annotations, Annotation.SidecarStatus);
-    const spec = specOf(pod, '/Pod');
-    const strip = <T extends { name?: string }>(list?: T[]) =>
-      list?.filter((c) => c.name !== 'istio-proxy' && c.name !== 'istio-init');
-    const nextSpec: PodSpec = { ...spec, containers: strip(spec.containers) ?? [] };
-    if (spec.initContainers) nextSpec.initContainers = strip(spec.initContainers);
-    m.change(pod, { ...pod, metadata: { ...pod.metadata, labels, annotations }, spec: nextSpec });
+    const given = { labels: pod.metadata.labels ?? {}, annotations: pod.metadata.annotations ?? {} };
+    const hadSidecar = given.annotations[Annotation.SidecarStatus] !== undefined;
+    const out = optedOut(given.labels, given.annotations);
+    if (!out && !hadSidecar) continue;
+    const { labels, annotations, spec } = withoutInjection(
+      out ? { ...given.labels, [Label.DataplaneMode]: 'none' } : given.labels,
+      given.annotations,
+      specOf(pod, '/Pod'),
+    );
+    m.change(pod, { ...pod, metadata: { ...pod.metadata, labels, annotations }, spec });
     if (hadSidecar) restarted++;
   }
   if (restarted > 0) {

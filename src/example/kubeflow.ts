@@ -4,6 +4,7 @@
  * AuthorizationPolicies, the edge policies of `istio-system`, the Sidecar resources, and dex and
  * oauth2-proxy outside the mesh. Written as data; the functions below only give each row its objects.
  */
+import { ProxyContainer } from '../model/sidecar.ts';
 import type { JsonRecord } from '../model/object.ts';
 import type { KubeObject } from '../model/object.ts';
 import { Label } from '../model/vocabulary.ts';
@@ -423,7 +424,7 @@ export function gatewayDeployment(
         metadata: { labels: { ...labels, [Label.SidecarInject]: 'false' } },
         spec: {
           serviceAccountName: serviceAccount,
-          containers: [{ name: 'istio-proxy', image, args: ['proxy', 'router'] }],
+          containers: [{ name: ProxyContainer, image, args: ['proxy', 'router'] }],
         },
       },
     },

@@ -2,6 +2,7 @@
  * Running pods for the example platform: a Deployment's pod as the cluster reports it once it runs,
  * with its sidecar (or as a gateway), and UIDs that are the same on every run.
  */
+import { ProxyContainer, sidecarStatus } from '../model/sidecar.ts';
 import type { KubeObject } from '../model/object.ts';
 import { Annotation, Label } from '../model/vocabulary.ts';
 import { placeholderImage } from './kubeflow.ts';
@@ -33,7 +34,7 @@ export function runningPod(
       labels: podLabels,
       annotations:
         proxy === 'sidecar'
-          ? { [Annotation.SidecarStatus]: '{"containers":["istio-proxy"]}' }
+          ? { [Annotation.SidecarStatus]: sidecarStatus() }
           : { [Label.SidecarInject]: 'false' },
       ownerReferences: [
         {
@@ -50,7 +51,7 @@ export function runningPod(
       containers: [
         ...(options.containers ?? [{ name: 'app', image: placeholderImage(deployment) }]),
         {
-          name: 'istio-proxy',
+          name: ProxyContainer,
           image: 'docker.io/istio/proxyv2:1.24.0',
           args: ['proxy', proxy === 'gateway' ? 'router' : 'sidecar'],
         },

@@ -3,6 +3,7 @@
  * or DaemonSet template), with the proxy each runs as Istio's injector and CNI decide, and the identity
  * and names Istio reports for it.
  */
+import { proxyContainerOf, hasInjectedSidecar } from '../model/sidecar.ts';
 import { podTemplateOf, specIfKind, specOf, statusOf, type PodSpec } from '../model/specs.ts';
 import { compareStrings, isPlainObject, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
@@ -114,7 +115,7 @@ function proxyOf(
   gatewaySelectors: readonly Readonly<Record<string, string>>[],
   isRealPod: boolean,
 ): ProxyKind {
-  const proxyContainer = spec.containers?.find((c) => c.name === 'istio-proxy');
+  const proxyContainer = proxyContainerOf(spec);
   if (
     labels[Label.GatewayClassName] === GatewayClass.Waypoint ||
     labels[Label.GatewayManaged] === 'istio.io-mesh-controller'
@@ -128,7 +129,7 @@ function proxyOf(
     return ProxyKind.Gateway;
   }
   if (isRealPod) {
-    if (annotations[Annotation.SidecarStatus] !== undefined || proxyContainer) return ProxyKind.Sidecar;
+    if (hasInjectedSidecar(annotations, spec)) return ProxyKind.Sidecar;
   } else if (injects(labels, annotations, nsLabels)) {
     return ProxyKind.Sidecar;
   }

@@ -5,6 +5,7 @@
  * beside the Deployment, StatefulSet or DaemonSet, which the simulator reads as a running pod. A restart
  * drops the pin, and the next pin is made under the labels and mesh config of that moment.
  */
+import { injectedMetadata, ProxyContainer } from '../model/sidecar.ts';
 import { specOf } from '../model/specs.ts';
 import fastJsonPatch, { type Operation as JsonPatchOperation } from 'fast-json-patch';
 import { patched } from '../model/patch.ts';
@@ -12,7 +13,6 @@ import { compileMesh } from '../mesh/mesh.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 import { ProxyKind, type Workload } from '../mesh/workloads.ts';
 import { Snapshot } from '../load/snapshot.ts';
-import { Annotation, Label } from '../model/vocabulary.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareRefs, objectKey, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
 
@@ -205,21 +205,10 @@ function runningPod(w: Workload): KubeObject {
   const spec = specOf(pod, '/Pod');
   return {
     ...pod,
-    metadata: {
-      ...pod.metadata,
-      labels: {
-        ...pod.metadata.labels,
-        [Label.TlsMode]: 'istio',
-        ...(w.acceptsHbone ? { [Label.Tunnel]: 'http' } : {}),
-      },
-      annotations: {
-        ...pod.metadata.annotations,
-        [Annotation.SidecarStatus]: JSON.stringify({ containers: ['istio-proxy'] }),
-      },
-    },
+    metadata: injectedMetadata(pod.metadata, w.acceptsHbone),
     spec: {
       ...spec,
-      containers: [...(spec.containers ?? []), { name: 'istio-proxy', image: 'docker.io/istio/proxyv2' }],
+      containers: [...(spec.containers ?? []), { name: ProxyContainer, image: 'docker.io/istio/proxyv2' }],
     },
   };
 }

@@ -4,6 +4,7 @@
  * that the proxy's own do not loop, so such an application's traffic leaves without the sidecar: no mTLS,
  * no routing, no policy on it.
  */
+import { ProxyContainer } from '../../model/sidecar.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { specOf, type PodSpec } from '../../model/specs.ts';
@@ -15,7 +16,7 @@ import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 /** The sidecar proxy's user and group. */
 const ProxyUid = 1337;
 /** Containers that are Istio's own and run as the proxy's user on purpose. */
-const istioContainers = new Set(['istio-proxy', 'istio-operator']);
+const istioContainers = new Set([ProxyContainer, 'istio-operator']);
 
 export const appRunsAsProxyUid: Rule = {
   code: 'KFM702',

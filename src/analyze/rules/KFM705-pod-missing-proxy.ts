@@ -4,6 +4,7 @@
  * injector was down): it is outside the mesh until it restarts, and STRICT mTLS or policies naming
  * identities refuse its calls. Host-network pods are never injected and are left alone.
  */
+import { runsProxy } from '../../model/sidecar.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { specOf } from '../../model/specs.ts';
@@ -29,8 +30,7 @@ export const podMissingProxy: Rule = {
       if (says?.toLowerCase() === 'false') return [];
       const spec = specOf(pod, '/Pod');
       if (spec['hostNetwork'] === true) return [];
-      if ([...(spec.containers ?? []), ...(spec.initContainers ?? [])].some((c) => c.name === 'istio-proxy'))
-        return [];
+      if (runsProxy(spec)) return [];
       return [
         findingOf(
           podMissingProxy,

@@ -4,6 +4,7 @@
  * controller's version, the revision), and on a pod redirected by the CNI plugin (no `istio-init`
  * container) the ones istiod sets on every such pod.
  */
+import { InitContainer } from '../../model/sidecar.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { isIstioAnnotationKey, istioAnnotation, setByCni, writtenByIstio } from '../../mesh/annotations.ts';
@@ -19,7 +20,7 @@ export const alphaAnnotations: Rule = {
   istio: [{ analyzer: 'maturity.AlphaAnalyzer', code: 'IST0136' }],
   check(context: AnalyzeContext): Finding[] {
     return annotatedMetadata(context.snapshot).flatMap((meta) => {
-      const cni = meta.kind === 'Pod' && !meta.initContainers.includes('istio-init');
+      const cni = meta.kind === 'Pod' && !meta.initContainers.includes(InitContainer);
       return Object.keys(meta.annotations)
         .sort()
         .filter(

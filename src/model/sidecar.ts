@@ -1,0 +1,65 @@
+/**
+ * The marks Istio's sidecar injector leaves on a pod (docs/semantics.md, Sidecar injection): the proxy
+ * container `istio-proxy` (and, without the CNI plugin, the init container `istio-init`), the status
+ * annotation naming what it injected, and the TLS mode label. One home for writing them (a pod as it runs
+ * once injected), reading them (does a running pod have a sidecar), and removing them (a pod restarted
+ * without one).
+ */
+import type { KubeObject } from './object.ts';
+import type { Container, PodSpec } from './specs.ts';
+import { Annotation, Label } from './vocabulary.ts';
+
+/** The containers the injector adds. */
+export const ProxyContainer = 'istio-proxy';
+export const InitContainer = 'istio-init';
+
+/** Is this one of the containers the injector adds? */
+export function isInjectedContainer(container: Pick<Container, 'name'>): boolean {
+  return container.name === ProxyContainer || container.name === InitContainer;
+}
+
+/** The proxy container of a pod spec (a sidecar's, a gateway's or ztunnel's), if it has one. */
+export function proxyContainerOf(spec: PodSpec): Container | undefined {
+  return spec.containers?.find((c) => c.name === ProxyContainer);
+}
+
+/** Does a pod spec run Istio's proxy, as a container or an init container (a native sidecar)? */
+export function runsProxy(spec: PodSpec): boolean {
+  return [...(spec.containers ?? []), ...(spec.initContainers ?? [])].some((c) => c.name === ProxyContainer);
+}
+
+/** Does a running pod say the injector gave it a sidecar (its status annotation or its proxy container)? */
+export function hasInjectedSidecar(annotations: Readonly<Record<string, string>>, spec: PodSpec): boolean {
+  return annotations[Annotation.SidecarStatus] !== undefined || proxyContainerOf(spec) !== undefined;
+}
+
+/** The status annotation's value for a sidecar of these containers. */
+export function sidecarStatus(containers: readonly string[] = [ProxyContainer]): string {
+  return JSON.stringify({ containers });
+}
+
+/**
+ * The injector's marks on a pod's metadata: its TLS mode label, the status annotation, and (with
+ * `hbone`) the tunnel label of a sidecar that accepts HBONE.
+ */
+export function injectedMetadata(metadata: KubeObject['metadata'], hbone = false): KubeObject['metadata'] {
+  return {
+    ...metadata,
+    labels: { ...metadata.labels, [Label.TlsMode]: 'istio', ...(hbone ? { [Label.Tunnel]: 'http' } : {}) },
+    annotations: { ...metadata.annotations, [Annotation.SidecarStatus]: sidecarStatus() },
+  };
+}
+
+/** A pod's labels, annotations and spec without the injector's marks. */
+export function withoutInjection(
+  labels: Readonly<Record<string, string>>,
+  annotations: Readonly<Record<string, string>>,
+  spec: PodSpec,
+): { labels: Record<string, string>; annotations: Record<string, string>; spec: PodSpec } {
+  const { [Label.TlsMode]: _mode, ...restLabels } = labels;
+  const { [Annotation.SidecarStatus]: _status, ...restAnnotations } = annotations;
+  const strip = <T extends { name?: string }>(list: T[]) => list.filter((c) => !isInjectedContainer(c));
+  const next: PodSpec = { ...spec, containers: strip(spec.containers ?? []) };
+  if (spec.initContainers) next.initContainers = strip(spec.initContainers);
+  return { labels: restLabels, annotations: restAnnotations, spec: next };
+}
