@@ -30,6 +30,12 @@ const pureCore = [
   'src/console/observed.ts',
 ];
 
+// One YAML façade (src/load/yaml.ts): no other module imports a YAML library.
+const yamlPaths = ['yaml', 'js-yaml'].map((name) => ({
+  name,
+  message: 'read and write YAML through src/load/yaml.ts, the one module that imports a YAML library',
+}));
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**'] },
   ...tseslint.configs.strict,
@@ -87,11 +93,17 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }] },
   },
   {
+    files: ['src/**/*.ts'],
+    ignores: ['src/load/yaml.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: yamlPaths }] },
+  },
+  {
     files: pureCore,
     rules: {
       'no-restricted-imports': [
         'error',
         {
+          paths: yamlPaths,
           patterns: [
             { group: ['node:*', 'fs', 'path', 'child_process', 'http'], message: 'the core is pure: no I/O' },
           ],

@@ -7,7 +7,7 @@
  * plaintext, with no identity, and every policy naming principals refuses it. So the mesh config turns
  * it on, and the report says which workloads to restart for it.
  */
-import { isMap, parseDocument } from 'yaml';
+import { isMap, parseDocument } from '../load/yaml.ts';
 import { EnableHboneMetadata, meshConfigMap } from '../load/mesh-config.ts';
 import { dataOf } from '../model/specs.ts';
 import { ProxyKind } from '../mesh/workloads.ts';

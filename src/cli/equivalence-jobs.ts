@@ -10,7 +10,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Snapshot } from '../load/snapshot.ts';
-import { toJson } from '../model/serialize.ts';
+import { toJson } from '../load/serialize.ts';
 import type { ProbeReport } from '../verify/probes.ts';
 import {
   combinePieces,

@@ -2,7 +2,7 @@
 import { messageOf } from '../model/errors.ts';
 import { lstat, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { OutputFormat, serialize } from '../model/serialize.ts';
+import { OutputFormat, serialize } from '../load/serialize.ts';
 import { migrateToAmbient } from '../ambient/migrate.ts';
 import { writePlan } from './plan.ts';
 import { reportToJson, reportToMarkdown, summarize } from '../ambient/migration-report.ts';

@@ -1,7 +1,7 @@
 /** `kfmesh render`: prints the objects kfmesh would apply for the given state. */
 import { formatObjectProblem, formatProblem } from '../model/errors.ts';
 import type { Finding } from '../model/finding.ts';
-import { OutputFormat, serialize } from '../model/serialize.ts';
+import { OutputFormat, serialize } from '../load/serialize.ts';
 import { desiredState, MeshMode } from '../render/desired-state.ts';
 import { ExitCode, oneOf, runCommand, snapshotFrom, type ClusterFlags, type Streams } from './io.ts';
 

@@ -3,7 +3,7 @@
  * `kfmesh verify --equivalence BEFORE AFTER`: what a change of configuration does to every request.
  */
 import { availableParallelism } from 'node:os';
-import { OutputFormat } from '../model/serialize.ts';
+import { OutputFormat } from '../load/serialize.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import { parseCases, runCases, type CaseResult } from '../verify/cases.ts';
 import {

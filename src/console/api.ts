@@ -13,7 +13,7 @@ import { reportDocument } from '../ambient/migration-report.ts';
 import { analyze, findingsDocument } from '../analyze/analyze.ts';
 import { desiredState, MeshMode, type RenderResult } from '../render/desired-state.ts';
 import { formatLocation, formatObjectProblem } from '../model/errors.ts';
-import { toYaml } from '../model/serialize.ts';
+import { toYaml } from '../load/serialize.ts';
 import { graphsOf, tracePath } from './graph.ts';
 import { observedGraph, type ObservedInput } from './observed.ts';
 import type { Finding } from '../model/finding.ts';

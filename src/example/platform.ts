@@ -8,7 +8,7 @@
  * net-istio VirtualServices, and running pods with sidecars, including an in-mesh client.
  */
 import type { KubeObject } from '../model/object.ts';
-import { toYaml } from '../model/serialize.ts';
+import { toYaml } from '../load/serialize.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { desiredState } from '../render/desired-state.ts';
 import { migrateToAmbient } from '../ambient/migrate.ts';

@@ -6,7 +6,7 @@
  * (`gatewayApiIngress: ns/name`, `waypointName`). Defaults are the ones Kubeflow's manifests ship.
  */
 import { dataOf } from '../model/specs.ts';
-import { parse } from 'yaml';
+import { parseYaml } from '../load/yaml.ts';
 import { configMapOf, type ConfigMapInput } from '../model/inputs.ts';
 import { InputError, messageOf } from '../model/errors.ts';
 import { isPlainObject, refOf } from '../model/object.ts';
@@ -133,7 +133,7 @@ export function kubeflowConfigFrom(snapshot: Snapshot): KubeflowConfig {
   if (labels && typeof labelsText === 'string') {
     let parsed: unknown;
     try {
-      parsed = parse(labelsText);
+      parsed = parseYaml(labelsText);
     } catch (error) {
       throw new InputError(
         {

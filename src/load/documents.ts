@@ -1,13 +1,12 @@
 /**
  * The fast way through a manifest: the text cut into its YAML documents, each read by js-yaml (several
  * times faster than a parser that keeps every node's position) with the YAML 1.1 scalar rules of
- * `model/yaml11.ts`. Positions are not kept: a document is parsed again with positions only when an error
+ * `load/yaml.ts`. Positions are not kept: a document is parsed again with positions only when an error
  * or a finding names one of its fields (see `parse.ts`). A document this reader is not sure to read
  * exactly as the full parser does, it declines, and the full parser reads that document (or, for
  * directives, the whole input).
  */
-import { FAILSAFE_SCHEMA, Type, load } from 'js-yaml';
-import { resolvePlain } from '../model/yaml11.ts';
+import { fastReader, type FastRead } from './yaml.ts';
 
 /** One YAML document of an input: its text, where it starts, and its value when read the fast way. */
 export interface DocumentText {
@@ -18,29 +17,6 @@ export interface DocumentText {
   read: boolean;
   value?: unknown;
 }
-
-/**
- * Plain scalars read so far as values JSON cannot carry: dates, `.nan`, `.inf` and `-0` (a document
- * holding one is not copied through JSON, below).
- */
-let notJson = 0;
-
-const carriedByJson = (value: unknown): boolean =>
-  !(value instanceof Date) &&
-  (typeof value !== 'number' || (Number.isFinite(value) && !Object.is(value, -0)));
-
-const plainScalars = new Type('tag:kfmesh.io,2026:yaml-1.1-plain', {
-  kind: 'scalar',
-  // A scalar no rule matches stays the string js-yaml read.
-  resolve: (source: string | null) => source === null || resolvePlain(source) !== source,
-  construct: (source: string | null) => {
-    if (source === null) return null;
-    const value = resolvePlain(source);
-    if (!carriedByJson(value)) notJson++;
-    return value;
-  },
-});
-const schema = FAILSAFE_SCHEMA.extend({ implicit: [plainScalars] });
 
 /** Inputs left whole to the full parser: directives (`%YAML`) and the document end marker (`...`). */
 const declinedInput = /^%|^\.\.\.(?:[ \t\r\n]|$)/m;
@@ -78,10 +54,11 @@ export function splitDocuments(text: string, copyAbove = compactAbove): Document
   let start = 0;
   let linesBefore = 0;
   const starts = [...text.matchAll(documentStart)].map((m) => m.index);
+  const reader = fastReader();
   for (const end of [...starts, text.length]) {
     if (end === start && end !== text.length) continue;
     const chunk = text.slice(start, end);
-    documents.push({ text: chunk, linesBefore, ...readFast(chunk, compact) });
+    documents.push({ text: chunk, linesBefore, ...readFast(reader, chunk, compact) });
     linesBefore += countLines(chunk);
     start = end;
   }
@@ -95,17 +72,15 @@ export function splitDocuments(text: string, copyAbove = compactAbove): Document
  */
 const compactAbove = 16 * 1024 * 1024;
 
-function readFast(text: string, compact: boolean): { read: boolean; value?: unknown } {
+function readFast(
+  reader: { read(text: string): FastRead | undefined },
+  text: string,
+  compact: boolean,
+): { read: boolean; value?: unknown } {
   if (declinedDocument(text)) return { read: false };
-  let value: unknown;
-  const before = notJson;
-  try {
-    value = load(text, { schema });
-  } catch {
-    return { read: false };
-  }
-  if (hasKeyReadApart(value)) return { read: false };
-  if (compact && notJson === before) value = JSON.parse(JSON.stringify(value));
+  const read = reader.read(text);
+  if (!read || hasKeyReadApart(read.value)) return { read: false };
+  const value: unknown = compact && !read.notJson ? JSON.parse(JSON.stringify(read.value)) : read.value;
   return { read: true, value };
 }
 

@@ -1,6 +1,6 @@
 /** Istio's mesh configuration, read from the ConfigMap `istio` (YAML in `data.mesh`) of the control plane. */
 import { dataOf } from '../model/specs.ts';
-import { parse } from 'yaml';
+import { parseYaml } from './yaml.ts';
 import { InputError, messageOf } from '../model/errors.ts';
 import { isPlainObject, refOf, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -92,7 +92,7 @@ export function meshConfigFrom(snapshot: Snapshot): MeshConfig {
   };
   let mesh: unknown;
   try {
-    mesh = parse(text);
+    mesh = parseYaml(text);
   } catch (error) {
     return fail('(YAML)', `invalid YAML: ${messageOf(error).split('\n')[0] ?? ''}`);
   }

@@ -2,11 +2,18 @@
  * Parsing Kubernetes manifests (YAML or JSON, multi-document, `kind: List`) into objects that remember
  * where they came from. Pure: takes text, returns objects; the file reading lives in `files.ts`.
  */
-import { LineCounter, parseAllDocuments, isMap, isNode, isSeq, type Document } from 'yaml';
+import {
+  LineCounter,
+  parseAllDocuments,
+  isMap,
+  isNode,
+  isSeq,
+  yaml11Options,
+  type Document,
+} from './yaml.ts';
 import { InputError, type SourceLocation, messageOf } from '../model/errors.ts';
 import { contentStart, splitDocuments, type DocumentText } from './documents.ts';
 import { groupOf, isPlainObject, type KubeObject, type ObjectRef } from '../model/object.ts';
-import { yaml11Options } from '../model/yaml11.ts';
 
 /** A path into an object: keys and list indexes. */
 export type FieldPath = readonly (string | number)[];

@@ -4,7 +4,7 @@
  * and `plan.md`: what each step changes, its commands, what to check before going on, how to undo it,
  * and what kfmesh found when it simulated the state after it.
  */
-import { serialize, OutputFormat } from '../model/serialize.ts';
+import { serialize, OutputFormat } from '../load/serialize.ts';
 import { describeRef, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
 import { Label } from '../model/vocabulary.ts';
 import type { MatrixRequest } from '../verify/equivalence.ts';

@@ -14,7 +14,7 @@
 import { at } from '../model/checked.ts';
 import { migrateToAmbient, type MigrationResult } from '../ambient/migrate.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import { canonicalObject } from '../model/serialize.ts';
+import { canonicalObject } from '../load/serialize.ts';
 import { GatewayClass, Label } from '../model/vocabulary.ts';
 import { addTo } from '../model/multimap.ts';
 import { isPlainObject, objectKey, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';

@@ -20,7 +20,7 @@
  *     policy: ml-research/ns-owner-access-istio     # the policy that decided last
  * ```
  */
-import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
+import { isMap, isSeq, LineCounter, parseDocument } from '../load/yaml.ts';
 import { InputError, type SourceLocation, messageOf } from '../model/errors.ts';
 import { isPlainObject } from '../model/object.ts';
 import { traceRequest } from '../mesh/trace.ts';

@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { loadAll } from 'js-yaml';
-import { toYaml } from '../../src/model/serialize.ts';
+import { toYaml } from '../../src/load/serialize.ts';
 import { parseManifests } from '../../src/load/parse.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { analyze } from '../../src/analyze/analyze.ts';

@@ -11,7 +11,7 @@
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { toYaml } from '../../src/model/serialize.ts';
+import { toYaml } from '../../src/load/serialize.ts';
 import { browserMissing, launchBrowser } from '../browser.ts';
 import type { Browser } from 'playwright-core';
 import { startServe, stopServe, type Serving } from '../serve-process.ts';

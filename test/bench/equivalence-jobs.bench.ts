@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrateToAmbient } from '../../src/ambient/migrate.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
-import { toYaml } from '../../src/model/serialize.ts';
+import { toYaml } from '../../src/load/serialize.ts';
 import { printTable } from './harness.ts';
 import { kubeflowBenchPlatform } from './kubeflow-platform.ts';
 

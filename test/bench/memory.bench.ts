@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { toYaml } from '../../src/model/serialize.ts';
+import { toYaml } from '../../src/load/serialize.ts';
 import { printTable } from './harness.ts';
 import { kubeflowBenchPlatform } from './kubeflow-platform.ts';
 

@@ -4,7 +4,7 @@
  * (parse and snapshot, migrate, serialize), the whole, the ratio of the whole to reading and writing the
  * same objects, peak memory, and the growth from a tenth of the size to the full size.
  */
-import { toYaml } from '../../src/model/serialize.ts';
+import { toYaml } from '../../src/load/serialize.ts';
 import { parseManifests } from '../../src/load/parse.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { migrateToAmbient } from '../../src/ambient/migrate.ts';

@@ -7,7 +7,7 @@
  * from 1,000 to 10,000 objects.
  */
 import { dump, loadAll } from 'js-yaml';
-import { serialize, toYaml } from '../../src/model/serialize.ts';
+import { serialize, toYaml } from '../../src/load/serialize.ts';
 import { parseManifests } from '../../src/load/parse.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { desiredState } from '../../src/render/desired-state.ts';

@@ -30,7 +30,7 @@ import { planMigration } from '../../src/plan/order.ts';
 import { asWritten, type MigrationPlan, type PlanStep } from '../../src/plan/plan.ts';
 import type { Operation, PlanState } from '../../src/plan/state.ts';
 import { fieldManager } from '../../src/plan/plan-files.ts';
-import { OutputFormat, serialize } from '../../src/model/serialize.ts';
+import { OutputFormat, serialize } from '../../src/load/serialize.ts';
 import { checkEquivalence } from '../../src/verify/equivalence.ts';
 import { runKfmesh } from '../cli-process.ts';
 import {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { toYaml } from '../../src/model/serialize.ts';
+import { toYaml } from '../../src/load/serialize.ts';
 import type { KubeObject } from '../../src/model/object.ts';
 import { browserTestOptions } from '../browser.ts';
 import { graphState, open, tapOn, waitForText, withBrowser } from '../console-page.ts';

@@ -13,7 +13,7 @@ import { before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { parse } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
-import { toYaml } from '../../src/model/serialize.ts';
+import { toYaml } from '../../src/load/serialize.ts';
 import { projectRoot } from '../conformance/cases.ts';
 import { browserTestOptions } from '../browser.ts';
 import { startServe, type Serving } from '../serve-process.ts';

@@ -125,3 +125,21 @@ test("a Kubernetes object's spec, status or data read untyped fails lint; typed 
     [],
   );
 });
+
+test('a YAML library imported anywhere but the façade fails lint', async () => {
+  for (const path of ['src/mesh/probe.ts', 'src/cli/probe.ts'])
+    for (const library of ['yaml', 'js-yaml'])
+      assert.ok(
+        (await ruleIds(path, `import * as y from '${library}';\nexport const f = y;\n`)).includes(
+          'no-restricted-imports',
+        ),
+        `${library} in ${path}`,
+      );
+  assert.deepEqual(
+    await ruleIds(
+      'src/mesh/probe.ts',
+      "import { parseYaml } from '../load/yaml.ts';\nexport const f = parseYaml;\n",
+    ),
+    [],
+  );
+});

@@ -11,7 +11,7 @@ import { HTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s
 import { Service } from 'kubernetes-models/v1/Service';
 import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import type { KubeObject } from '../../src/model/object.ts';
-import { serialize } from '../../src/model/serialize.ts';
+import { serialize } from '../../src/load/serialize.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { desiredState } from '../../src/render/desired-state.ts';
 

@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { parse, stringify } from 'yaml';
 import { parseManifests, parseWithPositions, type FieldPath } from '../../src/load/parse.ts';
 import { splitDocuments } from '../../src/load/documents.ts';
-import { writeYaml, yamlWriteOptions } from '../../src/model/yaml-writer.ts';
+import { writeYaml, yamlWriteOptions } from '../../src/load/yaml-writer.ts';
 
 /** `../shared` beside the project (this file runs from dist/test/property). */
 const shared = resolve(fileURLToPath(import.meta.url), '../../../../../shared');

@@ -8,7 +8,7 @@
 import { Severity } from '../../model/finding.ts';
 import type { Finding, IstioCounterpart } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
-import { canonicalJson } from '../../model/serialize.ts';
+import { canonicalJson } from '../../load/serialize.ts';
 import { specOf } from '../../model/specs.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
 import { firstMatchingRule, matchCovers, type HttpRequest } from '../../mesh/http-match.ts';

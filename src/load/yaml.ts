@@ -1,10 +1,43 @@
 /**
- * How a plain YAML 1.1 scalar resolves (`on` is true, `0755` is 493, `~` is null), as Kubernetes reads
- * manifests (docs/semantics.md, "Reading manifests"). The rules are the `yaml` library's own YAML 1.1
- * schema, taken from it rather than restated, so the fast reader and writer (`load/parse.ts`,
- * `serialize.ts`) resolve and quote exactly as the full parser does.
+ * YAML, in one place: the only module that imports a YAML library. kfmesh reads YAML two ways and writes
+ * it one way (docs/semantics.md, Reading manifests):
+ *
+ * - the full parser (the `yaml` library), which keeps every node's position, for errors, findings and
+ *   whatever the fast reader declines;
+ * - the fast reader (js-yaml), several times faster, with the same YAML 1.1 scalar rules;
+ * - the writer (`yaml-writer.ts`), which asks the library only for the strings it must quote.
+ *
+ * How a plain YAML 1.1 scalar resolves (`on` is true, `0755` is 493, `~` is null) is the `yaml` library's
+ * own YAML 1.1 schema, taken from it rather than restated, so the fast reader and the writer resolve and
+ * quote exactly as the full parser does.
+ *
+ * What the fast reader declines, and the full parser then reads:
+ *
+ * | what | where decided | why |
+ * |---|---|---|
+ * | a byte-order mark, a directive (`%YAML`), a document end marker (`...`) | the whole input (`documents.ts`) | js-yaml and the parser split documents differently |
+ * | an alias to an anchor (`*a` naming `&a`) | the document (`documents.ts`) | the parser limits how far aliases expand |
+ * | a merge key (`<<`) | the document | YAML 1.1 merges are the parser's |
+ * | a document js-yaml refuses | the document (`readFast`) | the parser says where and why |
+ * | a key the two read apart: null (`~:`) or a date | the document (`documents.ts`) | js-yaml makes them other strings |
+ * | a scalar the parser would report a problem with | the scalar (`resolvePlain`) | the parser says what it is |
  */
 import { Document, isScalar, type ScalarTag, type Tags } from 'yaml';
+import { FAILSAFE_SCHEMA, Type, load } from 'js-yaml';
+
+export {
+  Document,
+  LineCounter,
+  isMap,
+  isNode,
+  isScalar,
+  isSeq,
+  parse as parseYaml,
+  parseAllDocuments,
+  parseDocument,
+  stringify as stringifyYaml,
+  visit,
+} from 'yaml';
 
 interface ScalarRule {
   tag: string;
@@ -76,4 +109,46 @@ export function resolvePlain(source: string): unknown {
 /** Whether a plain scalar could be read as something other than this string (so it must be quoted). */
 export function readsAsOtherThanString(text: string): boolean {
   return quotingRules.some((rule) => rule.test.test(text));
+}
+
+const carriedByJson = (value: unknown): boolean =>
+  !(value instanceof Date) &&
+  (typeof value !== 'number' || (Number.isFinite(value) && !Object.is(value, -0)));
+
+/** A fast reader's answer for one document: its value, and whether every scalar in it is one JSON carries. */
+export interface FastRead {
+  value: unknown;
+  /** Whether a plain scalar read as a date, `.nan`, `.inf` or `-0` (the value cannot go through JSON). */
+  notJson: boolean;
+}
+
+/**
+ * A fast reader (js-yaml with the YAML 1.1 scalar rules above), with its own state: one per input, so
+ * that nothing is shared between calls. Its `read` gives undefined for a document js-yaml refuses.
+ */
+export function fastReader(): { read(text: string): FastRead | undefined } {
+  let notJson = false;
+  const plainScalars = new Type('tag:kfmesh.io,2026:yaml-1.1-plain', {
+    kind: 'scalar',
+    // A scalar no rule matches stays the string js-yaml read.
+    resolve: (source: string | null) => source === null || resolvePlain(source) !== source,
+    construct: (source: string | null) => {
+      if (source === null) return null;
+      const value = resolvePlain(source);
+      if (!carriedByJson(value)) notJson = true;
+      return value;
+    },
+  });
+  const schema = FAILSAFE_SCHEMA.extend({ implicit: [plainScalars] });
+  return {
+    read(text: string): FastRead | undefined {
+      notJson = false;
+      try {
+        const value: unknown = load(text, { schema });
+        return { value, notJson };
+      } catch {
+        return undefined;
+      }
+    },
+  };
 }

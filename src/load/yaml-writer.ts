@@ -9,9 +9,9 @@
  * holds the two to the same bytes, but where the library writes a string its own parser refuses or
  * misreads: this writer then quotes it.
  */
-import { Document, parse, stringify, visit } from 'yaml';
-import { isPlainObject } from './object.ts';
-import { readsAsOtherThanString, yaml11Options } from './yaml11.ts';
+import { Document, parseYaml, stringifyYaml, visit } from './yaml.ts';
+import { isPlainObject } from '../model/object.ts';
+import { readsAsOtherThanString, yaml11Options } from './yaml.ts';
 
 /** The options kfmesh writes YAML with; see `toYaml` in serialize.ts. */
 export const yamlWriteOptions = {
@@ -159,7 +159,7 @@ function libraryText(text: string, isKey: boolean): string {
 }
 
 function askLibrary(text: string, isKey: boolean): string {
-  const written = stringify(isKey ? { [text]: null } : { a: text }, yamlWriteOptions);
+  const written = stringifyYaml(isKey ? { [text]: null } : { a: text }, yamlWriteOptions);
   const [before, after] = isKey ? ['', ': null\n'] : ['a: ', '\n'];
   const inner = written.slice(before.length, written.length - after.length);
   if (!written.startsWith(before) || !written.endsWith(after) || (isKey && inner.includes('\n')))
@@ -175,7 +175,7 @@ function askLibrary(text: string, isKey: boolean): string {
  */
 function readsBack(written: string, text: string, isKey: boolean): boolean {
   try {
-    const value: unknown = parse(written, yaml11Options);
+    const value: unknown = parseYaml(written, yaml11Options);
     return isPlainObject(value) && (isKey ? Object.keys(value)[0] === text : value['a'] === text);
   } catch {
     return false;

@@ -3,7 +3,7 @@
  * other keys sorted; keys inside sorted; lists keep their order (route order is meaning). The same objects
  * always give the same bytes.
  */
-import { compareStrings, isPlainObject, type KubeObject } from './object.ts';
+import { compareStrings, isPlainObject, type KubeObject } from '../model/object.ts';
 import { writeYaml } from './yaml-writer.ts';
 
 const topOrder = ['apiVersion', 'kind', 'metadata', 'spec', 'data'];
