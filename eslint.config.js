@@ -22,7 +22,7 @@ const pureCore = [
   'src/render/**',
   'src/example/**',
   'src/plan/**',
-  'src/controller/plan.ts',
+  'src/controller/desired.ts',
   'src/console/graph.ts',
   'src/console/api.ts',
   'src/console/layout.ts',

@@ -18,7 +18,7 @@ import {
   parseOwnerKey,
   renderNamespaceOf,
   type OwnerKey,
-} from './plan.ts';
+} from './desired.ts';
 
 /** What a kind's informer has achieved: its first list, and the error of its latest list when that failed. */
 export interface KindState {

@@ -13,7 +13,7 @@ import type { MeshMode } from '../render/desired-state.ts';
 import { ObjectCache } from './cache.ts';
 import { errorText, Informers, type Log } from './informers.ts';
 import { allOwners, inScope, ownersConcerned } from './owners.ts';
-import type { OwnerKey } from './plan.ts';
+import type { OwnerKey } from './desired.ts';
 import { Reconciler } from './reconciler.ts';
 import { Renders } from './renders.ts';
 import { StatusWriter } from './status.ts';

@@ -6,7 +6,7 @@
 import type { KubeObject } from '../model/object.ts';
 import { GroupKind } from '../model/vocabulary.ts';
 import { ownerKinds, type ObjectCache } from './cache.ts';
-import { isManaged, isPlatformConfig, ownerKey, ownerNamespace, ownerOf, type OwnerKey } from './plan.ts';
+import { isManaged, isPlatformConfig, ownerKey, ownerNamespace, ownerOf, type OwnerKey } from './desired.ts';
 import type { Renders } from './renders.ts';
 
 /**

@@ -18,7 +18,7 @@ import {
   unmarked,
   type NotOurs,
   type OwnerKey,
-} from './plan.ts';
+} from './desired.ts';
 import type { Renders } from './renders.ts';
 import { ContestTracker, lastOtherManager } from './contest.ts';
 import type { StatusWriter } from './status.ts';

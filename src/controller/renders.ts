@@ -19,7 +19,7 @@ import {
   ownerKey,
   type Condition,
   type OwnerKey,
-} from './plan.ts';
+} from './desired.ts';
 
 /**
  * One namespace's render: the input generation it reflects, the desired objects by owner, each owner's
@@ -40,7 +40,7 @@ export interface Rendered {
   renderMs: number;
 }
 
-export interface RenderOptions {
+export interface RendersOptions {
   mode: MeshMode;
   clusterDomain?: string | undefined;
   /** Told of owners with objects in a render and none in the one before (a new model's namespace going ambient). */
@@ -49,11 +49,11 @@ export interface RenderOptions {
 
 export class Renders {
   readonly #cache: ObjectCache;
-  readonly #options: RenderOptions;
+  readonly #options: RendersOptions;
   readonly #rendered = new Map<string, Rendered>();
   #count = 0;
 
-  constructor(cache: ObjectCache, options: RenderOptions) {
+  constructor(cache: ObjectCache, options: RendersOptions) {
     this.#cache = cache;
     this.#options = options;
   }

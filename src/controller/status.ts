@@ -11,7 +11,7 @@ import {
   withCondition,
   type Condition,
   type OwnerKey,
-} from './plan.ts';
+} from './desired.ts';
 import { kubeTime, type Writer } from './writer.ts';
 
 export class StatusWriter {

@@ -6,7 +6,6 @@ import { formatLocation, type SourceLocation } from '../model/errors.ts';
 import {
   compareRefs,
   describeRef,
-  groupOf,
   objectKey,
   refOf,
   type KubeObject,
@@ -190,11 +189,6 @@ export function labelsMatch(
   match: LabelMatch,
 ): boolean {
   return Object.entries(match).every(([k, v]) => labels?.[k] === v);
-}
-
-/** True when the object is of this group and kind (any version). */
-export function isKind(object: KubeObject, group: string, kind: string): boolean {
-  return object.kind === kind && groupOf(object.apiVersion) === group;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -15,7 +15,7 @@ import {
   type Connection,
   MaxHops,
   NoChoices,
-  type Outcome,
+  type TraceOutcome,
   Tracer,
   answered,
   type Walks,
@@ -53,7 +53,7 @@ function trace(
   const tracer = new Tracer(mesh, request, walks);
   tracer.choices = input.choices ?? NoChoices;
   const host = url.host;
-  let outcome: Outcome;
+  let outcome: TraceOutcome;
   if (input.from === 'external') {
     outcome = fromExternal(tracer, host, port, url.scheme === 'https', input.via);
   } else if (input.from === ApiServerClient) {
@@ -105,7 +105,7 @@ export function traceAllPaths(mesh: Mesh, input: TraceInput, limit = 64): TraceR
 }
 
 /** Step: hand the connection to whatever runs at its address. */
-function deliver(t: Tracer, conn: Connection): Outcome {
+function deliver(t: Tracer, conn: Connection): TraceOutcome {
   if (t.hops.length >= MaxHops)
     return t.localReply(conn.senderHop, 508, 'LOOP', `routing loop: more than ${MaxHops} proxy hops`);
   const refused = networkPolicyStep(t, conn);

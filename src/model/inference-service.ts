@@ -23,7 +23,7 @@ export interface ComponentSpec {
 }
 
 /** A Knative-style condition. */
-export interface Condition {
+export interface KnativeCondition {
   type: string;
   status: 'True' | 'False' | 'Unknown' | string;
   reason?: string;
@@ -46,7 +46,7 @@ export interface InferenceService extends KubeObject {
     [key: string]: unknown;
   };
   status?: {
-    conditions?: Condition[];
+    conditions?: KnativeCondition[];
     components?: Partial<Record<Component, ComponentStatus>>;
     url?: string;
     address?: { url?: string };

@@ -31,14 +31,14 @@ import {
   type MatrixRequest,
   type RequestOutcome,
   type RequestShape,
-  type Severity,
+  type ChangeSeverity,
 } from './requests.ts';
 
 export * from './requests.ts';
 
 /** Requests whose outcome changed the same way. */
 export interface ChangeGroup {
-  severity: Severity;
+  severity: ChangeSeverity;
   /** `before → after`, in words. */
   cause: string;
   count: number;
@@ -85,7 +85,7 @@ export interface EquivalencePart {
   sliceRequests: number;
   traces: number;
   unchanged: number;
-  groups: { severity: Severity; cause: string; count: number; examples: OrderedExample[] }[];
+  groups: { severity: ChangeSeverity; cause: string; count: number; examples: OrderedExample[] }[];
 }
 
 export interface EquivalenceOptions {
@@ -106,7 +106,7 @@ export interface EquivalenceOptions {
     request: MatrixRequest,
     before: RequestOutcome,
     after: RequestOutcome,
-    severity: Severity,
+    severity: ChangeSeverity,
   ) => void;
 }
 
@@ -527,7 +527,7 @@ class Changes {
     now: RequestOutcome,
     order: readonly [number, number],
     rename?: (text: string) => string,
-  ): Severity | undefined {
+  ): ChangeSeverity | undefined {
     const severity = changeSeverity(was, now);
     if (severity === undefined) {
       this.unchanged++;
@@ -575,7 +575,7 @@ class Changes {
     return [...this.#groups.values()];
   }
 
-  #group(cause: string, severity: Severity): EquivalencePart['groups'][number] {
+  #group(cause: string, severity: ChangeSeverity): EquivalencePart['groups'][number] {
     let group = this.#groups.get(cause);
     if (!group) {
       group = { severity, cause, count: 0, examples: [] };
@@ -645,7 +645,7 @@ function summarize(
       b.count - a.count ||
       (a.cause < b.cause ? -1 : a.cause > b.cause ? 1 : 0),
   );
-  const count = (s: Severity) => sorted.filter((g) => g.severity === s).reduce((n, g) => n + g.count, 0);
+  const count = (s: ChangeSeverity) => sorted.filter((g) => g.severity === s).reduce((n, g) => n + g.count, 0);
   return {
     requests,
     traces,

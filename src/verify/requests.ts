@@ -43,25 +43,25 @@ export interface RequestOutcome {
   summary: string;
 }
 
-export const Severity = { Error: 'error', Warning: 'warning', Note: 'note' } as const;
-export type Severity = (typeof Severity)[keyof typeof Severity];
+export const ChangeSeverity = { Error: 'error', Warning: 'warning', Note: 'note' } as const;
+export type ChangeSeverity = (typeof ChangeSeverity)[keyof typeof ChangeSeverity];
 
 /** The host an external client uses where the ingress routes every host (`*`). */
 export const AnyIngressHost = 'ingress.example.com';
 const maxPathsPerNamespace = 8;
 
 /** How serious a change is; undefined when the outcome is the same. */
-export function changeSeverity(was: RequestOutcome, now: RequestOutcome): Severity | undefined {
+export function changeSeverity(was: RequestOutcome, now: RequestOutcome): ChangeSeverity | undefined {
   if (was.verdict === now.verdict && was.code === now.code && was.answeredBy === now.answeredBy)
     return undefined;
   // Denied before and answered after opens access, unless the request was refused by one workload's own
   // sidecar and is now routed to another workload (a routing change, not a wider policy).
   if (now.verdict === 'allowed' && was.verdict === 'denied')
     return was.refusedBy !== undefined && was.refusedBy !== now.answeredBy
-      ? Severity.Warning
-      : Severity.Error;
-  if (now.verdict === 'allowed' || was.verdict === 'allowed') return Severity.Warning;
-  return Severity.Note;
+      ? ChangeSeverity.Warning
+      : ChangeSeverity.Error;
+  if (now.verdict === 'allowed' || was.verdict === 'allowed') return ChangeSeverity.Warning;
+  return ChangeSeverity.Note;
 }
 
 /** An outcome in words (its names renamed by `rename`, when given). */

@@ -26,7 +26,7 @@ import { groupOf } from '../../src/model/object.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { readCluster } from '../../src/load/cluster.ts';
 import { desiredState, MeshMode } from '../../src/render/desired-state.ts';
-import { desiredByOwner } from '../../src/controller/plan.ts';
+import { desiredByOwner } from '../../src/controller/desired.ts';
 import { appliedKinds } from '../../src/controller/permissions.ts';
 import { examplePlatform } from '../../src/example/platform.ts';
 import { apiServerMissing, TestApiServer } from '../kube-apiserver.ts';

@@ -13,7 +13,7 @@ import { Snapshot } from '../../src/load/snapshot.ts';
 import { desiredState, renderConfigInputs, type MeshMode } from '../../src/render/desired-state.ts';
 import { cacheOf } from '../controller-fixtures.ts';
 import { Renders } from '../../src/controller/renders.ts';
-import { desiredByOwner } from '../../src/controller/plan.ts';
+import { desiredByOwner } from '../../src/controller/desired.ts';
 import { isConfigMapOfAny } from '../../src/model/inputs.ts';
 import { dataOf } from '../../src/model/specs.ts';
 import { examplePlatform } from '../../src/example/platform.ts';

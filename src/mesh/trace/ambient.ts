@@ -24,7 +24,7 @@ import {
   type Connection,
   MeshOnly,
   NoLabels,
-  type Outcome,
+  type TraceOutcome,
   Tracer,
   answered,
   connection,
@@ -50,7 +50,7 @@ export function toAmbientEndpoint(
   port: number,
   endpoint: { ip: string; workload: Workload },
   endpointPort: number,
-): Outcome | undefined {
+): TraceOutcome | undefined {
   const waypoint = ambientOf(t.mesh).service(service).waypoint;
   if (waypoint && proxy.proxy === 'gateway' && ingressUsesWaypoint(t.mesh.snapshot, service)) {
     const h = t.at(hop);
@@ -117,7 +117,7 @@ function findZtunnel(mesh: Mesh): Workload {
  * otherwise an endpoint of the service (or the addressed pod): HBONE to an ambient pod, plaintext to
  * anything that can't tunnel. ztunnel never rewrites or routes by Host.
  */
-export function ztunnelOutbound(t: Tracer, client: Workload, host: string, port: number): Outcome {
+export function ztunnelOutbound(t: Tracer, client: Workload, host: string, port: number): TraceOutcome {
   const resolution = resolveHost(t.mesh, host, client.namespace);
   if (resolution.kind === 'nxdomain')
     return t.localReply(-1, 0, 'DNS', `${host} does not resolve from ${client.namespace} (no such Service)`);
@@ -189,7 +189,7 @@ function waypointHop(
   service: MeshService,
   port: number,
   client: Workload | undefined,
-): Outcome {
+): TraceOutcome {
   const w = waypoint.workload;
   t.waypointClient = client;
   // HBONE ends at connect_terminate, which hands the tunnel's payload to the internal listener; its filter
@@ -297,7 +297,7 @@ function toWorkloadWaypoint(
   waypoint: Waypoint,
   pod: Workload,
   port: number,
-): Outcome {
+): TraceOutcome {
   const h = t.at(ztunnelHop);
   towardWaypoint(h, waypoint);
   h.notes.push(
@@ -464,7 +464,7 @@ function meshRoutesByHost(mesh: Mesh): {
  * then L4 authorization against the sender's identity (the waypoint's, when one is on the path). A denial
  * resets the connection: the sender's ztunnel or proxy sees no HTTP response from upstream.
  */
-export function ztunnelInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
+export function ztunnelInbound(t: Tracer, w: Workload, conn: Connection): TraceOutcome {
   const hop = t.hop(
     'ztunnel',
     ambientOf(t.mesh).ztunnel,

@@ -8,12 +8,12 @@ import { hostWithoutPort } from '../sidecar-outbound.ts';
 import { authorize } from './inbound.ts';
 import { TraceInputError } from './request.ts';
 import { firstRoute } from './route-match.ts';
-import { type Connection, type Outcome, Tracer, connection } from './tracer.ts';
+import { type Connection, type TraceOutcome, Tracer, connection } from './tracer.ts';
 import type { GatewayProxy, GatewayServer, Mesh } from '../compiled.ts';
 import { hostMatches } from '../security.ts';
 
 /** A client outside the cluster: it enters through the ingress gateway whose server serves the URL's host and port. */
-export function fromExternal(t: Tracer, host: string, port: number, https: boolean, via?: string): Outcome {
+export function fromExternal(t: Tracer, host: string, port: number, https: boolean, via?: string): TraceOutcome {
   const names = (p: GatewayProxy) => [
     `${p.workload.namespace}/${p.workload.name}`,
     ...(p.gatewayApiName ? [`${p.workload.namespace}/${p.gatewayApiName}`] : []),
@@ -87,7 +87,7 @@ function hostCovers(pattern: string, host: string): boolean {
 }
 
 /** Step: a gateway — listener at the arrival port, TLS, authorization, virtual host, route. */
-export function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Outcome {
+export function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): TraceOutcome {
   const w = proxy.workload;
   t.originalDestination = undefined;
   const table = gatewayRouteTable(t.mesh, proxy, conn.port);

@@ -7,7 +7,7 @@ import type { AuthzDecision } from '../authorization.ts';
 import { MtlsMode } from '../security.ts';
 import type { MeshService } from '../services.ts';
 import { serverReport } from '../telemetry.ts';
-import { type Connection, type Outcome, Tracer, answered } from './tracer.ts';
+import { type Connection, type TraceOutcome, Tracer, answered } from './tracer.ts';
 import { type Workload } from '../workloads.ts';
 import type { KubeObject } from '../../model/object.ts';
 import type { Mesh } from '../compiled.ts';
@@ -24,7 +24,7 @@ export function sentByHttpProxy(t: Tracer, conn: Connection): boolean {
 }
 
 /** Step: the server sidecar's inbound path — PeerAuthentication, authorization, the destination report. */
-export function sidecarInbound(t: Tracer, w: Workload, conn: Connection): Outcome {
+export function sidecarInbound(t: Tracer, w: Workload, conn: Connection): TraceOutcome {
   const hop = t.hop('sidecar', w, 'inbound', 'virtualInbound', conn.mtls);
   t.at(hop).cluster = `inbound|${conn.port}||`;
   const { peerAuth, service, cluster, policies } = inboundPort(t.mesh, w, conn.port);

@@ -5,7 +5,7 @@
  * port, or 15008 when ztunnel or a waypoint carries it over HBONE to an ambient pod. A refused connection
  * is dropped: the sender's proxy answers 503 UF, a client without one times out.
  */
-import type { Connection, Outcome, Tracer } from './tracer.ts';
+import type { Connection, TraceOutcome, Tracer } from './tracer.ts';
 import { sentByHttpProxy } from './inbound.ts';
 import type { PolicyVerdict } from '../network-policy.ts';
 
@@ -18,7 +18,7 @@ export function wirePort(conn: Connection): number {
 }
 
 /** The refusal of a connection by a NetworkPolicy, or undefined when the policies let it through. */
-export function networkPolicyStep(t: Tracer, conn: Connection): Outcome | undefined {
+export function networkPolicyStep(t: Tracer, conn: Connection): TraceOutcome | undefined {
   const policies = t.mesh.networkPolicies;
   if (policies.empty) return undefined;
   const port = wirePort(conn);

@@ -1,6 +1,6 @@
 /** Picking the first route of a virtual host that a request matches, at a gateway or a waypoint. */
 import { type MatchContext, matchApplies, requestMatches } from '../http-match.ts';
-import { type Outcome, Tracer } from './tracer.ts';
+import { type TraceOutcome, Tracer } from './tracer.ts';
 import type { HttpMatch, HttpRule, ResolvedVirtualService } from '../virtual-services.ts';
 import type { Workload } from '../workloads.ts';
 
@@ -16,7 +16,7 @@ export function firstRoute(
   routes: readonly { rule: HttpRule; vs: ResolvedVirtualService }[],
   context: MatchContext,
   admits: (match: HttpMatch) => boolean = admitsAll,
-): Outcome | undefined {
+): TraceOutcome | undefined {
   for (let index = 0; index < routes.length; index++) {
     const { rule, vs } = routes[index] as { rule: HttpRule; vs: ResolvedVirtualService };
     let match: HttpMatch | undefined;

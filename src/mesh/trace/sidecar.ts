@@ -20,7 +20,7 @@ import { toAmbientEndpoint } from './ambient.ts';
 import {
   type Connection,
   MeshOnly,
-  type Outcome,
+  type TraceOutcome,
   Tracer,
   connection,
   forwardReport,
@@ -41,7 +41,7 @@ import type { Mesh } from '../compiled.ts';
  * Without a client workload it is a caller outside the mesh in the cluster network (the API server calling
  * a webhook): names resolve as from `default`, and it has no identity.
  */
-export function direct(t: Tracer, client: Workload | undefined, host: string, port: number): Outcome {
+export function direct(t: Tracer, client: Workload | undefined, host: string, port: number): TraceOutcome {
   const namespace = client?.namespace ?? 'default';
   const resolution = resolveHost(t.mesh, host, namespace);
   if (resolution.kind === 'nxdomain')
@@ -78,7 +78,7 @@ function connectionTo(
 }
 
 /** Step: the client sidecar's outbound path (listener → virtual host → route → cluster). */
-export function sidecarOutbound(t: Tracer, client: Workload, host: string, port: number): Outcome {
+export function sidecarOutbound(t: Tracer, client: Workload, host: string, port: number): TraceOutcome {
   const resolution = resolveHost(t.mesh, host, client.namespace);
   if (resolution.kind === 'nxdomain')
     return t.localReply(-1, 0, 'DNS', `${host} does not resolve from ${client.namespace} (no such Service)`);
@@ -168,7 +168,7 @@ function tcpCatchAll(
   hop: number,
   resolution: Resolution,
   port: number,
-): Outcome {
+): TraceOutcome {
   // The catch-all's own port: sending to it would loop through the proxy, so it goes nowhere.
   if (port === OutboundCapturePort) {
     Object.assign(t.at(hop), { cluster: 'BlackHoleCluster', route: 'tcp' });
@@ -368,7 +368,7 @@ function toCluster(
   scope: SidecarScope | undefined,
   tcp: boolean,
   hostFallback = true,
-): Outcome {
+): TraceOutcome {
   const clusterName = outboundCluster(dest.port, dest.subset, dest.host);
   t.at(hop).cluster = clusterName;
   const picked = clusterEndpoint(t, proxy, hop, dest, scope, clusterName);

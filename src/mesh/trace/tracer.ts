@@ -13,7 +13,7 @@ import type { Workload } from '../workloads.ts';
 import type { Hop } from '../../model/trace-result.ts';
 import type { Mesh } from '../compiled.ts';
 
-export interface Outcome {
+export interface TraceOutcome {
   code: number;
   flags: string;
   /** The hop that produced the response itself (-1: the application). */
@@ -24,7 +24,7 @@ export interface Outcome {
 }
 
 /** The application answered (the response is its own, not a proxy's): `who` is the workload or `ip:port`. */
-export function answered(who: string, detail: string): Outcome {
+export function answered(who: string, detail: string): TraceOutcome {
   return { code: 200, flags: '-', hop: -1, summary: `answered by ${who}${detail}`, answeredBy: who };
 }
 
@@ -62,7 +62,7 @@ export const AmbientUnsupported =
  * the Tracer so that the walks reach each other without importing each other in a circle.
  */
 export interface Walks {
-  deliver(t: Tracer, conn: Connection): Outcome;
+  deliver(t: Tracer, conn: Connection): TraceOutcome;
   takeRoute(
     t: Tracer,
     proxy: Workload,
@@ -72,7 +72,7 @@ export interface Walks {
     port: number,
     scope: SidecarScope | undefined,
     hostFallback: boolean,
-  ): Outcome;
+  ): TraceOutcome;
 }
 
 export class Tracer {
@@ -157,7 +157,7 @@ export class Tracer {
     flags: string,
     summary: string,
     tcp = false,
-  ): Outcome {
+  ): TraceOutcome {
     this.reports.push(
       clientReport(this.mesh, {
         proxy,
@@ -172,7 +172,7 @@ export class Tracer {
     return this.localReply(hop, code, flags, summary);
   }
 
-  localReply(hop: number, code: number, flags: string, summary: string): Outcome {
+  localReply(hop: number, code: number, flags: string, summary: string): TraceOutcome {
     if (hop >= 0) {
       this.at(hop).code = code;
       this.at(hop).flags = flags;

@@ -26,7 +26,7 @@ import {
   unmarked,
   withCondition,
   type Condition,
-} from '../../src/controller/plan.ts';
+} from '../../src/controller/desired.ts';
 import { kubeflowBenchPlatform } from '../bench/kubeflow-platform.ts';
 import { inferenceService } from '../fixtures.ts';
 import { ContestTracker, lastOtherManager } from '../../src/controller/contest.ts';
