@@ -6,7 +6,7 @@
  * ztunnel (hbone-ports.ts).
  */
 import type { NetworkPolicyPeer } from '../model/specs.ts';
-import { Label } from '../model/vocabulary.ts';
+import { Label, GroupKind } from '../model/vocabulary.ts';
 import { principalOf, accountOfPrincipal } from '../model/identity.ts';
 import type { KubeObject } from '../model/object.ts';
 import { Snapshot } from '../load/snapshot.ts';
@@ -170,11 +170,11 @@ export function admittedKey(admitted: Admitted): string {
 export function convertedNetworkPolicies(
   m: Migration,
 ): { policies: NetworkPolicies; byName: ReadonlyMap<string, KubeObject> } | undefined {
-  const inputs = m.snapshot.list('networking.k8s.io', 'NetworkPolicy');
+  const inputs = m.snapshot.list(GroupKind.NetworkPolicy);
   if (inputs.length === 0) return undefined;
   return {
     policies: new NetworkPolicies(
-      Snapshot.of([...inputs.map((p) => m.current(p)), ...m.snapshot.list('', 'Namespace')]),
+      Snapshot.of([...inputs.map((p) => m.current(p)), ...m.snapshot.list(GroupKind.Namespace)]),
     ),
     byName: new Map(inputs.map((p) => [`${p.metadata.namespace ?? 'default'}/${p.metadata.name ?? ''}`, p])),
   };

@@ -10,7 +10,7 @@ import type { MeshService } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { addTo } from '../model/multimap.ts';
 import type { KubeObject } from '../model/object.ts';
-import { GatewayClass } from '../model/vocabulary.ts';
+import { GatewayClass, GroupKind } from '../model/vocabulary.ts';
 import {
   Migration,
   type NewGateway,
@@ -36,9 +36,9 @@ import { isProfileOwnerPolicy, WaypointOwnerPolicyName } from '../kubeflow/profi
 export function classifyPolicies(m: Migration): void {
   const policies = [
     ...m.snapshot
-      .list(security, 'AuthorizationPolicy')
+      .list(GroupKind.AuthorizationPolicy)
       .map((p) => ({ p, l7: needsWaypoint(specOf(p, 'security.istio.io/AuthorizationPolicy')) })),
-    ...m.snapshot.list(security, 'RequestAuthentication').map((p) => ({ p, l7: true })),
+    ...m.snapshot.list(GroupKind.RequestAuthentication).map((p) => ({ p, l7: true })),
   ];
   for (const { p, l7 } of policies) {
     const spec = policySpecOf(p);
@@ -69,7 +69,7 @@ export function classifyPolicies(m: Migration): void {
  */
 export function attachPolicies(m: Migration): void {
   const podPolicies = new Map<Workload, KubeObject[]>();
-  for (const policy of m.snapshot.list(security, 'AuthorizationPolicy')) {
+  for (const policy of m.snapshot.list(GroupKind.AuthorizationPolicy)) {
     const spec = policySpecOf(policy);
     if (m.isKept(policy.metadata.namespace ?? 'default') || m.isMeshWide(policy)) continue;
     if (isTargeted(spec)) continue;
@@ -195,7 +195,7 @@ function servicePortsOf(
 }
 
 export function authorizationPolicies(m: Migration): void {
-  for (const policy of m.snapshot.list(security, 'AuthorizationPolicy')) {
+  for (const policy of m.snapshot.list(GroupKind.AuthorizationPolicy)) {
     if (m.isKept(policy.metadata.namespace ?? 'default')) continue;
     const { spec, renamed } = renamePrincipals(
       specOf(policy, 'security.istio.io/AuthorizationPolicy'),
@@ -405,7 +405,7 @@ function ontoNewGateways(
 
 /** RequestAuthentications follow the policies that read their tokens: onto gateways or waypoints. */
 export function requestAuthentications(m: Migration): void {
-  for (const ra of m.snapshot.list(security, 'RequestAuthentication')) {
+  for (const ra of m.snapshot.list(GroupKind.RequestAuthentication)) {
     const ns = ra.metadata.namespace ?? 'default';
     if (m.isKept(ns)) continue;
     const spec = specOf(ra, 'security.istio.io/RequestAuthentication');

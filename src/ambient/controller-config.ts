@@ -8,13 +8,14 @@
  * names is kept beside its conversion, so what they create next is served; the profile controller's
  * principal names the gateway that what they create next is routed through. Each is in the report.
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import type { KubeObject } from '../model/object.ts';
 import { dataOf } from '../model/specs.ts';
 import { configMapOf } from '../model/inputs.ts';
 import { KServeConfigMap } from '../kserve/config.ts';
 import { KnativeConfigMaps } from '../kserve/knative.ts';
 import { KubeflowConfigMaps, kubeflowConfigFrom } from '../kubeflow/config.ts';
-import { istio, Migration } from './context.ts';
+import { Migration } from './context.ts';
 import { action, changed } from './migration-report.ts';
 
 /** A controller's configuration that names an Istio Gateway: where, and what the controller does with it. */
@@ -31,10 +32,10 @@ export interface GatewayUse {
 export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse[]> {
   const uses = new Map<string, GatewayUse[]>();
   const use = (gateway: string, found: GatewayUse) => {
-    if (!m.snapshot.get(istio, 'Gateway', ...splitName(gateway))) return;
+    if (!m.snapshot.get(GroupKind.IstioGateway, ...splitName(gateway))) return;
     uses.set(gateway, [...(uses.get(gateway) ?? []), found]);
   };
-  const configMaps = m.snapshot.list('', 'ConfigMap');
+  const configMaps = m.snapshot.list(GroupKind.ConfigMap);
   const knative = configMapOf(KnativeConfigMaps.istio, configMaps);
   const knativeData = dataOf(knative);
   for (const key of Object.keys(knativeData).sort()) {
@@ -80,7 +81,7 @@ export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse
  */
 export function profileControllerPrincipal(m: Migration): void {
   const key = 'ISTIO_INGRESS_GATEWAY_PRINCIPAL';
-  const configMap = configMapOf(KubeflowConfigMaps.profiles, m.snapshot.list('', 'ConfigMap'));
+  const configMap = configMapOf(KubeflowConfigMaps.profiles, m.snapshot.list(GroupKind.ConfigMap));
   const old = configMap ? dataOf(configMap)[key] : undefined;
   const renamed = old === undefined ? undefined : m.principalRenames.get(old);
   const next = renamed?.find((p) => p !== old);

@@ -25,8 +25,7 @@ export function controllerOwned(m: Migration): void {
   for (const entry of m.entries.values()) {
     if (entry.outcome !== Outcome.Converted && entry.outcome !== Outcome.Removed) continue;
     const object = m.snapshot.get(
-      entry.object.group,
-      entry.object.kind,
+      `${entry.object.group}/${entry.object.kind}`,
       entry.object.namespace,
       entry.object.name,
     );

@@ -6,8 +6,8 @@
 import { specOf } from '../model/specs.ts';
 import { labelsMatch } from '../load/snapshot.ts';
 import { resolveGatewayName } from '../mesh/virtual-services.ts';
-import { Annotation } from '../model/vocabulary.ts';
-import { Migration, istio } from './context.ts';
+import { Annotation, GroupKind } from '../model/vocabulary.ts';
+import { Migration } from './context.ts';
 import { convertGateway, gatewayApiPrincipal } from './gateways.ts';
 import { type Note, action, changed } from './migration-report.ts';
 import { principalOf } from '../model/identity.ts';
@@ -18,12 +18,12 @@ export function gateways(m: Migration): void {
   const namedByControllers = gatewaysNamedByControllers(m);
   const bound = new Set<string>();
   const boundByKept = new Set<string>();
-  for (const vs of m.snapshot.list(istio, 'VirtualService')) {
+  for (const vs of m.snapshot.list(GroupKind.VirtualService)) {
     const ns = vs.metadata.namespace ?? 'default';
     const gateways = specOf(vs, 'networking.istio.io/VirtualService').gateways ?? [];
     for (const g of gateways) (m.isKept(ns) ? boundByKept : bound).add(resolveGatewayName(g, ns));
   }
-  for (const gateway of m.snapshot.list(istio, 'Gateway')) {
+  for (const gateway of m.snapshot.list(GroupKind.IstioGateway)) {
     const ns = gateway.metadata.namespace ?? 'default';
     const name = gateway.metadata.name ?? '';
     const selector = specOf(gateway, 'networking.istio.io/Gateway').selector ?? {};
@@ -92,7 +92,7 @@ export function gateways(m: Migration): void {
 
 /** Kubernetes Ingresses of class istio are served by the Istio gateway pods, not a Gateway API gateway. */
 export function istioIngresses(m: Migration): void {
-  for (const ingress of m.snapshot.list('networking.k8s.io', 'Ingress')) {
+  for (const ingress of m.snapshot.list(GroupKind.Ingress)) {
     if (m.isKept(ingress.metadata.namespace ?? 'default')) continue;
     const spec = specOf(ingress, 'networking.k8s.io/Ingress');
     const istioClass =

@@ -3,10 +3,11 @@
  * rules: the converted Gateway API gateways, or (for mesh-bound ones) the Services its hosts name, which
  * then need a waypoint to apply them.
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import { specOf, type HTTPRouteSpec, type VirtualServiceSpec } from '../model/specs.ts';
 import { Mesh as MeshGateway, resolveGatewayName, resolveShortName } from '../mesh/virtual-services.ts';
 import type { KubeObject } from '../model/object.ts';
-import { Migration, istio, gatewayApi } from './context.ts';
+import { Migration, gatewayApi } from './context.ts';
 import { type BackendTarget, type RouteContext, type RouteRule, convertHttpRoutes } from './http-routes.ts';
 
 /** A parent of an HTTPRoute (a Gateway, or for a mesh route a Service). */
@@ -15,7 +16,7 @@ import { type Note, action, changed, dropped } from './migration-report.ts';
 
 /** Every VirtualService becomes HTTPRoutes: one per parent (converted gateway, or mesh) with distinct rules. */
 export function virtualServices(m: Migration): void {
-  for (const vs of m.snapshot.list(istio, 'VirtualService'))
+  for (const vs of m.snapshot.list(GroupKind.VirtualService))
     if (!m.isKept(vs.metadata.namespace ?? 'default')) convertVirtualService(m, vs);
 }
 
@@ -216,7 +217,7 @@ function backend(m: Migration, host: string): BackendTarget | undefined {
       namespace: service.namespace,
       ports: service.ports.map((p) => p.port),
     };
-  const entries = m.snapshot.list(istio, 'ServiceEntry');
+  const entries = m.snapshot.list(GroupKind.ServiceEntry);
   if (entries.some((e) => (specOf(e, 'networking.istio.io/ServiceEntry').hosts ?? []).includes(host)))
     return { kind: 'hostname', host };
   return undefined;

@@ -11,8 +11,8 @@ import { KnativeConfigMaps } from '../kserve/knative.ts';
 import { isConfigMapOf } from '../model/inputs.ts';
 import type { KubeObject } from '../model/object.ts';
 import { gatewayClassOf } from '../model/specs.ts';
-import { Annotation, GatewayClass, Label } from '../model/vocabulary.ts';
-import { Migration, gatewayApi, istio } from './context.ts';
+import { Annotation, GatewayClass, Label, GroupKind } from '../model/vocabulary.ts';
+import { Migration, gatewayApi } from './context.ts';
 import { Outcome, action, changed } from './migration-report.ts';
 
 /**
@@ -26,16 +26,16 @@ export function keptNamespaces(m: Migration): void {
   };
   const moveModels = 'move its models to RawDeployment, then migrate it';
   if (m.only)
-    for (const ns of m.snapshot.list('', 'Namespace')) {
+    for (const ns of m.snapshot.list(GroupKind.Namespace)) {
       const name = ns.metadata.name ?? '';
       if (!m.only.has(name))
         m.kept.set(name, { why: 'is not among the namespaces to move', untouched: true });
     }
-  for (const ns of m.snapshot.list('', 'Namespace'))
+  for (const ns of m.snapshot.list(GroupKind.Namespace))
     if (ns.metadata.labels?.[Label.Mode] === 'sidecar')
       keep(ns.metadata.name ?? '', `labelled ${Label.Mode}: sidecar`);
   const defaultMode = m.kserve.defaultDeploymentMode;
-  for (const isvc of m.snapshot.list('serving.kserve.io', 'InferenceService')) {
+  for (const isvc of m.snapshot.list(GroupKind.InferenceService)) {
     const annotated = parseDeploymentMode(isvc.metadata.annotations?.[Annotation.DeploymentMode]);
     const mode = annotated ?? parseDeploymentMode(defaultMode);
     if (mode === undefined || !isKnativeMode(mode)) continue;
@@ -46,13 +46,13 @@ export function keptNamespaces(m: Migration): void {
       moveModels,
     );
   }
-  for (const ksvc of m.snapshot.list('serving.knative.dev', 'Service'))
+  for (const ksvc of m.snapshot.list(GroupKind.KnativeService))
     keep(
       ksvc.metadata.namespace ?? 'default',
       `runs the Knative Service ${ksvc.metadata.name}, and Knative has no ambient support`,
       'move its services off Knative, then migrate it',
     );
-  for (const cm of m.snapshot.list('', 'ConfigMap'))
+  for (const cm of m.snapshot.list(GroupKind.ConfigMap))
     if (isConfigMapOf(KnativeConfigMaps.domain, cm) || isConfigMapOf(KnativeConfigMaps.network, cm))
       keep(
         cm.metadata.namespace ?? 'default',
@@ -68,7 +68,7 @@ export function waypoints(m: Migration): void {
   ]);
   for (const ns of [...namespaces].sort()) {
     const existing = m.snapshot
-      .list(gatewayApi, 'Gateway', ns)
+      .list(GroupKind.Gateway, ns)
       .some((g) => gatewayClassOf(g) === GatewayClass.Waypoint);
     const why = m.waypointNamespaces.has(ns)
       ? [...(m.waypointNamespaces.get(ns) ?? [])].join(', ')
@@ -124,7 +124,7 @@ export function namespacesAndWorkloads(m: Migration): void {
 /** Namespace labels: ambient instead of injection, or kept in sidecar mode (with the mode label). */
 function namespaces(m: Migration): Set<string> {
   const migrated = new Set<string>();
-  for (const ns of m.snapshot.list('', 'Namespace')) {
+  for (const ns of m.snapshot.list(GroupKind.Namespace)) {
     const name = ns.metadata.name ?? '';
     const labels = { ...ns.metadata.labels };
     const injected = labels[Label.IstioInjection] === 'enabled' || labels[Label.IstioRev] !== undefined;
@@ -172,7 +172,7 @@ function namespaces(m: Migration): Set<string> {
 /** Pod templates of migrated namespaces: opted-out pods stay out; a pod's own injection opt-in goes. */
 function workloadTemplates(m: Migration, migrated: ReadonlySet<string>): void {
   for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet']) {
-    for (const object of m.snapshot.list('apps', kind)) {
+    for (const object of m.snapshot.list(`apps/${kind}`)) {
       if (!migrated.has(object.metadata.namespace ?? 'default')) continue;
       const spec = specOf(
         object,
@@ -219,7 +219,7 @@ function workloadTemplates(m: Migration, migrated: ReadonlySet<string>): void {
 /** Running pods of migrated namespaces, as they will run after a restart: without the sidecar. */
 function runningPods(m: Migration, migrated: ReadonlySet<string>): void {
   let restarted = 0;
-  for (const pod of m.snapshot.list('', 'Pod')) {
+  for (const pod of m.snapshot.list(GroupKind.Pod)) {
     if (!migrated.has(pod.metadata.namespace ?? 'default')) continue;
     const given = { labels: pod.metadata.labels ?? {}, annotations: pod.metadata.annotations ?? {} };
     const hadSidecar = given.annotations[Annotation.SidecarStatus] !== undefined;
@@ -234,7 +234,7 @@ function runningPods(m: Migration, migrated: ReadonlySet<string>): void {
     if (hadSidecar) restarted++;
   }
   if (restarted > 0) {
-    const first = m.snapshot.list('', 'Pod').find((p) => m.entry(p).outcome === Outcome.Changed);
+    const first = m.snapshot.list(GroupKind.Pod).find((p) => m.entry(p).outcome === Outcome.Changed);
     if (first)
       m.note(
         first,
@@ -263,7 +263,7 @@ function staysForSidecars(m: Migration, object: KubeObject): boolean {
 
 /** Sidecars and EnvoyFilters configure sidecars, which ambient mode has none of. */
 export function sidecarOnlyObjects(m: Migration): void {
-  for (const sidecar of m.snapshot.list(istio, 'Sidecar')) {
+  for (const sidecar of m.snapshot.list(GroupKind.Sidecar)) {
     if (staysForSidecars(m, sidecar)) continue;
     m.replace(sidecar, []);
     m.note(
@@ -274,7 +274,7 @@ export function sidecarOnlyObjects(m: Migration): void {
       ),
     );
   }
-  for (const filter of m.snapshot.list(istio, 'EnvoyFilter')) {
+  for (const filter of m.snapshot.list(GroupKind.EnvoyFilter)) {
     if (staysForSidecars(m, filter)) continue;
     m.replace(filter, []);
     m.note(
@@ -290,7 +290,7 @@ export function sidecarOnlyObjects(m: Migration): void {
 /** DestinationRules lose ISTIO_MUTUAL, which ztunnel's HBONE replaces. */
 export function destinationRules(m: Migration): void {
   const keptSomewhere = m.kept.size > 0;
-  for (const dr of m.snapshot.list(istio, 'DestinationRule')) {
+  for (const dr of m.snapshot.list(GroupKind.DestinationRule)) {
     if (m.isKept(dr.metadata.namespace ?? 'default') || (dr.metadata.namespace === m.root && keptSomewhere))
       continue;
     const { trafficPolicy: policy, ...others } = specOf(dr, 'networking.istio.io/DestinationRule');

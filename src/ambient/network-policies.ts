@@ -8,7 +8,7 @@
  */
 import type { KubeObject } from '../model/object.ts';
 import { specOf, type NetworkPolicyPeer, type NetworkPolicySpec } from '../model/specs.ts';
-import { Label } from '../model/vocabulary.ts';
+import { Label, GroupKind } from '../model/vocabulary.ts';
 import { peerMatchesPod } from '../mesh/network-policy.ts';
 import { HboneTargetPort } from '../mesh/trace/network.ts';
 import type { Workload } from '../mesh/workloads.ts';
@@ -17,7 +17,7 @@ import { changed } from './migration-report.ts';
 
 /** Converts every NetworkPolicy whose traffic the migration changes. */
 export function networkPolicies(m: Migration): void {
-  for (const policy of m.snapshot.list('networking.k8s.io', 'NetworkPolicy')) {
+  for (const policy of m.snapshot.list(GroupKind.NetworkPolicy)) {
     const spec = specOf(policy, 'networking.k8s.io/NetworkPolicy');
     const namespace = policy.metadata.namespace ?? 'default';
     const ingress = (spec.ingress ?? []).map((rule, r) => ({
@@ -100,5 +100,5 @@ function selectsPodsGoingAmbient(m: Migration, policy: KubeObject, spec: Network
 }
 
 function namespaceLabels(m: Migration, pod: Workload): Readonly<Record<string, string>> {
-  return m.snapshot.get('', 'Namespace', '', pod.namespace)?.metadata.labels ?? {};
+  return m.snapshot.get(GroupKind.Namespace, '', pod.namespace)?.metadata.labels ?? {};
 }

@@ -7,6 +7,7 @@
  * plaintext, with no identity, and every policy naming principals refuses it. So the mesh config turns
  * it on, and the report says which workloads to restart for it.
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import { isMap, parseDocument } from '../load/yaml.ts';
 import { EnableHboneMetadata, meshConfigMap } from '../load/mesh-config.ts';
 import { dataOf } from '../model/specs.ts';
@@ -30,7 +31,7 @@ export function sidecarHbone(m: Migration): void {
   if (!configMap || text === undefined) {
     // No mesh config in the input to change: the namespaces that keep sidecars carry the instruction.
     for (const ns of staying) {
-      const namespace = m.snapshot.get('', 'Namespace', '', ns);
+      const namespace = m.snapshot.get(GroupKind.Namespace, '', ns);
       if (namespace)
         m.note(
           namespace,

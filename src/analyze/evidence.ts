@@ -34,7 +34,7 @@ export function definingObject(
   workload: Workload,
 ): { object: KubeObject; podMetadata: FieldPath } {
   for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet']) {
-    const owner = snapshot.get('apps', kind, workload.namespace, workload.name);
+    const owner = snapshot.get(`apps/${kind}`, workload.namespace, workload.name);
     if (owner) return { object: owner, podMetadata: ['spec', 'template', 'metadata'] };
   }
   return { object: workload.object, podMetadata: ['metadata'] };
@@ -130,10 +130,10 @@ export function annotatedMetadata(snapshot: Snapshot): AnnotatedMetadata[] {
     ['', 'Pod'],
     ['apps', 'Deployment'],
   ] as const)
-    for (const o of snapshot.list(group, kind))
+    for (const o of snapshot.list(`${group}/${kind}`))
       add(o, kind, o.metadata, ['metadata', 'annotations'], false, fieldsOf(o, 'spec'));
   for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet'])
-    for (const o of snapshot.list('apps', kind)) {
+    for (const o of snapshot.list(`apps/${kind}`)) {
       const template = podTemplateOf(o);
       add(
         o,
@@ -167,8 +167,5 @@ export function gatewayBindings(
 /** The Istio Gateway or Gateway API Gateway a resolved gateway name (`ns/name`) names. */
 function gatewayNamed(snapshot: Snapshot, name: string): KubeObject | undefined {
   const [ns = '', gateway = ''] = name.split('/');
-  return (
-    snapshot.get('networking.istio.io', 'Gateway', ns, gateway) ??
-    snapshot.get('gateway.networking.k8s.io', 'Gateway', ns, gateway)
-  );
+  return snapshot.get(GroupKind.IstioGateway, ns, gateway) ?? snapshot.get(GroupKind.Gateway, ns, gateway);
 }

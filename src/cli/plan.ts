@@ -1,4 +1,5 @@
 /** `kfmesh migrate --to ambient --plan DIR`: the migration as steps, every state simulated, written as files. */
+import { GroupKind } from '../model/vocabulary.ts';
 import { messageOf } from '../model/errors.ts';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -21,7 +22,7 @@ export interface PlanFlags {
  */
 export async function writePlan(snapshot: Snapshot, flags: PlanFlags, streams: Streams): Promise<ExitCode> {
   await checkTarget(flags.plan);
-  const known = new Set(snapshot.list('', 'Namespace').map((n) => n.metadata.name ?? ''));
+  const known = new Set(snapshot.list(GroupKind.Namespace).map((n) => n.metadata.name ?? ''));
   for (const ns of flags.namespace ?? [])
     if (!known.has(ns)) throw new UsageError(`--namespace ${ns}: no such Namespace in the input`);
   const progress = (message: string) => streams.stderr(`kfmesh: ${message}\n`);

@@ -174,7 +174,7 @@ export class ConsoleModel {
     }
     const names = (group: string, kind: string) =>
       this.#snapshot
-        .list(group, kind)
+        .list(`${group}/${kind}`)
         .map((o) =>
           o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : (o.metadata.name ?? ''),
         )
@@ -283,7 +283,7 @@ export class ConsoleModel {
     const [group, kind, namespace, name] = ['group', 'kind', 'namespace', 'name'].map(
       (p) => params.get(p) ?? '',
     ) as [string, string, string, string];
-    const object = this.#snapshot.get(group, kind, namespace, name);
+    const object = this.#snapshot.get(`${group}/${kind}`, namespace, name);
     if (!object)
       return {
         status: 404,

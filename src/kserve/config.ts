@@ -9,7 +9,7 @@ import { isPlainObject, refOf, type KubeObject } from '../model/object.ts';
 import { at } from '../model/checked.ts';
 import { describeValue } from '../load/parse.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import { Annotation, Label } from '../model/vocabulary.ts';
+import { Annotation, Label, GroupKind } from '../model/vocabulary.ts';
 import { configMapOf, configMapsOf, type ConfigMapInput } from '../model/inputs.ts';
 import { KnativeConfigMaps } from './knative.ts';
 
@@ -133,7 +133,7 @@ export function kserveConfigFrom(snapshot: Snapshot, clusterDomain = 'cluster.lo
 
 /** The ConfigMap `inferenceservice-config`: the one in `kserve` if there are several. */
 function findInferenceServiceConfig(snapshot: Snapshot): KubeObject | undefined {
-  const configMaps = snapshot.list('', 'ConfigMap');
+  const configMaps = snapshot.list(GroupKind.ConfigMap);
   const all = configMapsOf(KServeConfigMap, configMaps);
   if (all.length <= 1 || all.some((cm) => cm.metadata.namespace === KServeConfigMap.namespace))
     return configMapOf(KServeConfigMap, configMaps);
@@ -146,7 +146,7 @@ function findInferenceServiceConfig(snapshot: Snapshot): KubeObject | undefined 
 
 /** Knative's domains: the keys of `config-domain` (in knative-serving when there are several), longest first. */
 function knativeDomains(snapshot: Snapshot): string[] {
-  const data = dataOf(configMapOf(KnativeConfigMaps.domain, snapshot.list('', 'ConfigMap')));
+  const data = dataOf(configMapOf(KnativeConfigMaps.domain, snapshot.list(GroupKind.ConfigMap)));
   // Knative skips `_example`; the longest suffix is the most specific, and makes the choice independent of map order.
   return Object.keys(data)
     .filter((d) => !d.startsWith('_'))

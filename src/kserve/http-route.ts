@@ -17,7 +17,7 @@ import {
   type TemplateValues,
 } from './hosts.ts';
 import { childMeta, componentServiceName, entryComponent, withoutKeys } from './names.ts';
-import { AppProtocol } from '../model/vocabulary.ts';
+import { AppProtocol, GroupKind } from '../model/vocabulary.ts';
 
 /** KServe's default request timeout of HTTPRoute rules. */
 export const DefaultRouteTimeout = '60s';
@@ -44,8 +44,7 @@ function dualProtocolPorts(
   component: Component,
 ): { rest: number; grpc: number } | undefined {
   const service = snapshot.get(
-    '',
-    'Service',
+    GroupKind.Service,
     isvc.metadata.namespace ?? '',
     componentServiceName(isvc, component),
   );

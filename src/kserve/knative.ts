@@ -8,7 +8,7 @@
 import type { KubeObject } from '../model/object.ts';
 import { dataOf } from '../model/specs.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import { Label } from '../model/vocabulary.ts';
+import { Label, GroupKind } from '../model/vocabulary.ts';
 import { configMapOf, type ConfigMapInput } from '../model/inputs.ts';
 
 /**
@@ -38,7 +38,7 @@ const shipped: KnativeGateways = {
 
 /** The gateways of `config-istio`, or Knative's shipped ones. */
 export function knativeGatewaysFrom(snapshot: Snapshot): KnativeGateways {
-  const config = configMapOf(KnativeConfigMaps.istio, snapshot.list('', 'ConfigMap'));
+  const config = configMapOf(KnativeConfigMaps.istio, snapshot.list(GroupKind.ConfigMap));
   if (!config) return shipped;
   const external: string[] = [];
   const local: string[] = [];

@@ -10,7 +10,7 @@ import { generateDomainName, generateUrlPath, serviceHostname } from './hosts.ts
 import { templateValues } from './http-route.ts';
 import { componentServiceName, entryComponent, isStopped } from './names.ts';
 import { hostOf, knativeServiceHost } from './virtual-service.ts';
-import { AppProtocol } from '../model/vocabulary.ts';
+import { AppProtocol, GroupKind } from '../model/vocabulary.ts';
 
 /** The networking part of an InferenceService's status. */
 export interface IngressStatus {
@@ -58,7 +58,7 @@ function rawStatus(isvc: InferenceService, config: KServeConfig, snapshot: Snaps
   const url = `${config.ingress.urlScheme}://${generateDomainName(config.ingress.domainTemplate, templateValues(isvc, name, config))}`;
   const entryService = componentServiceName(isvc, entryComponent(isvc));
   let host = serviceHostname(entryService, namespace, config.clusterDomain);
-  const service = snapshot.get('', 'Service', namespace, entryService);
+  const service = snapshot.get(GroupKind.Service, namespace, entryService);
   const spec = specIfKind(service, '/Service');
   if (spec.clusterIP === 'None') {
     // A headless Service has no port 80 to send to: KServe names the first non-gRPC numeric target port, else 8080.

@@ -5,6 +5,7 @@
  * (`USE_ISTIO`, `ISTIO_GATEWAY`; `notebook-controller-config*`), its namespace-labels file (ConfigMap `namespace-labels-data`, key `namespace-labels.yaml`), and kfmesh's own ConfigMap `kfmesh`
  * (`gatewayApiIngress: ns/name`, `waypointName`). Defaults are the ones Kubeflow's manifests ship.
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import { dataOf } from '../model/specs.ts';
 import { parseYaml } from '../load/yaml.ts';
 import { configMapOf, type ConfigMapInput } from '../model/inputs.ts';
@@ -96,9 +97,9 @@ export function gatewayApiIngressPrincipal(config: KubeflowConfig): string {
  */
 export function ambientIngressPrincipals(snapshot: Snapshot, config: KubeflowConfig): string[] {
   const { namespace, name } = config.gatewayApiIngress;
-  const gatewayApi = snapshot.get('gateway.networking.k8s.io', 'Gateway', namespace, name) !== undefined;
+  const gatewayApi = snapshot.get(GroupKind.Gateway, namespace, name) !== undefined;
   const [istioNamespace = '', istioName = ''] = config.istioGateway.split('/');
-  const istio = snapshot.get('networking.istio.io', 'Gateway', istioNamespace, istioName) !== undefined;
+  const istio = snapshot.get(GroupKind.IstioGateway, istioNamespace, istioName) !== undefined;
   const principals = [
     ...(gatewayApi || !istio ? [gatewayApiIngressPrincipal(config)] : []),
     ...(istio ? [config.ingressGatewayPrincipal] : []),
@@ -108,7 +109,7 @@ export function ambientIngressPrincipals(snapshot: Snapshot, config: KubeflowCon
 
 /** Reads the Kubeflow settings; a malformed value is an InputError naming the ConfigMap and key. */
 export function kubeflowConfigFrom(snapshot: Snapshot): KubeflowConfig {
-  const configMaps = snapshot.list('', 'ConfigMap');
+  const configMaps = snapshot.list(GroupKind.ConfigMap);
   const config: KubeflowConfig = { ...defaultKubeflowConfig, namespaceLabels: {} };
   const profiles = configMapOf(KubeflowConfigMaps.profiles, configMaps);
   if (profiles) {

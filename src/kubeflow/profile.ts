@@ -11,7 +11,7 @@ import type { KubeObject } from '../model/object.ts';
 import { inventedMeta, ownerReferenceTo } from '../model/ownership.ts';
 import { waypointFor } from './waypoint.ts';
 import type { KubeflowConfig } from './config.ts';
-import { Label } from '../model/vocabulary.ts';
+import { Label, GroupKind } from '../model/vocabulary.ts';
 import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 
@@ -36,7 +36,7 @@ export function isProfileOwnerPolicy(snapshot: Snapshot, policy: KubeObject): bo
   return (
     policy.kind === 'AuthorizationPolicy' &&
     policy.metadata.name === OwnerPolicyName &&
-    (snapshot.get('kubeflow.org', 'Profile', '', namespace) !== undefined ||
+    (snapshot.get(GroupKind.Profile, '', namespace) !== undefined ||
       policy.metadata.annotations?.['user'] !== undefined)
   );
 }

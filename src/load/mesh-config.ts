@@ -1,4 +1,5 @@
 /** Istio's mesh configuration, read from the ConfigMap `istio` (YAML in `data.mesh`) of the control plane. */
+import { GroupKind } from '../model/vocabulary.ts';
 import { dataOf } from '../model/specs.ts';
 import { parseYaml } from './yaml.ts';
 import { InputError, messageOf } from '../model/errors.ts';
@@ -72,7 +73,7 @@ export const MeshConfigMap = {
 
 /** The ConfigMap that holds the mesh config (`istio`, in `istio-system` when there are several). */
 export function meshConfigMap(snapshot: Snapshot): KubeObject | undefined {
-  return configMapOf(MeshConfigMap, snapshot.list('', 'ConfigMap'));
+  return configMapOf(MeshConfigMap, snapshot.list(GroupKind.ConfigMap));
 }
 
 /** Reads the mesh config from ConfigMap `istio` (in `istio-system` when there are several). */

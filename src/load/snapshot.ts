@@ -12,6 +12,7 @@ import {
   type ObjectRef,
 } from '../model/object.ts';
 import type { FieldPath, LoadedObject } from './parse.ts';
+import type { GroupKindKey } from '../model/vocabulary.ts';
 import { formatFieldPath, typeProblem, type TypeProblem } from './schema.ts';
 import type { ObjectProblem } from '../model/errors.ts';
 
@@ -32,7 +33,13 @@ function typeProblemOf(object: KubeObject): TypeProblem | undefined {
 /** A label selector in its simple form: every key must carry exactly that value. */
 export type LabelMatch = Readonly<Record<string, string>>;
 
-const kindKey = (group: string, kind: string): string => `${group}/${kind}`;
+const kindKey = (group: string, kind: string): GroupKindKey => `${group}/${kind}`;
+
+/** `group/Kind` split at its last slash (a group has dots, never a slash). */
+function splitGroupKind(groupKind: GroupKindKey): [group: string, kind: string] {
+  const slash = groupKind.lastIndexOf('/');
+  return [groupKind.slice(0, slash), groupKind.slice(slash + 1)];
+}
 
 /** An object given again, replacing an earlier definition. */
 export interface Replacement {
@@ -124,9 +131,9 @@ export class Snapshot {
     return this.#objects;
   }
 
-  /** The objects of one kind, optionally in one namespace, ordered by namespace and name. */
-  list<T extends KubeObject = KubeObject>(group: string, kind: string, namespace?: string): readonly T[] {
-    const list = (this.#byKind.get(kindKey(group, kind)) ?? []) as T[];
+  /** The objects of one kind (`group/Kind`), optionally in one namespace, ordered by namespace and name. */
+  list<T extends KubeObject = KubeObject>(groupKind: GroupKindKey, namespace?: string): readonly T[] {
+    const list = (this.#byKind.get(groupKind) ?? []) as T[];
     return namespace === undefined ? list : list.filter((o) => (o.metadata.namespace ?? '') === namespace);
   }
 
@@ -142,7 +149,7 @@ export class Snapshot {
   namespaces(): ReadonlySet<string> {
     if (this.#namespaces) return this.#namespaces;
     const names = new Set<string>();
-    for (const ns of this.list('', 'Namespace')) names.add(ns.metadata.name ?? '');
+    for (const ns of this.list('/Namespace')) names.add(ns.metadata.name ?? '');
     for (const object of this.#objects) if (object.metadata.namespace) names.add(object.metadata.namespace);
     return (this.#namespaces = names);
   }
@@ -152,11 +159,11 @@ export class Snapshot {
    * `kubectl apply` would put it.
    */
   get<T extends KubeObject = KubeObject>(
-    group: string,
-    kind: string,
+    groupKind: GroupKindKey,
     namespace: string,
     name: string,
   ): T | undefined {
+    const [group, kind] = splitGroupKind(groupKind);
     const found = this.#byKey.get(objectKey({ group, kind, namespace, name }));
     if (found || namespace !== 'default') return found as T | undefined;
     return this.#byKey.get(objectKey({ group, kind, namespace: '', name })) as T | undefined;
@@ -164,12 +171,11 @@ export class Snapshot {
 
   /** The objects of one kind whose labels carry every key/value of `match`. */
   withLabels<T extends KubeObject = KubeObject>(
-    group: string,
-    kind: string,
+    groupKind: GroupKindKey,
     match: LabelMatch,
     namespace?: string,
   ): T[] {
-    return this.list<T>(group, kind, namespace).filter((o) => labelsMatch(o.metadata.labels, match));
+    return this.list<T>(groupKind, namespace).filter((o) => labelsMatch(o.metadata.labels, match));
   }
 
   /** Where an object (or one of its fields) is written, when it came from a file. */

@@ -8,7 +8,7 @@ import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import { policySpec, ruleMatches, targetRefsOf, type AuthzRequest, type AuthzRule } from './authorization.ts';
 import type { MeshService } from './services.ts';
 import type { Workload } from './workloads.ts';
-import { Label, GatewayClass } from '../model/vocabulary.ts';
+import { Label, GatewayClass, GroupKind } from '../model/vocabulary.ts';
 
 /** A waypoint: its Gateway, the traffic it takes, and the proxy that runs it. */
 export interface Waypoint {
@@ -31,7 +31,7 @@ export function waypointsFrom(snapshot: Snapshot, workloads: readonly Workload[]
     const key = `${w.namespace}/${gatewayName}`;
     if (gatewayName !== undefined && !byGateway.has(key)) byGateway.set(key, w);
   }
-  for (const gateway of snapshot.list('gateway.networking.k8s.io', 'Gateway')) {
+  for (const gateway of snapshot.list(GroupKind.Gateway)) {
     const spec = specOf(gateway, 'gateway.networking.k8s.io/Gateway');
     if (spec.gatewayClassName !== GatewayClass.Waypoint) continue;
     const namespace = gateway.metadata.namespace ?? 'default';
@@ -85,7 +85,7 @@ function waypointFor(
   target: { namespace: string; labels: Readonly<Record<string, string>> },
   traffic: 'service' | 'workload',
 ): Waypoint | undefined {
-  const nsLabels = snapshot.get('', 'Namespace', '', target.namespace)?.metadata.labels ?? {};
+  const nsLabels = snapshot.get(GroupKind.Namespace, '', target.namespace)?.metadata.labels ?? {};
   const own = target.labels[Label.UseWaypoint];
   const name = own ?? nsLabels[Label.UseWaypoint];
   if (!name || name === 'none') return undefined;
@@ -102,7 +102,7 @@ export function ingressUsesWaypoint(snapshot: Snapshot, service: MeshService): b
   const own = service.labels[Label.IngressUseWaypoint];
   if (own !== undefined) return own === 'true';
   return (
-    snapshot.get('', 'Namespace', '', service.namespace)?.metadata.labels?.[Label.IngressUseWaypoint] ===
+    snapshot.get(GroupKind.Namespace, '', service.namespace)?.metadata.labels?.[Label.IngressUseWaypoint] ===
     'true'
   );
 }

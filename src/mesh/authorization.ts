@@ -11,7 +11,7 @@ import {
   type PolicyTargetRef,
 } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
-import { GatewayClass } from '../model/vocabulary.ts';
+import { GatewayClass, GroupKind } from '../model/vocabulary.ts';
 import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import type { Workload } from './workloads.ts';
@@ -77,7 +77,7 @@ export class AuthorizationPolicies {
 
   constructor(snapshot: Snapshot, rootNamespace: string) {
     this.#rootNamespace = rootNamespace;
-    const all = [...snapshot.list('security.istio.io', 'AuthorizationPolicy')].sort((a, b) =>
+    const all = [...snapshot.list(GroupKind.AuthorizationPolicy)].sort((a, b) =>
       compareStrings(orderKey(a), orderKey(b)),
     );
     for (const p of all) {

@@ -4,6 +4,7 @@
  * `tls.crt` and `tls.key`, the certificate PEM and valid now. The certificate is read with
  * @peculiar/asn1-x509 (a pure ASN.1 reader: the core does no I/O and has no Node crypto).
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate } from '@peculiar/asn1-x509';
 import type { KubeObject } from '../model/object.ts';
@@ -28,7 +29,7 @@ export function certificateIssuing(
   secretName: string,
 ): KubeObject | undefined {
   return snapshot
-    .list('cert-manager.io', 'Certificate', namespace)
+    .list(GroupKind.Certificate, namespace)
     .find((c) => specOf(c, 'cert-manager.io/Certificate').secretName === secretName);
 }
 

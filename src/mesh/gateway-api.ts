@@ -15,7 +15,7 @@ import {
   type StringMatch,
 } from './virtual-services.ts';
 import { ProxyKind, type Workload } from './workloads.ts';
-import { Label, GatewayClass } from '../model/vocabulary.ts';
+import { Label, GatewayClass, GroupKind } from '../model/vocabulary.ts';
 import { gatewayClassOf, specOf, type GatewayListener, type HTTPRouteSpec } from '../model/specs.ts';
 
 /** A listener as routes attach to it: its name, port and protocol given (the CRD requires them). */
@@ -32,9 +32,7 @@ export function listenerGatewayName(namespace: string, gateway: string, listener
 
 /** Gateway API Gateways of class `istio`. */
 export function istioGateways(snapshot: Snapshot): KubeObject[] {
-  return snapshot
-    .list('gateway.networking.k8s.io', 'Gateway')
-    .filter((g) => gatewayClassOf(g) === GatewayClass.Istio);
+  return snapshot.list(GroupKind.Gateway).filter((g) => gatewayClassOf(g) === GatewayClass.Istio);
 }
 
 /** The listeners of a Gateway. */
@@ -55,7 +53,7 @@ export function syntheticGatewayWorkloads(
   firstIp: number,
 ): Workload[] {
   const out: Workload[] = [];
-  const managed = snapshot.list('gateway.networking.k8s.io', 'Gateway').filter((g) => {
+  const managed = snapshot.list(GroupKind.Gateway).filter((g) => {
     const gatewayClass = gatewayClassOf(g);
     return gatewayClass === GatewayClass.Istio || gatewayClass === GatewayClass.Waypoint;
   });
@@ -111,7 +109,7 @@ function listenerAllows(
   if (from === 'All') return true;
   if (from === 'Same') return routeNamespace === gatewayNamespace;
   const selector = listener.allowedRoutes?.namespaces?.selector?.matchLabels ?? {};
-  const labels = snapshot.get('', 'Namespace', '', routeNamespace)?.metadata.labels ?? {};
+  const labels = snapshot.get(GroupKind.Namespace, '', routeNamespace)?.metadata.labels ?? {};
   return labelsMatch(labels, selector);
 }
 
@@ -122,7 +120,7 @@ export function httpRouteVirtualServices(
   noBackendRefsStatus: number,
 ): ResolvedVirtualService[] {
   const out: ResolvedVirtualService[] = [];
-  for (const route of snapshot.list('gateway.networking.k8s.io', 'HTTPRoute')) {
+  for (const route of snapshot.list(GroupKind.HTTPRoute)) {
     const namespace = route.metadata.namespace ?? 'default';
     const spec = specOf(route, 'gateway.networking.k8s.io/HTTPRoute');
     const hostnames = spec.hostnames && spec.hostnames.length > 0 ? spec.hostnames : ['*'];
@@ -156,12 +154,7 @@ export function httpRouteVirtualServices(
         continue;
       }
       if (kind !== 'Gateway') continue;
-      const gateway = snapshot.get(
-        'gateway.networking.k8s.io',
-        'Gateway',
-        parentNamespace,
-        parent.name ?? '',
-      );
+      const gateway = snapshot.get(GroupKind.Gateway, parentNamespace, parent.name ?? '');
       if (!gateway || gatewayClassOf(gateway) !== GatewayClass.Istio) continue;
       const attached = listenersOf(gateway).filter(
         (l) =>
@@ -246,7 +239,7 @@ function backendHost(
 
 /** Does a ReferenceGrant in `namespace` let HTTPRoutes of `from` reach its Service `name`? */
 function granted(snapshot: Snapshot, from: string, namespace: string, name: string): boolean {
-  return snapshot.list('gateway.networking.k8s.io', 'ReferenceGrant', namespace).some((grant) => {
+  return snapshot.list(GroupKind.ReferenceGrant, namespace).some((grant) => {
     const spec = specOf(grant, 'gateway.networking.k8s.io/ReferenceGrant');
     const fromOk = (spec.from ?? []).some(
       (f) => f.group === 'gateway.networking.k8s.io' && f.kind === 'HTTPRoute' && f.namespace === from,

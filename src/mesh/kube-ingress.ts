@@ -8,7 +8,7 @@ import { compareStrings, orderKey } from '../model/object.ts';
 import { addTo } from '../model/multimap.ts';
 import { specIfKind, specOf, type IngressBackend, type IngressSpec } from '../model/specs.ts';
 import type { MeshConfig } from '../load/mesh-config.ts';
-import { Annotation, IstioIngressController } from '../model/vocabulary.ts';
+import { Annotation, IstioIngressController, GroupKind } from '../model/vocabulary.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { type HttpRule, type ResolvedVirtualService, type StringMatch } from './virtual-services.ts';
 
@@ -33,8 +33,7 @@ export function ingressServed(snapshot: Snapshot, config: MeshConfig, ingress: K
       : { served: false, why: `its class ${annotated} is not istiod's (${className})` };
   }
   const name = specOf(ingress, 'networking.k8s.io/Ingress').ingressClassName;
-  const ingressClass =
-    name === undefined ? undefined : snapshot.get('networking.k8s.io', 'IngressClass', '', name);
+  const ingressClass = name === undefined ? undefined : snapshot.get(GroupKind.IngressClass, '', name);
   if (ingressClass) {
     const controller = specOf(ingressClass, 'networking.k8s.io/IngressClass').controller;
     return controller === IstioIngressController
@@ -70,9 +69,7 @@ export function derivedIngressConfig(
   config: MeshConfig,
   clusterDomain: string,
 ): DerivedIngressConfig {
-  const served = snapshot
-    .list('networking.k8s.io', 'Ingress')
-    .filter((i) => ingressServed(snapshot, config, i).served);
+  const served = snapshot.list(GroupKind.Ingress).filter((i) => ingressServed(snapshot, config, i).served);
   const byHost = new Map<string, HostRule[]>();
   for (const ingress of served) {
     (specOf(ingress, 'networking.k8s.io/Ingress').rules ?? []).forEach((rule, index) => {
@@ -180,7 +177,7 @@ function destinationOf(
   if (!service?.name) return undefined;
   let number = service.port?.number ?? 0;
   if (number <= 0) {
-    const ports = specIfKind(snapshot.get('', 'Service', namespace, service.name), '/Service').ports;
+    const ports = specIfKind(snapshot.get(GroupKind.Service, namespace, service.name), '/Service').ports;
     number = ports?.find((p) => p.name === service.port?.name)?.port ?? 0;
     if (number <= 0) return undefined;
   }

@@ -3,6 +3,7 @@
  * `compileMesh` runs once; route tables of sidecars and gateways are built on first use and cached, so
  * any number of traces reuse them.
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import { specOf } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
 import type { Snapshot } from '../load/snapshot.ts';
@@ -33,7 +34,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
   const config = meshConfigFrom(snapshot);
   const clusterDomain = options.clusterDomain ?? 'cluster.local';
   const fromIngress = derivedIngressConfig(snapshot, config, clusterDomain);
-  const gatewayObjects = [...snapshot.list('networking.istio.io', 'Gateway'), ...fromIngress.gateways];
+  const gatewayObjects = [...snapshot.list(GroupKind.IstioGateway), ...fromIngress.gateways];
   const selectors = gatewayObjects.map((g) => specOf(g, 'networking.istio.io/Gateway').selector ?? {});
   const podWorkloads = workloadsFrom(snapshot, selectors, config);
   const workloads = [...podWorkloads, ...syntheticGatewayWorkloads(snapshot, podWorkloads, 0)];

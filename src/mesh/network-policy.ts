@@ -4,6 +4,7 @@
  * a policy of a type is isolated for that direction, and then a connection passes only if some rule of
  * one of those policies admits its peer and port; a pod no policy selects is open.
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import { InputError } from '../model/errors.ts';
 import { namespaceLabels, refOf, type KubeObject } from '../model/object.ts';
 import {
@@ -85,12 +86,10 @@ export class NetworkPolicies {
 
   /** Reads every NetworkPolicy; one that is malformed is an InputError naming the field. */
   constructor(snapshot: Snapshot) {
-    this.#policies = snapshot
-      .list('networking.k8s.io', 'NetworkPolicy')
-      .map((policy) => compilePolicy(snapshot, policy));
+    this.#policies = snapshot.list(GroupKind.NetworkPolicy).map((policy) => compilePolicy(snapshot, policy));
     for (const policy of this.#policies)
       this.#byNamespace.set(policy.namespace, [...(this.#byNamespace.get(policy.namespace) ?? []), policy]);
-    for (const ns of snapshot.list('', 'Namespace')) {
+    for (const ns of snapshot.list(GroupKind.Namespace)) {
       const name = ns.metadata.name ?? '';
       this.#namespaceLabels.set(name, namespaceLabels(ns.metadata.labels ?? {}, name));
     }

@@ -3,6 +3,7 @@
  * bearer token from each RequestAuthentication's issuer. The equivalence check and the analyzer's traced
  * rules send each of them.
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import { specOf } from '../model/specs.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { policySpec } from './authorization.ts';
@@ -17,7 +18,7 @@ export function requestVariants(
   const headers = new Map<string, Set<string>>();
   const issuers = new Set<string>();
   for (const snapshot of snapshots) {
-    for (const policy of snapshot.list('security.istio.io', 'AuthorizationPolicy'))
+    for (const policy of snapshot.list(GroupKind.AuthorizationPolicy))
       for (const rule of policySpec(policy).rules ?? []) {
         for (const to of rule.to ?? [])
           for (const m of to.operation?.methods ?? []) if (!m.includes('*')) methods.add(m.toUpperCase());
@@ -31,7 +32,7 @@ export function requestVariants(
           headers.set(name, set);
         }
       }
-    for (const ra of snapshot.list('security.istio.io', 'RequestAuthentication'))
+    for (const ra of snapshot.list(GroupKind.RequestAuthentication))
       for (const rule of specOf(ra, 'security.istio.io/RequestAuthentication').jwtRules ?? [])
         if (rule.issuer !== undefined) issuers.add(rule.issuer);
   }

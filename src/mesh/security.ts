@@ -2,6 +2,7 @@
  * mTLS: the effective PeerAuthentication of a workload port, the TLS a client uses toward a destination
  * (DestinationRule first, then auto-mTLS), and SPIFFE identities (docs/semantics.md, mTLS and identity).
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import { specOf } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
 import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
@@ -35,9 +36,9 @@ export class SecurityPolicies {
 
   constructor(snapshot: Snapshot, mesh: MeshConfig, clusterDomain: string) {
     const byAge = (a: KubeObject, b: KubeObject) => compareStrings(orderKey(a), orderKey(b));
-    for (const pa of [...snapshot.list('security.istio.io', 'PeerAuthentication')].sort(byAge))
+    for (const pa of [...snapshot.list(GroupKind.PeerAuthentication)].sort(byAge))
       addTo(this.#peerAuth, pa.metadata.namespace ?? 'default', pa);
-    const rules = [...snapshot.list('networking.istio.io', 'DestinationRule')].sort(byAge);
+    const rules = [...snapshot.list(GroupKind.DestinationRule)].sort(byAge);
     this.#mesh = mesh;
     for (const dr of rules) {
       addTo(this.#destinationRules, dr.metadata.namespace ?? 'default', dr);

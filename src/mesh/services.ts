@@ -9,7 +9,7 @@ import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
 import type { Workload } from './workloads.ts';
 import { MeshOnce } from './memo.ts';
-import { Annotation, AppProtocol, Label } from '../model/vocabulary.ts';
+import { Annotation, AppProtocol, Label, GroupKind } from '../model/vocabulary.ts';
 
 /** Istio's port protocols. `Unsupported` means auto-detected ("sniffed"). */
 export const Protocol = {
@@ -162,7 +162,7 @@ export function servicesFrom(
   const byNamespace = new Map<string, Workload[]>();
   for (const w of workloads) addTo(byNamespace, w.namespace, w);
   const byIp = new Map(workloads.map((w) => [w.ip, w]));
-  for (const object of snapshot.list('', 'Service')) {
+  for (const object of snapshot.list(GroupKind.Service)) {
     const spec = specOf(object, '/Service');
     const namespace = object.metadata.namespace ?? 'default';
     const name = object.metadata.name ?? '';
@@ -217,7 +217,7 @@ export function serviceEntryServices(
   taken: ReadonlySet<string>,
 ): MeshService[] {
   const byIp = new Map(workloads.map((w) => [w.ip, w]));
-  const entries = [...snapshot.list('networking.istio.io', 'ServiceEntry')].sort((a, b) =>
+  const entries = [...snapshot.list(GroupKind.ServiceEntry)].sort((a, b) =>
     compareStrings(orderKey(a), orderKey(b)),
   );
   const out: MeshService[] = [];
@@ -302,11 +302,10 @@ function endpointsOf(
   namespaceWorkloads: readonly Workload[],
   byIp: ReadonlyMap<string, Workload>,
 ): ServiceEndpoint[] {
-  const endpoints = snapshot.get('', 'Endpoints', service.namespace, service.name);
+  const endpoints = snapshot.get(GroupKind.Endpoints, service.namespace, service.name);
   if (endpoints) return fromEndpoints(endpoints, byIp);
   const slices = snapshot.withLabels(
-    'discovery.k8s.io',
-    'EndpointSlice',
+    GroupKind.EndpointSlice,
     { [Label.ServiceName]: service.name },
     service.namespace,
   );

@@ -4,6 +4,7 @@
  * virtual hosts from mesh-bound VirtualServices first (the port-80 rule for literal hosts), then one default
  * virtual host per remaining service, names and domains de-duplicated, then the catch-all.
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import { specIfKind, specOf } from '../model/specs.ts';
 import { MeshMemo, MeshOnce } from './memo.ts';
 import { labelsMatch } from '../load/snapshot.ts';
@@ -203,9 +204,7 @@ function inMeshOrder<T extends object>(
  */
 export function selectSidecar(mesh: Mesh, workload: Workload): KubeObject | undefined {
   const all = sidecars.get(mesh, () =>
-    [...mesh.snapshot.list('networking.istio.io', 'Sidecar')].sort((a, b) =>
-      compareStrings(orderKey(a), orderKey(b)),
-    ),
+    [...mesh.snapshot.list(GroupKind.Sidecar)].sort((a, b) => compareStrings(orderKey(a), orderKey(b))),
   );
   if (all.length === 0) return undefined;
   const selectorOf = (s: KubeObject) => specOf(s, 'networking.istio.io/Sidecar').workloadSelector?.labels;

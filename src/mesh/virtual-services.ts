@@ -3,6 +3,7 @@
  * short host names made FQDN, export scope applied, and the order sidecars and gateways take them in
  * (docs/semantics.md, Sidecar outbound).
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import { compareStrings, orderKey, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { isExportedTo } from './services.ts';
@@ -144,7 +145,7 @@ export function virtualServicesFrom(
   defaultExportTo: readonly string[],
 ): ResolvedVirtualService[] {
   const out: ResolvedVirtualService[] = [];
-  for (const object of snapshot.list('networking.istio.io', 'VirtualService')) {
+  for (const object of snapshot.list(GroupKind.VirtualService)) {
     const namespace = object.metadata.namespace ?? 'default';
     const spec = specOf(object, 'networking.istio.io/VirtualService');
     const gateways = (spec.gateways ?? []).map((g) => resolveGatewayName(g, namespace));

@@ -7,7 +7,7 @@ import { proxyContainerOf, hasInjectedSidecar } from '../model/sidecar.ts';
 import { podTemplateOf, specIfKind, specOf, statusOf, type PodSpec } from '../model/specs.ts';
 import { compareStrings, isPlainObject, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
-import { Annotation, Label, GatewayClass } from '../model/vocabulary.ts';
+import { Annotation, Label, GatewayClass, GroupKind } from '../model/vocabulary.ts';
 import type { MeshConfig } from '../load/mesh-config.ts';
 
 /** The proxy a workload runs. */
@@ -57,7 +57,7 @@ export function workloadsFrom(
   gatewaySelectors: readonly Readonly<Record<string, string>>[],
   config: Pick<MeshConfig, 'sidecarsAcceptHbone'>,
 ): Workload[] {
-  const pods = snapshot.list('', 'Pod');
+  const pods = snapshot.list(GroupKind.Pod);
   const real = new Set(pods);
   const fromTemplates = templatePods(snapshot, pods);
   const workloads: Workload[] = [];
@@ -68,7 +68,7 @@ export function workloadsFrom(
     const annotations = pod.metadata.annotations ?? {};
     const spec = specOf(pod, '/Pod');
     const status = statusOf(pod, '/Pod');
-    const nsLabels = snapshot.get('', 'Namespace', '', namespace)?.metadata.labels ?? {};
+    const nsLabels = snapshot.get(GroupKind.Namespace, '', namespace)?.metadata.labels ?? {};
     const proxy = proxyOf(labels, annotations, spec, nsLabels, gatewaySelectors, real.has(pod));
     const ip = status.podIP ?? `10.254.${Math.floor(assigned / 250)}.${(assigned % 250) + 2}`;
     if (!status.podIP) assigned++;
@@ -177,14 +177,14 @@ function workloadName(snapshot: Snapshot, pod: KubeObject): string {
     (pod.metadata.ownerReferences ?? []).find((o) => o.controller) ?? pod.metadata.ownerReferences?.[0];
   if (!owner) return pod.metadata.name ?? '';
   if (owner.kind === 'ReplicaSet') {
-    const rs = snapshot.get('apps', 'ReplicaSet', pod.metadata.namespace ?? '', owner.name);
+    const rs = snapshot.get(GroupKind.ReplicaSet, pod.metadata.namespace ?? '', owner.name);
     const deployment = rs?.metadata.ownerReferences?.find((o) => o.kind === 'Deployment');
     if (deployment) return deployment.name;
     const hash = pod.metadata.labels?.['pod-template-hash'];
     return hash && owner.name.endsWith(`-${hash}`) ? owner.name.slice(0, -hash.length - 1) : owner.name;
   }
   if (owner.kind === 'Job') {
-    const job = snapshot.get('batch', 'Job', pod.metadata.namespace ?? '', owner.name);
+    const job = snapshot.get(GroupKind.Job, pod.metadata.namespace ?? '', owner.name);
     return job?.metadata.ownerReferences?.find((o) => o.kind === 'CronJob')?.name ?? owner.name;
   }
   return owner.name;
@@ -194,7 +194,7 @@ function workloadName(snapshot: Snapshot, pod: KubeObject): string {
 function templatePods(snapshot: Snapshot, pods: readonly KubeObject[]): KubeObject[] {
   const out: KubeObject[] = [];
   for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet']) {
-    for (const owner of snapshot.list('apps', kind)) {
+    for (const owner of snapshot.list(`apps/${kind}`)) {
       const ns = owner.metadata.namespace ?? 'default';
       const name = owner.metadata.name ?? '';
       const hasPod = pods.some(
@@ -230,7 +230,7 @@ function podBelongsTo(snapshot: Snapshot, pod: KubeObject, kind: string, name: s
   for (const owner of pod.metadata.ownerReferences ?? []) {
     if (owner.kind === kind && owner.name === name) return true;
     if (kind === 'Deployment' && owner.kind === 'ReplicaSet') {
-      const rs = snapshot.get('apps', 'ReplicaSet', pod.metadata.namespace ?? '', owner.name);
+      const rs = snapshot.get(GroupKind.ReplicaSet, pod.metadata.namespace ?? '', owner.name);
       if (rs?.metadata.ownerReferences?.some((o) => o.kind === 'Deployment' && o.name === name)) return true;
       const hash = pod.metadata.labels?.['pod-template-hash'];
       if (!rs && hash && owner.name === `${name}-${hash}`) return true;

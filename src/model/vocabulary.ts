@@ -135,7 +135,22 @@ export const GroupKind = {
   Deployment: 'apps/Deployment',
   StatefulSet: 'apps/StatefulSet',
   DaemonSet: 'apps/DaemonSet',
+  ReplicaSet: 'apps/ReplicaSet',
+  Job: 'batch/Job',
+  ServiceAccount: '/ServiceAccount',
+  Node: '/Node',
+  Endpoints: '/Endpoints',
+  EndpointSlice: 'discovery.k8s.io/EndpointSlice',
+  PeerAuthentication: 'security.istio.io/PeerAuthentication',
+  EnvoyFilter: 'networking.istio.io/EnvoyFilter',
+  IngressClass: 'networking.k8s.io/IngressClass',
+  GatewayClass: 'gateway.networking.k8s.io/GatewayClass',
+  ReferenceGrant: 'gateway.networking.k8s.io/ReferenceGrant',
+  KnativeService: 'serving.knative.dev/Service',
 } as const;
+
+/** A kind as `group/Kind` (the core group empty: `/Service`), as the snapshot and `specOf` name kinds. */
+export type GroupKindKey = string;
 
 /** Istio's Gateway API classes: gateways Istio deploys, and waypoints. */
 export const GatewayClass = {

@@ -21,7 +21,7 @@ import type { ConfigMapInput } from '../model/inputs.ts';
 import { notebookRoutesFor } from '../kubeflow/notebook.ts';
 import { mixedModeFindings } from '../kubeflow/mixed-mode.ts';
 import { profileObjects } from '../kubeflow/profile.ts';
-import { Label } from '../model/vocabulary.ts';
+import { Label, GroupKind } from '../model/vocabulary.ts';
 
 /**
  * The ConfigMaps the render reads: KServe's and Knative's domains, Kubeflow's settings, and the mesh
@@ -84,14 +84,14 @@ export function desiredState(snapshot: Snapshot, options: RenderOptions): Render
   for (const namespace of ambientModelNamespaces)
     if (!profileNamespaces.has(namespace)) out.objects.push(...ambientModelNamespace(out, namespace));
   const ambientProfiles = snapshot
-    .list('kubeflow.org', 'Profile')
+    .list(GroupKind.Profile)
     .filter((p) => out.modeOf(p.metadata.name ?? '') === MeshMode.Ambient);
   const moved = new Set([...profileNamespaces, ...ambientModelNamespaces]);
   const sidecars = (namespace: string) => runsSidecars(out, namespace, moved);
   const anySidecar =
     [...out.modes.values()].includes(MeshMode.Sidecar) ||
     snapshot
-      .list('', 'Namespace')
+      .list(GroupKind.Namespace)
       .some(
         (n) => n.metadata.labels?.[Label.IstioInjection] === 'enabled' && sidecars(n.metadata.name ?? ''),
       );
@@ -112,7 +112,7 @@ interface Rendering extends Pick<RenderResult, 'objects' | 'problems' | 'finding
 function modeOf(out: Rendering, namespace: string, platformMode: MeshMode): MeshMode {
   const known = out.modes.get(namespace);
   if (known) return known;
-  const nsObject = out.snapshot.get('', 'Namespace', '', namespace);
+  const nsObject = out.snapshot.get(GroupKind.Namespace, '', namespace);
   const label = nsObject?.metadata.labels?.[Label.Mode];
   let mode = platformMode;
   if (label === MeshMode.Sidecar || label === MeshMode.Ambient) mode = label;
@@ -139,14 +139,14 @@ function modeOf(out: Rendering, namespace: string, platformMode: MeshMode): Mesh
 function runsSidecars(out: Rendering, namespace: string, moved: ReadonlySet<string>): boolean {
   if (out.modeOf(namespace) === MeshMode.Sidecar) return true;
   if (moved.has(namespace)) return false;
-  const labels = out.snapshot.get('', 'Namespace', '', namespace)?.metadata.labels ?? {};
+  const labels = out.snapshot.get(GroupKind.Namespace, '', namespace)?.metadata.labels ?? {};
   return labels[Label.IstioInjection] === 'enabled' && labels[Label.DataplaneMode] !== 'ambient';
 }
 
 /** Each Profile's namespace objects; returns the Profiles' namespaces. */
 function renderProfiles(out: Rendering): Set<string> {
   const profileNamespaces = new Set<string>();
-  for (const profile of out.snapshot.list('kubeflow.org', 'Profile')) {
+  for (const profile of out.snapshot.list(GroupKind.Profile)) {
     const namespace = profile.metadata.name ?? '';
     if (!isDns1123Label(namespace)) {
       // A Profile's name is its namespace's: without a valid one there is nothing to render.
@@ -170,7 +170,7 @@ function renderProfiles(out: Rendering): Set<string> {
 
 /** Each Notebook's route (none when the notebook controller does not use Istio). */
 function renderNotebooks(out: Rendering, clusterDomain: string): void {
-  for (const notebook of out.snapshot.list('kubeflow.org', 'Notebook')) {
+  for (const notebook of out.snapshot.list(GroupKind.Notebook)) {
     if (!notebook.metadata.name) {
       out.problems.push({
         context: {
@@ -225,7 +225,7 @@ function renderInferenceServices(
  * waypoint if it has none.
  */
 function ambientModelNamespace(out: Rendering, namespace: string): KubeObject[] {
-  const nsObject = out.snapshot.get('', 'Namespace', '', namespace) ?? {
+  const nsObject = out.snapshot.get(GroupKind.Namespace, '', namespace) ?? {
     apiVersion: 'v1',
     kind: 'Namespace',
     metadata: { name: namespace },

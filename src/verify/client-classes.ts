@@ -13,6 +13,7 @@
  * evaluating its peer conditions (`peerSignature`), and for policies that name only exact namespaces,
  * principals and service accounts, only clients those names can match are evaluated.
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import { at } from '../model/checked.ts';
 import { fieldsOf, specOf } from '../model/specs.ts';
 import type { KubeObject } from '../model/object.ts';
@@ -178,7 +179,7 @@ export class ClientClasses {
       principal: principalOf({ namespace: '§', serviceAccount: '§' }, this.#mesh.config.trustDomain),
       ip: '',
     };
-    for (const policy of this.#mesh.snapshot.list('security.istio.io', 'AuthorizationPolicy')) {
+    for (const policy of this.#mesh.snapshot.list(GroupKind.AuthorizationPolicy)) {
       const ns = policy.metadata.namespace ?? 'default';
       const named = namedNamespaces(policy);
       const candidates =
@@ -243,7 +244,7 @@ class RouteView {
   constructor(mesh: Mesh) {
     this.#mesh = mesh;
     const matches = mesh.virtualServices.flatMap((vs) => vs.http.flatMap((r) => r.match ?? []));
-    const sidecars = mesh.snapshot.list('networking.istio.io', 'Sidecar');
+    const sidecars = mesh.snapshot.list(GroupKind.Sidecar);
     this.#selectors = [
       ...matches.flatMap((m) => (m.sourceLabels ? [{ labels: m.sourceLabels }] : [])),
       ...sidecars.flatMap((s) => {
@@ -261,19 +262,19 @@ class RouteView {
     this.#limited = [
       ...mesh.virtualServices.map((v) => ({ namespace: v.namespace, exportTo: v.exportTo })),
       ...mesh.services.map((s) => ({ namespace: s.namespace, exportTo: s.exportTo })),
-      ...mesh.snapshot.list('networking.istio.io', 'DestinationRule').map((d) => ({
+      ...mesh.snapshot.list(GroupKind.DestinationRule).map((d) => ({
         namespace: d.metadata.namespace ?? 'default',
         exportTo: exported(d, defaults.destinationRule),
       })),
       ...mesh.snapshot
-        .list('networking.istio.io', 'ServiceEntry')
+        .list(GroupKind.ServiceEntry)
         .map((e) => ({ namespace: e.metadata.namespace ?? 'default', exportTo: exported(e, ['*']) })),
       ...sidecars.map((s) => ({ namespace: s.metadata.namespace ?? 'default', exportTo: ['.'] })),
     ].filter((o) => !o.exportTo.includes('*'));
   }
 
   keyOf(w: Workload): string {
-    const ns = this.#mesh.snapshot.get('', 'Namespace', '', w.namespace);
+    const ns = this.#mesh.snapshot.get(GroupKind.Namespace, '', w.namespace);
     return JSON.stringify([
       w.proxy,
       ns?.metadata.labels ?? {},

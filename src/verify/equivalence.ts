@@ -645,7 +645,8 @@ function summarize(
       b.count - a.count ||
       (a.cause < b.cause ? -1 : a.cause > b.cause ? 1 : 0),
   );
-  const count = (s: ChangeSeverity) => sorted.filter((g) => g.severity === s).reduce((n, g) => n + g.count, 0);
+  const count = (s: ChangeSeverity) =>
+    sorted.filter((g) => g.severity === s).reduce((n, g) => n + g.count, 0);
   return {
     requests,
     traces,

@@ -21,7 +21,7 @@ import { at } from '../model/checked.ts';
 import type { KubeObject } from '../model/object.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import type { InferenceService } from '../model/inference-service.ts';
-import { Annotation, Label } from '../model/vocabulary.ts';
+import { Annotation, Label, GroupKind } from '../model/vocabulary.ts';
 import { KubeflowConfigMaps, kubeflowConfigFrom, type KubeflowConfig } from '../kubeflow/config.ts';
 import { configMapOf, type ConfigMapInput } from '../model/inputs.ts';
 import { OwnerPolicyName, profileObjects } from '../kubeflow/profile.ts';
@@ -151,7 +151,7 @@ export function checkProbes(
 function ignoredIngress(mesh: Mesh, probe: Probe): string | undefined {
   if (probe.request.from !== 'external') return undefined;
   const host = new URL(probe.request.url).hostname;
-  for (const ingress of mesh.snapshot.list('networking.k8s.io', 'Ingress')) {
+  for (const ingress of mesh.snapshot.list(GroupKind.Ingress)) {
     const hosts = (specOf(ingress, 'networking.k8s.io/Ingress').rules ?? []).map((r) => r.host);
     if (!hosts.includes(host)) continue;
     const { served, why } = ingressServed(mesh.snapshot, mesh.config, ingress);
@@ -195,14 +195,14 @@ export function probeSet(before: Snapshot, after: Snapshot, clusterDomain: strin
 function planProbes(before: Snapshot, after: Snapshot): ProbePlan {
   const both = [before, after];
   const configMap = (input: ConfigMapInput) =>
-    both.some((s) => configMapOf(input, s.list('', 'ConfigMap')) !== undefined);
+    both.some((s) => configMapOf(input, s.list(GroupKind.ConfigMap)) !== undefined);
   // Profiles are the profile controller's: where there are some, it runs (on its defaults without a ConfigMap).
   const profileController =
-    configMap(KubeflowConfigMaps.profiles) || both.some((s) => s.list('kubeflow.org', 'Profile').length > 0);
+    configMap(KubeflowConfigMaps.profiles) || both.some((s) => s.list(GroupKind.Profile).length > 0);
   const existing = before
-    .list('kubeflow.org', 'Profile')
-    .find((p) => after.get('kubeflow.org', 'Profile', '', p.metadata.name ?? '') !== undefined);
-  const taken = (name: string) => both.some((s) => s.get('', 'Namespace', '', name) !== undefined);
+    .list(GroupKind.Profile)
+    .find((p) => after.get(GroupKind.Profile, '', p.metadata.name ?? '') !== undefined);
+  const taken = (name: string) => both.some((s) => s.get(GroupKind.Namespace, '', name) !== undefined);
   let fresh = probeName;
   for (let i = 2; taken(fresh); i++) fresh = `${probeName}-${i}`;
   const profiles: ProbePlan['profiles'] = [];
@@ -214,9 +214,9 @@ function planProbes(before: Snapshot, after: Snapshot): ProbePlan {
   }
   const kserve = configMap(KServeConfigMap);
   const modelNamespace = profiles[0]?.name;
-  const ui = both.every((s) => s.get('apps', 'Deployment', 'kubeflow', 'ml-pipeline-ui') !== undefined);
+  const ui = both.every((s) => s.get(GroupKind.Deployment, 'kubeflow', 'ml-pipeline-ui') !== undefined);
   const issuer = both
-    .flatMap((s) => s.list('security.istio.io', 'RequestAuthentication'))
+    .flatMap((s) => s.list(GroupKind.RequestAuthentication))
     .flatMap((ra) => specOf(ra, 'security.istio.io/RequestAuthentication').jwtRules ?? [])
     .map((r) => r.issuer)
     .filter((i): i is string => typeof i === 'string')
@@ -224,8 +224,7 @@ function planProbes(before: Snapshot, after: Snapshot): ProbePlan {
   return {
     profiles,
     notebooks:
-      configMap(KubeflowConfigMaps.notebooks) ||
-      both.some((s) => s.list('kubeflow.org', 'Notebook').length > 0),
+      configMap(KubeflowConfigMaps.notebooks) || both.some((s) => s.list(GroupKind.Notebook).length > 0),
     ...(kserve && modelNamespace
       ? {
           models: {
@@ -265,9 +264,8 @@ function sideObjects(snapshot: Snapshot, plan: ProbePlan, clusterDomain: string)
     };
     const [namespace, policy] = profileObjects(profile, kubeflow, 'sidecar');
     if (!p.existing) objects.push(profile);
-    if (namespace && !snapshot.get('', 'Namespace', '', p.name)) objects.push(namespace);
-    if (policy && !snapshot.get('security.istio.io', 'AuthorizationPolicy', p.name, OwnerPolicyName))
-      objects.push(policy);
+    if (namespace && !snapshot.get(GroupKind.Namespace, '', p.name)) objects.push(namespace);
+    if (policy && !snapshot.get(GroupKind.AuthorizationPolicy, p.name, OwnerPolicyName)) objects.push(policy);
     objects.push(...clientObjects(p.name));
     if (plan.notebooks) objects.push(...notebookObjects(p.name, kubeflow, clusterDomain));
   }

@@ -3,6 +3,7 @@
  * every Service port, ingress host and pod, × the paths, methods, headers and tokens the routes and
  * policies mention) and the outcome of one request on one configuration (see equivalence.ts).
  */
+import { GroupKind } from '../model/vocabulary.ts';
 import { at } from '../model/checked.ts';
 import { specOf } from '../model/specs.ts';
 import { policySpec } from '../mesh/authorization.ts';
@@ -391,7 +392,7 @@ function ingressHosts(meshes: readonly Mesh[]): string[] {
         else if (!h.includes('*') && !h.endsWith(`.svc.${mesh.clusterDomain}`)) hosts.add(h);
       }
     }
-    for (const route of mesh.snapshot.list('gateway.networking.k8s.io', 'HTTPRoute')) {
+    for (const route of mesh.snapshot.list(GroupKind.HTTPRoute)) {
       const spec = specOf(route, 'gateway.networking.k8s.io/HTTPRoute');
       if (!(spec.parentRefs ?? []).some((p) => (p.kind ?? 'Gateway') === 'Gateway')) continue;
       const names = spec.hostnames ?? [];
@@ -413,18 +414,18 @@ function mentionedPaths(snapshot: Snapshot): Map<string, Set<string>> {
     set.add(concrete);
     out.set(ns, set);
   };
-  for (const vs of snapshot.list('networking.istio.io', 'VirtualService'))
+  for (const vs of snapshot.list(GroupKind.VirtualService))
     for (const rule of specOf(vs, 'networking.istio.io/VirtualService').http ?? [])
       for (const m of rule.match ?? []) {
         if (m.uri) add(vs.metadata.namespace ?? 'default', m.uri.prefix ?? m.uri.exact);
       }
-  for (const route of snapshot.list('gateway.networking.k8s.io', 'HTTPRoute'))
+  for (const route of snapshot.list(GroupKind.HTTPRoute))
     for (const rule of specOf(route, 'gateway.networking.k8s.io/HTTPRoute').rules ?? [])
       for (const m of rule.matches ?? []) {
         if (m.path && m.path.type !== 'RegularExpression')
           add(route.metadata.namespace ?? 'default', m.path.value);
       }
-  for (const policy of snapshot.list('security.istio.io', 'AuthorizationPolicy'))
+  for (const policy of snapshot.list(GroupKind.AuthorizationPolicy))
     for (const rule of policySpec(policy).rules ?? [])
       for (const to of rule.to ?? [])
         for (const p of [...(to.operation?.paths ?? []), ...(to.operation?.notPaths ?? [])])

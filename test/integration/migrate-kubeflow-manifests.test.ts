@@ -4,6 +4,7 @@
  * The result follows KEP-2676: a waypoint only where L7 is needed, L4 policies left to ztunnel, the edge
  * policies on the Gateway API gateway, and no request opened.
  */
+import { GroupKind } from '../../src/model/vocabulary.ts';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
@@ -64,7 +65,7 @@ describe("migrate on Kubeflow's manifests", () => {
     const visualization = get('AuthorizationPolicy', 'kubeflow', 'ml-pipeline-visualizationserver');
     assert.deepEqual(
       visualization,
-      input.get('security.istio.io', 'AuthorizationPolicy', 'kubeflow', 'ml-pipeline-visualizationserver'),
+      input.get(GroupKind.AuthorizationPolicy, 'kubeflow', 'ml-pipeline-visualizationserver'),
     );
     for (const name of ['central-dashboard', 'jupyter-web-app', 'katib-ui', 'model-registry-ui']) {
       const text = JSON.stringify(get('AuthorizationPolicy', 'kubeflow', name));
@@ -100,7 +101,7 @@ describe("migrate on Kubeflow's manifests", () => {
     const routes = result.objects
       .filter((o) => o.kind === 'HTTPRoute')
       .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
-    assert.equal(routes.length, input.list('networking.istio.io', 'VirtualService').length);
+    assert.equal(routes.length, input.list(GroupKind.VirtualService).length);
     const jupyter = spec(get('HTTPRoute', 'kubeflow', 'jupyter-web-app-jupyter-web-app'));
     assert.deepEqual(jupyter['parentRefs'], [{ name: 'kubeflow-gateway' }]);
     const rule = (jupyter['rules'] as Record<string, unknown>[])[0];

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { GroupKind } from '../../src/model/vocabulary.ts';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -141,18 +142,18 @@ describe('Snapshot', () => {
 
   test('indexes by kind, namespace, name and labels; keeps unknown kinds', () => {
     assert.deepEqual(
-      snapshot.list('', 'Service').map((s) => `${s.metadata.namespace}/${s.metadata.name}`),
+      snapshot.list(GroupKind.Service).map((s) => `${s.metadata.namespace}/${s.metadata.name}`),
       ['x/a', 'x/b', 'z/a'],
     );
-    assert.equal(snapshot.list('', 'Service', 'z').length, 1);
-    assert.equal(snapshot.get('', 'Service', 'x', 'b')?.metadata.name, 'b');
-    assert.equal(snapshot.withLabels('', 'Service', { app: 'a' }).length, 2);
-    assert.equal(snapshot.list('example.com', 'Widget').length, 1);
+    assert.equal(snapshot.list(GroupKind.Service, 'z').length, 1);
+    assert.equal(snapshot.get(GroupKind.Service, 'x', 'b')?.metadata.name, 'b');
+    assert.equal(snapshot.withLabels(GroupKind.Service, { app: 'a' }).length, 2);
+    assert.equal(snapshot.list('example.com/Widget').length, 1);
     assert.equal(snapshot.all().length, 4);
   });
 
   test('objects are read-only', () => {
-    const service = snapshot.get('', 'Service', 'x', 'a');
+    const service = snapshot.get(GroupKind.Service, 'x', 'a');
     assert.throws(() => {
       (service as { metadata: { name: string } }).metadata.name = 'changed';
     }, TypeError);
@@ -164,7 +165,7 @@ describe('Snapshot', () => {
     const second =
       'apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: x}\nspec: {type: NodePort}\n';
     const twice = new Snapshot(parse(`${first}---\n${second}`));
-    assert.equal((twice.get('', 'Service', 'x', 'a')?.['spec'] as { type: string }).type, 'NodePort');
+    assert.equal((twice.get(GroupKind.Service, 'x', 'a')?.['spec'] as { type: string }).type, 'NodePort');
     assert.equal(twice.all().length, 1);
     assert.equal(
       describeReplacement(twice.replacements[0] as Replacement),

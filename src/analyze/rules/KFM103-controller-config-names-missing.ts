@@ -37,7 +37,7 @@ export const controllerConfigNamesMissing: Rule = {
       findings.push(
         findingOf(controllerConfigNamesMissing, context, configMap, ['data', key], what, { fix }),
       );
-    const configMaps = snapshot.list('', 'ConfigMap');
+    const configMaps = snapshot.list(GroupKind.ConfigMap);
     kserveGateways(context, lookup, report, configMaps);
     knativeGateways(lookup, report, configMaps);
     kubeflowNames(context, lookup, report, configMaps);
@@ -150,8 +150,8 @@ class Lookup {
 
   gatewayMissing(group: string, name: string): boolean {
     const [ns = '', gateway = ''] = name.split('/');
-    if (!gateway || this.#snapshot.list(group, 'Gateway').length === 0) return false;
-    return this.#snapshot.get(group, 'Gateway', ns, gateway) === undefined;
+    if (!gateway || this.#snapshot.list(`${group}/Gateway`).length === 0) return false;
+    return this.#snapshot.get(`${group}/Gateway`, ns, gateway) === undefined;
   }
 
   /** `name.namespace.svc[.cluster domain]`: missing when the input has Services in that namespace but not it. */
@@ -160,8 +160,8 @@ class Lookup {
     if (!m) return false;
     const [, name = '', ns = ''] = m;
     return (
-      this.#snapshot.list('', 'Service', ns).length > 0 &&
-      this.#snapshot.get('', 'Service', ns, name) === undefined
+      this.#snapshot.list(GroupKind.Service, ns).length > 0 &&
+      this.#snapshot.get(GroupKind.Service, ns, name) === undefined
     );
   }
 
@@ -171,8 +171,8 @@ class Lookup {
     if (!account) return false;
     const { namespace: ns, serviceAccount: name } = account;
     return (
-      this.#snapshot.list('', 'ServiceAccount', ns).length > 0 &&
-      this.#snapshot.get('', 'ServiceAccount', ns, name) === undefined
+      this.#snapshot.list(GroupKind.ServiceAccount, ns).length > 0 &&
+      this.#snapshot.get(GroupKind.ServiceAccount, ns, name) === undefined
     );
   }
 }

@@ -29,7 +29,7 @@ export const l7PolicyWithoutWaypoint: Rule = {
     for (const w of mesh.workloads) if (w.proxy === 'ambient') addTo(ambient, w.namespace, w);
     if (ambient.size === 0) return [];
     const everywhere = [...ambient.values()].flat();
-    for (const policy of context.snapshot.list('security.istio.io', 'AuthorizationPolicy')) {
+    for (const policy of context.snapshot.list(GroupKind.AuthorizationPolicy)) {
       const spec = policySpec(policy);
       if (spec.targetRefs !== undefined || spec.targetRef !== undefined) continue;
       const ns = policy.metadata.namespace ?? 'default';

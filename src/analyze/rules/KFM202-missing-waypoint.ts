@@ -11,7 +11,6 @@ import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 import { GatewayClass, GroupKind, Label } from '../../model/vocabulary.ts';
 import { gatewayClassOf, specOf } from '../../model/specs.ts';
 
-const gatewayApi = 'gateway.networking.k8s.io';
 
 export const missingWaypoint: Rule = {
   code: 'KFM202',
@@ -28,7 +27,7 @@ export const missingWaypoint: Rule = {
   check(context: AnalyzeContext): Finding[] {
     const { snapshot } = context;
     const findings: Finding[] = [];
-    const gateway = (ns: string, name: string) => snapshot.get(gatewayApi, 'Gateway', ns, name);
+    const gateway = (ns: string, name: string) => snapshot.get(GroupKind.Gateway, ns, name);
     const label = (object: KubeObject, ownNamespace: string) => {
       const name = object.metadata.labels?.[Label.UseWaypoint];
       if (!name || name === 'none') return;
@@ -51,18 +50,18 @@ export const missingWaypoint: Rule = {
         ),
       );
     };
-    for (const ns of snapshot.list('', 'Namespace')) label(ns, ns.metadata.name ?? '');
-    for (const service of snapshot.list('', 'Service'))
+    for (const ns of snapshot.list(GroupKind.Namespace)) label(ns, ns.metadata.name ?? '');
+    for (const service of snapshot.list(GroupKind.Service))
       label(service, service.metadata.namespace ?? 'default');
     for (const kind of ['AuthorizationPolicy', 'RequestAuthentication'])
-      for (const policy of snapshot.list('security.istio.io', kind)) {
+      for (const policy of snapshot.list(`security.istio.io/${kind}`)) {
         const ns = policy.metadata.namespace ?? 'default';
         targetRefsOf(policy).forEach((ref, i) => {
           const exists =
             ref.kind === 'Gateway'
               ? gateway(ns, ref.name ?? '') !== undefined
               : ref.kind === 'Service'
-                ? snapshot.get('', 'Service', ns, ref.name ?? '') !== undefined
+                ? snapshot.get(GroupKind.Service, ns, ref.name ?? '') !== undefined
                 : true;
           if (exists) return;
           const field =

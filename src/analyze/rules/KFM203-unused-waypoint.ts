@@ -20,10 +20,11 @@ export const unusedWaypoint: Rule = {
       if (name && name !== 'none')
         used.add(`${labels?.[Label.UseWaypointNamespace] ?? ownNamespace}/${name}`);
     };
-    for (const ns of snapshot.list('', 'Namespace')) note(ns.metadata.labels, ns.metadata.name ?? '');
-    for (const s of snapshot.list('', 'Service')) note(s.metadata.labels, s.metadata.namespace ?? 'default');
+    for (const ns of snapshot.list(GroupKind.Namespace)) note(ns.metadata.labels, ns.metadata.name ?? '');
+    for (const s of snapshot.list(GroupKind.Service))
+      note(s.metadata.labels, s.metadata.namespace ?? 'default');
     const findings: Finding[] = [];
-    for (const gateway of snapshot.list('gateway.networking.k8s.io', 'Gateway')) {
+    for (const gateway of snapshot.list(GroupKind.Gateway)) {
       if (gatewayClassOf(gateway) !== GatewayClass.Waypoint) continue;
       const key = `${gateway.metadata.namespace ?? 'default'}/${gateway.metadata.name}`;
       if (used.has(key)) continue;

@@ -25,7 +25,7 @@ export const sidecarClientSkipsWaypoint: Rule = {
       .map(([name]) => name);
     if (clients.length === 0 || mesh.waypoints.size === 0) return [];
     const findings: Finding[] = [];
-    for (const policy of context.snapshot.list('security.istio.io', 'AuthorizationPolicy')) {
+    for (const policy of context.snapshot.list(GroupKind.AuthorizationPolicy)) {
       const ns = policy.metadata.namespace ?? 'default';
       for (const ref of targetRefsOf(policy)) {
         const services =

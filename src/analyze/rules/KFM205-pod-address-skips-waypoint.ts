@@ -123,8 +123,7 @@ function firstBypass(
       if (direct.answeredBy !== podName || direct.hops.some((h) => h.kind === 'waypoint')) continue;
       const admitting = direct.hops.find((h) => h.kind === 'ztunnel' && h.direction === 'inbound')?.policy;
       const [ns, name] = (admitting ?? '').split('/');
-      const policy =
-        ns && name ? mesh.snapshot.get('security.istio.io', 'AuthorizationPolicy', ns, name) : undefined;
+      const policy = ns && name ? mesh.snapshot.get(GroupKind.AuthorizationPolicy, ns, name) : undefined;
       return {
         client,
         pod: `${podName} at ${endpoint.ip}:${endpoint.portFor(port)}`,

@@ -22,7 +22,7 @@ export const injectionAndAmbient: Rule = {
   istio: [{ analyzer: 'injection.Analyzer', code: 'IST0123' }],
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
-    return context.snapshot.list('', 'Namespace').flatMap((ns) => {
+    return context.snapshot.list(GroupKind.Namespace).flatMap((ns) => {
       const labels = ns.metadata.labels ?? {};
       const name = ns.metadata.name ?? '';
       if (labels[Label.DataplaneMode] !== 'ambient' || namespaceIsAmbient(labels)) return [];

@@ -78,7 +78,7 @@ interface WebhookCall {
 function webhookCalls(context: AnalyzeContext): WebhookCall[] {
   const kinds = ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'];
   return kinds.flatMap((kind) =>
-    context.snapshot.list('admissionregistration.k8s.io', kind).flatMap((configuration) =>
+    context.snapshot.list(`admissionregistration.k8s.io/${kind}`).flatMap((configuration) =>
       webhooksOf(configuration).flatMap((hook) => {
         const service = hook.clientConfig?.service;
         if (!service?.namespace || !service.name) return [];

@@ -63,7 +63,7 @@ export const networkPolicyBlocksHbone: Rule = {
             if (reported.has(key)) continue;
             reported.add(key);
             const [ns = '', policyName = ''] = name.split('/');
-            const policy = context.snapshot.get('networking.k8s.io', 'NetworkPolicy', ns, policyName);
+            const policy = context.snapshot.get(GroupKind.NetworkPolicy, ns, policyName);
             if (!policy) continue;
             const evidence = traced(mesh, peer, `http://${service.hostname}:${port.port}/`);
             const finding = findingOf(

@@ -21,7 +21,7 @@ export const sidecarResourceOnAmbient: Rule = {
   check(context: AnalyzeContext): Finding[] {
     const { snapshot } = context;
     const workloads = context.mesh().workloads;
-    return snapshot.list('networking.istio.io', 'Sidecar').flatMap((sidecar) => {
+    return snapshot.list(GroupKind.Sidecar).flatMap((sidecar) => {
       const ns = sidecar.metadata.namespace ?? 'default';
       const selector = specOf(sidecar, 'networking.istio.io/Sidecar').workloadSelector?.labels ?? {};
       const scoped = Object.keys(selector).length > 0;
@@ -31,7 +31,7 @@ export const sidecarResourceOnAmbient: Rule = {
           )
           ? `selects ambient pods of ${ns}`
           : undefined
-        : namespaceIsAmbient(snapshot.get('', 'Namespace', '', ns)?.metadata.labels ?? {})
+        : namespaceIsAmbient(snapshot.get(GroupKind.Namespace, '', ns)?.metadata.labels ?? {})
           ? `applies to ${ns}, which is ambient`
           : undefined;
       if (!why) return [];

@@ -40,7 +40,7 @@ export const selectorOnGatewayApiPods: Rule = {
       if (w.labels[Label.GatewayName] !== undefined) addTo(pods, w.namespace, w);
     if (pods.size === 0) return [];
     return kinds.flatMap(([group, kind, key]) =>
-      context.snapshot.list(group, kind).flatMap((policy) => {
+      context.snapshot.list(`${group}/${kind}`).flatMap((policy) => {
         const spec: SelectingPolicySpec = specOf(policy, key);
         const selector = spec.selector?.matchLabels;
         if (!selector || spec.targetRef !== undefined || (spec.targetRefs?.length ?? 0) > 0) return [];

@@ -33,7 +33,7 @@ export const routeToMissingTarget: Rule = {
     const exact = new Map<string, Target[]>();
     for (const t of targets) if (!t.host.startsWith('*')) addTo(exact, t.host, t);
     const wildcards = targets.filter((t) => t.host.startsWith('*'));
-    return context.snapshot.list('networking.istio.io', 'VirtualService').flatMap((vs) => {
+    return context.snapshot.list(GroupKind.VirtualService).flatMap((vs) => {
       const namespace = vs.metadata.namespace ?? 'default';
       const exportTo = specOf(vs, 'networking.istio.io/VirtualService').exportTo ?? [];
       // A VirtualService without exportTo is checked against its own namespace's view.
@@ -72,7 +72,7 @@ function targetsOf(context: AnalyzeContext): Target[] {
       exportTo: exportedNamespaces(s.exportTo, s.namespace),
       ports: s.type === 'ExternalName' ? undefined : s.ports.map((p) => p.port),
     }));
-  const entries = context.snapshot.list('networking.istio.io', 'ServiceEntry').flatMap((entry) => {
+  const entries = context.snapshot.list(GroupKind.ServiceEntry).flatMap((entry) => {
     const ns = entry.metadata.namespace ?? 'default';
     const spec = specOf(entry, 'networking.istio.io/ServiceEntry');
     return (spec.hosts ?? []).map((h) => ({

@@ -21,7 +21,7 @@ export const ingressNotServed: Rule = {
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
     const className = mesh.config.ingress.className;
-    return context.snapshot.list('networking.k8s.io', 'Ingress').flatMap((ingress) => {
+    return context.snapshot.list(GroupKind.Ingress).flatMap((ingress) => {
       const spec = specOf(ingress, 'networking.k8s.io/Ingress');
       const annotated = ingress.metadata.annotations?.[Annotation.IngressClass];
       if ((annotated ?? spec.ingressClassName) !== className) return [];

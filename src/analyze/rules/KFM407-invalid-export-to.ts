@@ -26,7 +26,7 @@ export const invalidExportTo: Rule = {
     const { snapshot } = context;
     // Only an input that declares its Namespaces can say that one is missing.
     const namespaces = snapshot.holds('/Namespace')
-      ? new Set(snapshot.list('', 'Namespace').map((n) => n.metadata.name ?? ''))
+      ? new Set(snapshot.list(GroupKind.Namespace).map((n) => n.metadata.name ?? ''))
       : undefined;
     const check = (object: KubeObject, entries: readonly string[], field: FieldPath, noneAllowed: boolean) =>
       problems(entries, object.metadata.namespace ?? 'default', noneAllowed, namespaces).map((problem) => ({
@@ -39,11 +39,11 @@ export const invalidExportTo: Rule = {
         ...(problem.refused ? {} : { severity: Severity.Warning }),
       }));
     const spec = <K extends 'VirtualService' | 'DestinationRule' | 'ServiceEntry'>(kind: K) =>
-      snapshot.list('networking.istio.io', kind).flatMap((o) => {
+      snapshot.list(`networking.istio.io/${kind}`).flatMap((o) => {
         const exportTo = specOf(o, `networking.istio.io/${kind}`).exportTo ?? [];
         return check(o, exportTo, ['spec', 'exportTo'], kind === 'ServiceEntry');
       });
-    const services = snapshot.list('', 'Service').flatMap((s) => {
+    const services = snapshot.list(GroupKind.Service).flatMap((s) => {
       const annotation = s.metadata.annotations?.[Annotation.ExportTo];
       if (annotation === undefined) return [];
       const entries = annotation.split(',').map((e) => e.trim());

@@ -29,7 +29,7 @@ export const subsetSelectsNoPod: Rule = {
   istio: [{ analyzer: 'destinationrule.PodNotSelectedAnalyzer', code: 'IST0173' }],
   check(context: AnalyzeContext): Finding[] {
     const mesh = context.mesh();
-    return context.snapshot.list('networking.istio.io', 'DestinationRule').flatMap((rule) => {
+    return context.snapshot.list(GroupKind.DestinationRule).flatMap((rule) => {
       const spec = specOf(rule, 'networking.istio.io/DestinationRule');
       if (!spec.host || !spec.subsets?.length) return [];
       const host = resolveShortName(spec.host, rule.metadata.namespace ?? 'default', mesh.clusterDomain);
@@ -61,7 +61,7 @@ export const subsetSelectsNoPod: Rule = {
 /** A pod's labels with its node's topology labels added. */
 function endpointLabels(snapshot: Snapshot, workload: Workload): Readonly<Record<string, string>> {
   const nodeName = workload.object.kind === 'Pod' ? specOf(workload.object, '/Pod').nodeName : undefined;
-  const node = nodeName ? snapshot.get('', 'Node', '', nodeName) : undefined;
+  const node = nodeName ? snapshot.get(GroupKind.Node, '', nodeName) : undefined;
   const nodeLabels = node?.metadata.labels ?? {};
   const added = Object.fromEntries(
     topologyLabels.flatMap((k) => (nodeLabels[k] ? [[k, nodeLabels[k]]] : [])),

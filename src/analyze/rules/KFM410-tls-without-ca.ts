@@ -25,7 +25,7 @@ export const tlsWithoutCa: Rule = {
     { analyzer, code: 'IST0129' },
   ],
   check(context: AnalyzeContext): Finding[] {
-    return context.snapshot.list('networking.istio.io', 'DestinationRule').flatMap((rule) => {
+    return context.snapshot.list(GroupKind.DestinationRule).flatMap((rule) => {
       const spec = specOf(rule, 'networking.istio.io/DestinationRule');
       const selected = spec.workloadSelector !== undefined;
       const unverified = (tls: ClientTls | undefined) =>

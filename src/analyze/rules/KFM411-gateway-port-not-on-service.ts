@@ -34,7 +34,7 @@ export const gatewayPortNotOnService: Rule = {
     const mesh = context.mesh();
     if (!mesh.workloads.some((w) => w.proxy === ProxyKind.Gateway || w.labels[Label.Istio] !== undefined))
       return [];
-    return context.snapshot.list('networking.istio.io', 'Gateway').flatMap((gateway) => {
+    return context.snapshot.list(GroupKind.IstioGateway).flatMap((gateway) => {
       const spec = specOf(gateway, 'networking.istio.io/Gateway');
       const selector = spec.selector ?? {};
       const selected = selectorText(selector);

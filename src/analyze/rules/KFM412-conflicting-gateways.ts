@@ -25,7 +25,7 @@ export const conflictingGateways: Rule = {
   istio: [{ analyzer: 'gateway.ConflictingGatewayAnalyzer', code: 'IST0145' }],
   check(context: AnalyzeContext): Finding[] {
     const workloads = context.mesh().workloads;
-    const gateways = context.snapshot.list('networking.istio.io', 'Gateway').map((object) => {
+    const gateways = context.snapshot.list(GroupKind.IstioGateway).map((object) => {
       const spec = specOf(object, 'networking.istio.io/Gateway');
       const selector = spec.selector ?? {};
       return { object, selector, servers: spec.servers ?? [], key: selectorKey(selector) };

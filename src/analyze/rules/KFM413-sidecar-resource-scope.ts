@@ -36,7 +36,7 @@ export const sidecarResourceScope: Rule = {
     const findings: Finding[] = [];
     const bySelected = new Map<Workload, KubeObject[]>();
     const defaults = new Map<string, KubeObject[]>();
-    for (const sidecar of snapshot.list('networking.istio.io', 'Sidecar')) {
+    for (const sidecar of snapshot.list(GroupKind.Sidecar)) {
       const ns = sidecar.metadata.namespace ?? 'default';
       const selector = specOf(sidecar, 'networking.istio.io/Sidecar').workloadSelector?.labels ?? {};
       if (Object.keys(selector).length === 0) {
@@ -82,7 +82,7 @@ export const sidecarResourceScope: Rule = {
       }
     }
     for (const [ns, sidecars] of defaults) {
-      const labels = snapshot.get('', 'Namespace', '', ns)?.metadata.labels ?? {};
+      const labels = snapshot.get(GroupKind.Namespace, '', ns)?.metadata.labels ?? {};
       if (sidecars.length < 2 || namespaceIsAmbient(labels)) continue;
       for (const sidecar of sidecars)
         findings.push(

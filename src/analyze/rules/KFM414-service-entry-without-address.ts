@@ -21,7 +21,7 @@ export const serviceEntryWithoutAddress: Rule = {
   istio: [{ analyzer: 'serviceentry.ProtocolAddressesAnalyzer', code: 'IST0134' }],
   check(context: AnalyzeContext): Finding[] {
     if (context.mesh().config.dnsAutoAllocate) return [];
-    return context.snapshot.list('networking.istio.io', 'ServiceEntry').flatMap((entry) => {
+    return context.snapshot.list(GroupKind.ServiceEntry).flatMap((entry) => {
       const spec = specOf(entry, 'networking.istio.io/ServiceEntry');
       if (
         spec.addresses !== undefined ||

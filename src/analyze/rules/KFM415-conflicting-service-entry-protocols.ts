@@ -29,7 +29,7 @@ export const conflictingServiceEntryProtocols: Rule = {
   istio: [{ analyzer: 'serviceentry.ConflictingServiceEntryProtocolAnalyzer', code: 'IST0177' }],
   check(context: AnalyzeContext): Finding[] {
     const claims = new Map<string, Claim[]>();
-    for (const entry of context.snapshot.list('networking.istio.io', 'ServiceEntry')) {
+    for (const entry of context.snapshot.list(GroupKind.ServiceEntry)) {
       const spec = specOf(entry, 'networking.istio.io/ServiceEntry');
       const own = entry.metadata.namespace ?? 'default';
       const scope = exportedNamespaces(spec.exportTo ?? [], own);

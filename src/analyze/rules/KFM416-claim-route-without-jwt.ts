@@ -27,7 +27,7 @@ export const claimRouteWithoutJwt: Rule = {
     const { snapshot } = context;
     const mesh = context.mesh();
     const root = mesh.config.rootNamespace;
-    const authentications = snapshot.list('security.istio.io', 'RequestAuthentication');
+    const authentications = snapshot.list(GroupKind.RequestAuthentication);
     const covered = (namespace: string, labels: Readonly<Record<string, string>>) =>
       authentications.some((ra) => {
         const ns = ra.metadata.namespace ?? 'default';
@@ -41,7 +41,7 @@ export const claimRouteWithoutJwt: Rule = {
       const uncovered = vs.gateways.flatMap((name) => {
         if (name === Mesh) return [];
         const [ns = '', gatewayName = ''] = name.split('/');
-        const gateway = snapshot.get('networking.istio.io', 'Gateway', ns, gatewayName);
+        const gateway = snapshot.get(GroupKind.IstioGateway, ns, gatewayName);
         if (!gateway) return [];
         const selector = specOf(gateway, 'networking.istio.io/Gateway').selector ?? {};
         const pods = mesh.workloads.filter(

@@ -20,7 +20,7 @@ export const deprecatedFields: Rule = {
   istio: [{ analyzer: 'deprecation.FieldAnalyzer', code: 'IST0002' }],
   check(context: AnalyzeContext): Finding[] {
     const { snapshot } = context;
-    const delays = snapshot.list('networking.istio.io', 'VirtualService').flatMap((vs) =>
+    const delays = snapshot.list(GroupKind.VirtualService).flatMap((vs) =>
       (specOf(vs, 'networking.istio.io/VirtualService').http ?? []).flatMap((rule, r) =>
         (rule.fault?.delay?.percent ?? 0) > 0
           ? [
@@ -38,7 +38,7 @@ export const deprecatedFields: Rule = {
           : [],
       ),
     );
-    const egress = snapshot.list('networking.istio.io', 'Sidecar').flatMap((sidecar) =>
+    const egress = snapshot.list(GroupKind.Sidecar).flatMap((sidecar) =>
       specOf(sidecar, 'networking.istio.io/Sidecar').outboundTrafficPolicy?.egressProxy !== undefined
         ? [
             findingOf(

@@ -31,7 +31,7 @@ export const gatewayCredential: Rule = {
     const { snapshot } = context;
     const judgesMissing = snapshot.holds(GroupKind.Secret) || snapshot.holds(GroupKind.Certificate);
     const workloads = context.mesh().workloads;
-    return snapshot.list('networking.istio.io', 'Gateway').flatMap((gateway) => {
+    return snapshot.list(GroupKind.IstioGateway).flatMap((gateway) => {
       const spec = specOf(gateway, 'networking.istio.io/Gateway');
       const selector = spec.selector ?? {};
       // The gateway's pods may run in several namespaces: each reads the Secret from its own. A Gateway
@@ -57,7 +57,7 @@ export const gatewayCredential: Rule = {
         ];
         return namespaces.flatMap((podNamespace) => {
           const ref = credentialSecretRef(credentialName, podNamespace);
-          const secret = snapshot.get('', 'Secret', ref.namespace, ref.name);
+          const secret = snapshot.get(GroupKind.Secret, ref.namespace, ref.name);
           if (secret) {
             const problem = credentialProblem(secret, context.now);
             if (problem === undefined) return [];

@@ -29,7 +29,7 @@ export const policySelectsNoWorkload: Rule = {
     const proxied = mesh.workloads.filter((w) => w.proxy !== ProxyKind.None && w.proxy !== ProxyKind.Ztunnel);
     const byNamespace = new Map<string, Workload[]>();
     for (const w of proxied) addTo(byNamespace, w.namespace, w);
-    return context.snapshot.list('security.istio.io', 'AuthorizationPolicy').flatMap((policy) => {
+    return context.snapshot.list(GroupKind.AuthorizationPolicy).flatMap((policy) => {
       if (targetRefsOf(policy).length > 0) return [];
       const ns = policy.metadata.namespace ?? 'default';
       const selector = policySpec(policy).selector?.matchLabels;

@@ -23,7 +23,7 @@ export const policyNamesMissingNamespace: Rule = {
     if (!snapshot.holds(GroupKind.Namespace)) return [];
     const namespaces = [...snapshot.namespaces()];
     return snapshot
-      .list('security.istio.io', 'AuthorizationPolicy')
+      .list(GroupKind.AuthorizationPolicy)
       .flatMap((policy) =>
         (policySpec(policy).rules ?? []).flatMap((rule, r) =>
           (rule.from ?? []).flatMap((from, f) =>

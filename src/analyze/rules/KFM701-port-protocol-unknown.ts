@@ -25,7 +25,7 @@ export const portProtocolUnknown: Rule = {
     { analyzer: 'service.PortNameAnalyzer', code: 'IST0150' },
   ],
   check(context: AnalyzeContext): Finding[] {
-    return context.snapshot.list('', 'Service').flatMap((service) => {
+    return context.snapshot.list(GroupKind.Service).flatMap((service) => {
       if (isIstioOrSystem(service) || service.metadata.labels?.[Label.GatewayManaged] !== undefined)
         return [];
       const spec = specOf(service, '/Service');

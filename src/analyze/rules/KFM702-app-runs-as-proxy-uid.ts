@@ -29,14 +29,14 @@ export const appRunsAsProxyUid: Rule = {
   check(context: AnalyzeContext): Finding[] {
     const { snapshot } = context;
     const templates = (['Deployment', 'StatefulSet', 'DaemonSet'] as const).flatMap((kind) =>
-      snapshot.list('apps', kind).map((o) => ({
+      snapshot.list(`apps/${kind}`).map((o) => ({
         object: o,
         spec: specOf(o, `apps/${kind}`).template?.spec,
         at: ['spec', 'template', 'spec'] as FieldPath,
       })),
     );
     const pods = snapshot
-      .list('', 'Pod')
+      .list(GroupKind.Pod)
       .map((o) => ({ object: o, spec: specOf(o, '/Pod'), at: [] as FieldPath }));
     return [...templates, ...pods].flatMap(({ object, spec, at }) => {
       if (!spec || isIstioOrSystem(object)) return [];

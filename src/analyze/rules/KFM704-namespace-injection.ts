@@ -31,7 +31,7 @@ export const namespaceInjection: Rule = {
   check(context: AnalyzeContext): Finding[] {
     const { snapshot } = context;
     const root = context.mesh().config.rootNamespace;
-    return snapshot.list('', 'Namespace').flatMap((ns) => {
+    return snapshot.list(GroupKind.Namespace).flatMap((ns) => {
       const name = ns.metadata.name ?? '';
       const labels = ns.metadata.labels ?? {};
       if (name === root || isSystemNamespace(name)) return [];
@@ -83,7 +83,7 @@ export const namespaceInjection: Rule = {
 /** The default injector's `sidecarInjectorWebhook.enableNamespacesByDefault` (ConfigMap istio-sidecar-injector, key values). */
 function namespacesInjectedByDefault(snapshot: Snapshot): boolean {
   const injector: KubeObject | undefined = snapshot
-    .list('', 'ConfigMap')
+    .list(GroupKind.ConfigMap)
     .find((c) => c.metadata.name === 'istio-sidecar-injector');
   const text = injector ? dataOf(injector)['values'] : undefined;
   if (!text) return false;

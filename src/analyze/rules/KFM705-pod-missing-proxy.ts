@@ -21,9 +21,9 @@ export const podMissingProxy: Rule = {
   istio: [{ analyzer: 'injection.Analyzer', code: 'IST0103' }],
   check(context: AnalyzeContext): Finding[] {
     const { snapshot } = context;
-    return snapshot.list('', 'Pod').flatMap((pod) => {
+    return snapshot.list(GroupKind.Pod).flatMap((pod) => {
       const ns = pod.metadata.namespace ?? 'default';
-      const nsLabels = snapshot.get('', 'Namespace', '', ns)?.metadata.labels ?? {};
+      const nsLabels = snapshot.get(GroupKind.Namespace, '', ns)?.metadata.labels ?? {};
       if (nsLabels[Label.IstioInjection] !== 'enabled') return [];
       const says =
         pod.metadata.labels?.[Label.SidecarInject] ?? pod.metadata.annotations?.[Label.SidecarInject];

@@ -13,7 +13,13 @@ import type { GatewayProxy, GatewayServer, Mesh } from '../compiled.ts';
 import { hostMatches } from '../security.ts';
 
 /** A client outside the cluster: it enters through the ingress gateway whose server serves the URL's host and port. */
-export function fromExternal(t: Tracer, host: string, port: number, https: boolean, via?: string): TraceOutcome {
+export function fromExternal(
+  t: Tracer,
+  host: string,
+  port: number,
+  https: boolean,
+  via?: string,
+): TraceOutcome {
   const names = (p: GatewayProxy) => [
     `${p.workload.namespace}/${p.workload.name}`,
     ...(p.gatewayApiName ? [`${p.workload.namespace}/${p.gatewayApiName}`] : []),
