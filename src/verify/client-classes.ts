@@ -17,8 +17,7 @@ import { GroupKind } from '../model/vocabulary.ts';
 import { at } from '../model/checked.ts';
 import { fieldsOf, specOf } from '../model/specs.ts';
 import type { KubeObject } from '../model/object.ts';
-import { isPlainObject } from '../model/object.ts';
-import { peerSignature, type Peer } from '../mesh/authorization.ts';
+import { peerSignature, policySpec, type Peer } from '../mesh/authorization.ts';
 import { isExportedTo } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import type { Mesh } from '../mesh/compiled.ts';
@@ -197,14 +196,11 @@ export class ClientClasses {
  * negations, IP blocks: every client is evaluated).
  */
 function namedNamespaces(policy: KubeObject): string[] | undefined {
-  const spec = fieldsOf(policy, 'spec');
   const own = policy.metadata.namespace ?? 'default';
   const out: string[] = [];
-  for (const rule of Array.isArray(spec['rules']) ? spec['rules'] : []) {
-    if (!isPlainObject(rule)) continue;
-    for (const from of Array.isArray(rule['from']) ? rule['from'] : []) {
-      const source = isPlainObject(from) && isPlainObject(from['source']) ? from['source'] : {};
-      for (const [field, values] of Object.entries(source)) {
+  for (const rule of policySpec(policy).rules ?? []) {
+    for (const { source } of rule.from ?? []) {
+      for (const [field, values] of Object.entries(source ?? {})) {
         if (field === 'requestPrincipals' || field === 'notRequestPrincipals') continue;
         if (!Array.isArray(values)) return undefined;
         for (const v of values) {
@@ -219,8 +215,8 @@ function namedNamespaces(policy: KubeObject): string[] | undefined {
         }
       }
     }
-    for (const when of Array.isArray(rule['when']) ? rule['when'] : []) {
-      const k = isPlainObject(when) ? String(when['key'] ?? '') : '';
+    for (const when of rule.when ?? []) {
+      const k = when.key ?? '';
       if (k.startsWith('source.') || k === 'remote.ip') return undefined;
     }
   }
