@@ -8,7 +8,7 @@
  * own when no object of another namespace (or of the cluster) mentions it. Two namespaces are alike when
  * their objects, in both configurations, are the same once each own name is replaced by its place of first
  * appearance: swapping the two namespaces' names then maps each configuration onto itself. Since the
- * simulator compares names only whole, the swap maps each request's outcome to the swapped request's
+ * simulator compares names only whole (except where `mesh/patterns.ts` says it does not), the swap maps each request's outcome to the swapped request's
  * outcome, except where a name is compared by a part of it or by order; a namespace is left out of every
  * class (traced as itself) where that can happen:
  * - a pattern (a `*`, a prefix match) cuts into one of its names;
@@ -26,6 +26,7 @@ import type { KubeObject } from '../model/object.ts';
 import { isPlainObject } from '../model/object.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 import { ipInBlock } from '../mesh/authorization.ts';
+import { anyRegularExpression, isPrefixField, Wildcard } from '../mesh/patterns.ts';
 import type { Workload } from '../mesh/workloads.ts';
 
 /** A swap of two namespaces of a class: names in texts, and clients by index. */
@@ -229,14 +230,7 @@ export class NamespaceSymmetry {
 
 /** Whether a configuration matches anything by a regular expression. */
 function hasRegularExpression(snapshot: Snapshot): boolean {
-  const found = (value: unknown): boolean =>
-    Array.isArray(value)
-      ? value.some(found)
-      : isPlainObject(value) &&
-        (typeof value['regex'] === 'string' ||
-          value['type'] === 'RegularExpression' ||
-          Object.values(value).some(found));
-  return snapshot.all().some((o) => found(fieldsOf(o, 'spec')));
+  return snapshot.all().some((o) => anyRegularExpression(fieldsOf(o, 'spec')));
 }
 
 /** The namespace an object belongs to: its own, or for a cluster object, the namespace it is named after. */
@@ -386,12 +380,12 @@ function patternEdges(snapshots: readonly Snapshot[]): string[] {
   };
   const visit = (value: unknown, key: string, parent: Record<string, unknown> | undefined): void => {
     if (typeof value === 'string') {
-      if (value.includes('*'))
-        value.split('*').forEach((part, i, all) => {
+      if (value.includes(Wildcard))
+        value.split(Wildcard).forEach((part, i, all) => {
           if (i > 0) edge(part, 'start');
           if (i < all.length - 1) edge(part, 'end');
         });
-      if (key === 'prefix' || (key === 'value' && parent?.['type'] === 'PathPrefix')) edge(value, 'end');
+      if (isPrefixField(key, parent)) edge(value, 'end');
     } else if (Array.isArray(value)) for (const v of value) visit(v, key, parent);
     else if (isPlainObject(value)) for (const [k, v] of Object.entries(value)) visit(v, k, value);
   };
@@ -423,5 +417,5 @@ function claimsForeignHost(o: KubeObject, own: RegExp): boolean {
       hosts = Array.isArray(spec['hosts']) ? spec['hosts'] : [];
   } else if (o.kind === 'DestinationRule') hosts = [spec['host']];
   else if (o.kind === 'ServiceEntry') hosts = Array.isArray(spec['hosts']) ? spec['hosts'] : [];
-  return hosts.some((h) => typeof h !== 'string' || h.includes('*') || h.replace(own, '') === h);
+  return hosts.some((h) => typeof h !== 'string' || h.includes(Wildcard) || h.replace(own, '') === h);
 }

@@ -11,7 +11,6 @@ import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 import { GatewayClass, GroupKind, Label } from '../../model/vocabulary.ts';
 import { gatewayClassOf, specOf } from '../../model/specs.ts';
 
-
 export const missingWaypoint: Rule = {
   code: 'KFM202',
   name: 'missing-waypoint',
