@@ -15,6 +15,7 @@ import type { ProbeReport } from '../verify/probes.ts';
 import {
   combinePieces,
   mergeEquivalence,
+  slicesProblem,
   type EquivalencePart,
   type EquivalenceResult,
   type Shard,
@@ -181,21 +182,8 @@ export async function mergePartFiles(
     throw new UsageError(
       `--merge: ${other.file} was made from other configurations than ${first.file} (another BEFORE, AFTER, --cluster-domain, --exhaustive or --no-symmetry)`,
     );
-  const count = first.part.shard.count;
-  const seen = new Map<number, string>();
-  for (const { file, part } of parts) {
-    if (part.shard.count !== count)
-      throw new UsageError(
-        `--merge: ${file} is slice ${part.shard.index}/${part.shard.count}, ${first.file} one of ${count}`,
-      );
-    const twice = seen.get(part.shard.index);
-    if (twice)
-      throw new UsageError(`--merge: ${file} and ${twice} are both slice ${part.shard.index}/${count}`);
-    seen.set(part.shard.index, file);
-  }
-  const missing = Array.from({ length: count }, (_, i) => i).filter((i) => !seen.has(i));
-  if (missing.length > 0)
-    throw new UsageError(`--merge: missing slice(s) ${missing.map((i) => `${i}/${count}`).join(', ')}`);
+  const problem = slicesProblem(parts.map(({ file, part }) => ({ name: file, shard: part.shard })));
+  if (problem) throw new UsageError(`--merge: ${problem}`);
   const result = mergeEquivalence(parts.map((p) => p.part));
   const probes = parts.find((p) => p.part.shard.index === 0)?.part.probes;
   const tracing = { exhaustive: first.part.exhaustive === true, symmetry: first.part.symmetry !== false };

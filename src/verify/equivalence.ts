@@ -403,14 +403,37 @@ function renamed(o: RequestOutcome, rename: (s: string) => string): RequestOutco
  * otherwise). Counts add up; each group keeps the matrix's first five examples.
  */
 export function mergeEquivalence(parts: readonly EquivalencePart[]): EquivalenceResult {
-  const count = parts[0]?.shard.count ?? 0;
-  const indexes = parts.map((p) => p.shard.index).sort((a, b) => a - b);
-  if (count === 0 || parts.some((p) => p.shard.count !== count) || indexes.some((i, k) => i !== k))
-    throw new Error(
-      `the parts must be the slices 0 to ${count - 1} of ${count}, each once; got ${parts.map((p) => `${p.shard.index}/${p.shard.count}`).join(', ')}`,
-    );
-  if (indexes.length !== count) throw new Error(`${count - indexes.length} slice(s) of ${count} missing`);
+  const problem = slicesProblem(
+    parts.map((p) => ({ name: `${p.shard.index}/${p.shard.count}`, shard: p.shard })),
+  );
+  if (problem) throw new Error(problem);
   return combinePieces(parts);
+}
+
+/**
+ * What keeps slices, each named for messages, from being the slices 0 to n-1 of n, each once: a count that
+ * differs, a slice outside the range or given twice, slices missing; undefined when there is nothing.
+ */
+export function slicesProblem(
+  slices: readonly { name: string; shard: { index: number; count: number } }[],
+): string | undefined {
+  const first = slices[0];
+  if (!first) return 'no slices';
+  const count = first.shard.count;
+  const seen = new Map<number, string>();
+  for (const { name, shard } of slices) {
+    if (shard.count !== count)
+      return `${name} is slice ${shard.index}/${shard.count}, ${first.name} one of ${count}`;
+    if (!Number.isInteger(shard.index) || shard.index < 0 || shard.index >= count)
+      return `${name} is slice ${shard.index}, outside 0 to ${count - 1}`;
+    const twice = seen.get(shard.index);
+    if (twice) return `${name} and ${twice} are both slice ${shard.index}/${count}`;
+    seen.set(shard.index, name);
+  }
+  const missing = Array.from({ length: count }, (_, i) => i).filter((i) => !seen.has(i));
+  return missing.length > 0
+    ? `missing slice(s) ${missing.map((i) => `${i}/${count}`).join(', ')}`
+    : undefined;
 }
 
 /**
