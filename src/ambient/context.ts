@@ -29,7 +29,6 @@ export interface MigrationResult {
   report: MigrationReport;
 }
 
-export const istio = 'networking.istio.io';
 export const security = 'security.istio.io';
 export const gatewayApi = 'gateway.networking.k8s.io';
 
@@ -306,6 +305,6 @@ export function actionOf(policy: KubeObject): string {
 }
 
 /** A policy's `selector.matchLabels` (undefined: no selector). */
-export function selectorOf(policy: KubeObject): Record<string, string> | undefined {
+function selectorOf(policy: KubeObject): Record<string, string> | undefined {
   return policySpecOf(policy).selector?.matchLabels;
 }

@@ -21,7 +21,7 @@ type Source = NonNullable<NonNullable<Rule['from']>[number]['source']>;
 type Operation = NonNullable<NonNullable<Rule['to']>[number]['operation']>;
 
 /** The rules of a policy spec. */
-export function rulesOf(spec: Spec): Rule[] {
+function rulesOf(spec: Spec): Rule[] {
   return spec.rules ?? [];
 }
 

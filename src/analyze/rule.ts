@@ -70,6 +70,6 @@ export function findingOf(
 }
 
 /** `spec.http[0].match` from a field path. */
-export function fieldText(path: FieldPath): string {
+function fieldText(path: FieldPath): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }

@@ -40,7 +40,7 @@ function findingsJson(findings: readonly Finding[]): string {
 }
 
 /** One block per finding: where, severity and code, the message, the fix, the evidence. */
-export function findingsText(findings: readonly Finding[]): string {
+function findingsText(findings: readonly Finding[]): string {
   const lines: string[] = [];
   for (const f of findings) {
     const where = f.location ? `${formatLocation(f.location)}: ` : '';

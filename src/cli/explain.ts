@@ -136,7 +136,7 @@ async function queryPrometheus(base: string, window: string) {
 }
 
 /** The samples of a metrics file; a missing file is a usage error, a malformed line an input error. */
-export async function readMetrics(flag: string, file: string) {
+async function readMetrics(flag: string, file: string) {
   return parseExposition({ name: file, text: await readFlagFile(flag, file) }).samples;
 }
 

@@ -81,7 +81,7 @@ export function traceCommand(paths: string[], flags: TraceFlags, streams: Stream
 }
 
 /** The readable form: the request, one block per hop, the response, the metrics. */
-export function formatTrace(result: TraceResult, version: string): string {
+function formatTrace(result: TraceResult, version: string): string {
   const lines: string[] = [];
   const { request } = result;
   lines.push(`${request.method} ${request.url}  from ${request.from}  (Istio ${version})`, '');

@@ -201,7 +201,7 @@ async function verifyCases(
 }
 
 /** One line per case (PASS/FAIL), the expectations that failed under each failure, then the counts. */
-export function casesText(results: readonly CaseResult[]): string {
+function casesText(results: readonly CaseResult[]): string {
   const lines: string[] = [];
   for (const r of results) {
     const where = !r.passed && r.location ? `  (${r.location})` : '';
@@ -215,7 +215,7 @@ export function casesText(results: readonly CaseResult[]): string {
 }
 
 /** The text report: the verdict, then each group of changed requests with examples. */
-export function equivalenceText(
+function equivalenceText(
   result: EquivalenceResult,
   tracing: Tracing = { exhaustive: false, symmetry: true },
 ): string {
@@ -254,7 +254,7 @@ function requestText(r: MatrixRequest): string {
  * The probes: what they stand for, each failed one with both outcomes, the ones not as meant on either
  * side, then the verdict.
  */
-export function probesText(report: ProbeReport): string {
+function probesText(report: ProbeReport): string {
   if (report.probes === 0) return '';
   const lines = [
     '',

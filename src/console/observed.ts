@@ -38,7 +38,7 @@ const shownLabels = [
 ];
 
 const unknown = 'unknown';
-export const UnknownNode = 'unknown';
+const UnknownNode = 'unknown';
 
 /** The observed graph of the metrics, explained against the mesh and the analyzer's findings. */
 export function observedGraph(mesh: Mesh, findings: readonly Finding[], input: ObservedInput): ObservedGraph {

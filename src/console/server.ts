@@ -59,7 +59,7 @@ function pageFiles(): Map<string, { type: string; body: Buffer }> {
  * (DNS rebinding) is refused. Requests a browser marks as coming from another site or origin are refused
  * too, so no other page can read the API, whatever its CORS.
  */
-export function refusal(
+function refusal(
   headers: IncomingHttpHeaders,
   host: string,
   address: AddressInfo | string | null,

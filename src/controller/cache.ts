@@ -46,7 +46,7 @@ export function kindKeyOf(object: KubeObject): string {
 }
 
 /** An object's key in its kind's store: `namespace/name`. */
-export function storeKey(object: { metadata?: { namespace?: string; name?: string } }): string {
+function storeKey(object: { metadata?: { namespace?: string; name?: string } }): string {
   return `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
 }
 

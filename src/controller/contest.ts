@@ -8,7 +8,7 @@ import type { KubeObject } from '../model/object.ts';
 
 /** Restores of one object within the window after which kfmesh stops (the window is a minute). */
 export const ContestLimit = 3;
-export const ContestWindowMs = 60_000;
+const ContestWindowMs = 60_000;
 
 interface Restores {
   /** The desired form restored (its JSON): a new form starts a new count. */

@@ -25,7 +25,7 @@ export interface ElectionTimings {
   retryPeriodSeconds: number;
 }
 
-export const DefaultTimings: ElectionTimings = {
+const DefaultTimings: ElectionTimings = {
   leaseDurationSeconds: 15,
   renewDeadlineSeconds: 10,
   retryPeriodSeconds: 2,

@@ -35,7 +35,7 @@ export interface Permission {
 }
 
 /** The resource name of a kind, as RBAC and URLs spell it. */
-export function pluralOf(kind: string): string {
+function pluralOf(kind: string): string {
   const lower = kind.toLowerCase();
   if (lower === 'endpoints') return lower;
   if (/[^aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;

@@ -18,7 +18,7 @@ import { kindKeyOf, type ObjectCache } from './cache.ts';
 export const FieldManager = 'kfmesh';
 
 /** A write refused because this replica no longer leads. */
-export class NotLeadingError extends Error {
+class NotLeadingError extends Error {
   override name = 'NotLeadingError';
 }
 

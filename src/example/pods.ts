@@ -62,7 +62,7 @@ export function runningPod(
 }
 
 /** A UID that is the same on every run (owner references need one; the example has no real owner). */
-export function stableUid(name: string): string {
+function stableUid(name: string): string {
   // Four FNV-1a hashes of the name with different seeds: 32 hex digits.
   const h = [0x811c9dc5, 0x01000193, 0x9e3779b9, 0x85ebca6b]
     .map((seed) => {

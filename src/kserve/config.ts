@@ -87,7 +87,7 @@ export const shippedIngressConfig: IngressConfig = {
 };
 
 /** KServe's `constants.ServiceAnnotationDisallowedList`. */
-export const defaultAnnotationDisallowedList = [
+const defaultAnnotationDisallowedList = [
   Annotation.MinScale,
   Annotation.MaxScale,
   Annotation.StorageInitializerSourceUri,
@@ -95,7 +95,7 @@ export const defaultAnnotationDisallowedList = [
 ];
 
 /** KServe's `constants.RevisionTemplateLabelDisallowedList`. */
-export const defaultLabelDisallowedList = [Label.KnativeVisibility];
+const defaultLabelDisallowedList = [Label.KnativeVisibility];
 
 const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 

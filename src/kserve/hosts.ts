@@ -14,7 +14,7 @@ export function quoteMeta(text: string): string {
 }
 
 /** KServe's optional port suffix of host regexes. */
-export const portMatch = '(?::\\d{1,5})?';
+const portMatch = '(?::\\d{1,5})?';
 
 /**
  * KServe's `constants.HostRegExp` as shipped since v0.14 (#3779): the exact host, then an optional port.
@@ -49,7 +49,7 @@ export function isDns1035Label(text: string): boolean {
 }
 
 /** Kubernetes `IsDNS1123Subdomain`. */
-export function isDns1123Subdomain(text: string): boolean {
+function isDns1123Subdomain(text: string): boolean {
   return (
     text.length <= 253 &&
     text.split('.').every((label) => dns1123LabelPattern.test(label) && label.length <= 63)
@@ -57,7 +57,7 @@ export function isDns1123Subdomain(text: string): boolean {
 }
 
 /** Kubernetes `IsFullyQualifiedDomainName`: a subdomain with at least two labels. */
-export function isFullyQualifiedDomainName(text: string): boolean {
+function isFullyQualifiedDomainName(text: string): boolean {
   const name = text.endsWith('.') ? text.slice(0, -1) : text;
   return name.split('.').length >= 2 && isDns1123Subdomain(name);
 }
@@ -76,7 +76,7 @@ export interface TemplateValues {
  * Unknown fields, missing map keys and any other action are errors (Go prints `<no value>` for a missing
  * key, which no host or path accepts).
  */
-export function renderTemplate(template: string, values: TemplateValues): string {
+function renderTemplate(template: string, values: TemplateValues): string {
   let out = '';
   let rest = template;
   for (;;) {

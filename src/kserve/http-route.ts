@@ -20,7 +20,7 @@ import { childMeta, componentServiceName, entryComponent, withoutKeys } from './
 import { AppProtocol, GroupKind } from '../model/vocabulary.ts';
 
 /** KServe's default request timeout of HTTPRoute rules. */
-export const DefaultRouteTimeout = '60s';
+const DefaultRouteTimeout = '60s';
 
 const grpcPathRegex = '^/inference\\.GRPCInferenceService/.*$';
 

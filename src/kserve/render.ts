@@ -95,7 +95,7 @@ function rawObjects(isvc: InferenceService, config: KServeConfig, snapshot: Snap
 }
 
 /** The first reason this InferenceService can't be rendered, with the field it is about. */
-export function validateInferenceService(
+function validateInferenceService(
   isvc: InferenceService,
 ): { path: FieldPath; message: string } | undefined {
   const name = isvc.metadata.name ?? '';

@@ -28,7 +28,7 @@ import {
 import { Label } from '../model/vocabulary.ts';
 
 /** Istio's reserved gateway name for all sidecars. */
-export const MeshGateway = 'mesh';
+const MeshGateway = 'mesh';
 
 /** Options of VirtualService generation. */
 export interface VirtualServiceOptions {

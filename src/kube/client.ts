@@ -45,7 +45,7 @@ export interface RequestBody {
 export const DefaultRequestTimeoutMs = 10_000;
 
 /** A request that got no complete answer within its deadline (a stalled or dead connection). */
-export class KubeTimeoutError extends Error {
+class KubeTimeoutError extends Error {
   override name = 'KubeTimeoutError';
 }
 

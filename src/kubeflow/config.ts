@@ -83,7 +83,7 @@ export const defaultKubeflowConfig: KubeflowConfig = {
 };
 
 /** The identity Istio gives a Gateway API gateway of class istio: service account `<name>-istio`. */
-export function gatewayApiIngressPrincipal(config: KubeflowConfig): string {
+function gatewayApiIngressPrincipal(config: KubeflowConfig): string {
   const { namespace, name } = config.gatewayApiIngress;
   return principalOf({ namespace, serviceAccount: gatewayServiceAccount(name) }, config.trustDomain);
 }
@@ -95,7 +95,7 @@ export function gatewayApiIngressPrincipal(config: KubeflowConfig): string {
  * not migrated yet, or one keeping the old gateway for its controllers). With neither, the Gateway API
  * ingress's: the gateway an ambient platform is to have.
  */
-export function ambientIngressPrincipals(snapshot: Snapshot, config: KubeflowConfig): string[] {
+function ambientIngressPrincipals(snapshot: Snapshot, config: KubeflowConfig): string[] {
   const { namespace, name } = config.gatewayApiIngress;
   const gatewayApi = snapshot.get(GroupKind.Gateway, namespace, name) !== undefined;
   const [istioNamespace = '', istioName = ''] = config.istioGateway.split('/');

@@ -24,7 +24,7 @@ export const OwnerPolicyName = 'ns-owner-access-istio';
  */
 export const WaypointOwnerPolicyName = 'ns-owner-access-waypoint';
 /** The L4 policy that admits the waypoint (the name KEP-2676's proof of concept uses). */
-export const WaypointL4PolicyName = 'ns-l4-waypoint';
+const WaypointL4PolicyName = 'ns-l4-waypoint';
 
 /**
  * Whether a policy is the profile controller's owner policy, which that controller rewrites to its own
@@ -42,7 +42,7 @@ export function isProfileOwnerPolicy(snapshot: Snapshot, policy: KubeObject): bo
 }
 
 /** The Profile's owner (the user the namespace belongs to). */
-export function profileOwner(profile: KubeObject): string {
+function profileOwner(profile: KubeObject): string {
   return specOf(profile, 'kubeflow.org/Profile').owner?.name ?? '';
 }
 
@@ -52,7 +52,7 @@ export function profileOwner(profile: KubeObject): string {
  * does) rather than left out: an apply can't remove a label another manager set, and an `enabled` one left
  * behind would put sidecars back into the namespace.
  */
-export function profileNamespaceLabels(
+function profileNamespaceLabels(
   config: KubeflowConfig,
   mode: 'sidecar' | 'ambient',
 ): Record<string, string> {

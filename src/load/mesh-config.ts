@@ -52,7 +52,7 @@ export interface IngressSettings {
 export const EnableHboneMetadata = 'ISTIO_META_ENABLE_HBONE';
 
 /** Istio's defaults when no mesh config is given. */
-export const defaultMeshConfig: MeshConfig = {
+const defaultMeshConfig: MeshConfig = {
   rootNamespace: 'istio-system',
   trustDomain: 'cluster.local',
   outboundTrafficPolicy: OutboundTrafficPolicy.AllowAny,

@@ -54,7 +54,7 @@ interface ScalarRule {
  * (`creationTimestamp: 2026-01-01T00:00:05Z`) stays the string it is written as, since go-yaml gives a
  * timestamp read into an untyped value as its text.
  */
-export function kubernetesYamlTags(tags: Tags): Tags {
+function kubernetesYamlTags(tags: Tags): Tags {
   return tags.map((tag) => {
     if (typeof tag !== 'object' || ('collection' in tag && tag.collection)) return tag;
     const scalar = tag as ScalarTag;
@@ -90,14 +90,14 @@ const valueRules = plainRules(schema.tags).filter((rule) => rule.default === tru
 const quotingRules = plainRules(new Document(null, { version: '1.1' }).schema.tags);
 
 /** A value a plain scalar cannot be read as without the full parser's help (it reported a problem). */
-export class UnresolvedScalar extends Error {}
+class UnresolvedScalar extends Error {}
 
 /**
  * The value of a plain scalar in a value position (not a key): a string when no rule matches. Throws
  * UnresolvedScalar where the parser would report a problem with it, so the caller can let the full parser
  * say what it is.
  */
-export function resolvePlain(source: string): unknown {
+function resolvePlain(source: string): unknown {
   const rule = valueRules.find((r) => r.test.test(source));
   if (!rule) return source;
   let problem: string | undefined;

@@ -372,7 +372,7 @@ function operationMatches(o: Operation, r: AuthzRequest): boolean {
 }
 
 /** Path matching: wildcards as for strings, plus `{*}` (one segment) and `{**}` (any rest) templates. */
-export function pathMatches(pattern: string, path: string): boolean {
+function pathMatches(pattern: string, path: string): boolean {
   if (!pattern.includes('{')) return wildcardMatches(pattern, path);
   const source = pattern
     .split('/')

@@ -18,7 +18,7 @@ export type Resolution =
   | { kind: 'nxdomain'; name: string };
 
 /** The address outside the cluster that external names resolve to in traces (TEST-NET-3). */
-export const ExternalAddress = '203.0.113.10';
+const ExternalAddress = '203.0.113.10';
 
 /** Resolves a host name from a pod in `namespace`. */
 export function resolveHost(mesh: Mesh, host: string, namespace: string): Resolution {
@@ -49,7 +49,7 @@ export function resolveHost(mesh: Mesh, host: string, namespace: string): Resolu
  * that can be a Service's `<name>.<namespace>.svc.<cd>`: Service and namespace names are single labels,
  * so only the candidate of that shape needs a lookup, and which one it is follows from the name's dots.
  */
-export function serviceCandidate(
+function serviceCandidate(
   bare: string,
   namespace: string,
   cd: string,
@@ -92,7 +92,7 @@ function podNameCandidate(
 }
 
 /** The endpoint of a headless Service whose pod has this hostname under it (the Service as its subdomain). */
-export function podEndpoint(
+function podEndpoint(
   service: MeshService,
   hostname: string,
 ): MeshService['endpoints'][number] | undefined {

@@ -31,7 +31,7 @@ export interface MatchContext {
 const regexCache = new Map<string, RegExp | null>();
 
 /** An RE2 pattern as a JavaScript full-match RegExp (null when it does not compile). `(?i)` becomes the i flag. */
-export function fullMatchRegex(pattern: string): RegExp | null {
+function fullMatchRegex(pattern: string): RegExp | null {
   const cached = regexCache.get(pattern);
   if (cached !== undefined) return cached;
   let source = pattern;
@@ -150,7 +150,7 @@ export function isCatchAllRule(rule: HttpRule): boolean {
  * apply)? Only what can be shown from the two patterns: a regex covers an exact value it matches, or the
  * same regex; nothing else about regexes is decided.
  */
-export function stringMatchCovers(earlier: StringMatch, later: StringMatch, ignoreCase = false): boolean {
+function stringMatchCovers(earlier: StringMatch, later: StringMatch, ignoreCase = false): boolean {
   const fold = (s: string) => (ignoreCase ? s.toLowerCase() : s);
   const value = later.exact;
   if (earlier.regex === '*') return true;

@@ -34,7 +34,7 @@ export function unmodelledVersion(field: string, text: string): string {
 }
 
 /** The modelled range as people write it: `1.20 to 1.31`. */
-export function modelledRange(): string {
+function modelledRange(): string {
   return `${formatIstioVersion(OldestModelledVersion)} to ${formatIstioVersion(NewestModelledVersion)}`;
 }
 

@@ -99,7 +99,7 @@ export function derivedIngressConfig(
 }
 
 /** The selector of the gateway pods that serve Ingresses: `istio: <ingressSelector>`, else by the service. */
-export function ingressGatewaySelector(config: MeshConfig): Record<string, string> {
+function ingressGatewaySelector(config: MeshConfig): Record<string, string> {
   const { selector, service } = config.ingress;
   if (selector) return { istio: selector };
   if (service && service !== 'istio-ingressgateway') return { istio: service };

@@ -99,7 +99,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
 }
 
 /** The concrete service an ExternalName aliases (following alias chains), if it is in the mesh. */
-export function resolveAliasTarget(
+function resolveAliasTarget(
   alias: MeshService,
   byHostname: ReadonlyMap<string, MeshService>,
 ): MeshService | undefined {

@@ -22,7 +22,7 @@ export function isPrefixField(key: string, parent: Readonly<Record<string, unkno
 }
 
 /** Does this mapping hold a regular expression the simulator matches by (at its own level)? */
-export function holdsRegularExpression(value: Readonly<Record<string, unknown>>): boolean {
+function holdsRegularExpression(value: Readonly<Record<string, unknown>>): boolean {
   return typeof value['regex'] === 'string' || value['type'] === 'RegularExpression';
 }
 

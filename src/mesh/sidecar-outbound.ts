@@ -457,7 +457,7 @@ function dedupe(mesh: Mesh, name: string, candidates: readonly SidecarVirtualHos
  * absolute form, `name.ns` and `name.ns.svc`, the VIP, the same for every alias of the service; headless
  * services add `*.`-prefixed forms. The bare `name` of clients in the service's namespace is in `shortNames`.
  */
-export function domainsOf(mesh: Mesh, service: MeshService): string[] {
+function domainsOf(mesh: Mesh, service: MeshService): string[] {
   if (service.entry) return [service.hostname, ...service.entry.addresses];
   const expand = (s: MeshService): string[] => [
     s.hostname,

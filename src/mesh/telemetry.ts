@@ -266,7 +266,7 @@ export function serverReport(
 }
 
 /** The name under which ztunnel (a node proxy, not a workload's) reports. */
-export const ZtunnelProxy = 'istio-system/ztunnel';
+const ZtunnelProxy = 'istio-system/ztunnel';
 
 /**
  * A ztunnel's TCP records (ambient mode reports no HTTP metrics at ztunnel): `source` at the client's

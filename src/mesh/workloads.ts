@@ -137,7 +137,7 @@ function proxyOf(
 }
 
 /** The sidecar injector's decision for a pod template (default webhook configuration). */
-export function injects(
+function injects(
   labels: Readonly<Record<string, string>>,
   annotations: Readonly<Record<string, string>>,
   nsLabels: Readonly<Record<string, string>>,
@@ -160,7 +160,7 @@ export function namespaceIsAmbient(nsLabels: Readonly<Record<string, string>>): 
 }
 
 /** Ambient enrollment: the pod's or its namespace's `istio.io/dataplane-mode=ambient`, unless the pod says `none`. */
-export function ambientEnrolled(
+function ambientEnrolled(
   labels: Readonly<Record<string, string>>,
   annotations: Readonly<Record<string, string>>,
   nsLabels: Readonly<Record<string, string>>,

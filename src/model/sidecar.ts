@@ -14,7 +14,7 @@ export const ProxyContainer = 'istio-proxy';
 export const InitContainer = 'istio-init';
 
 /** Is this one of the containers the injector adds? */
-export function isInjectedContainer(container: Pick<Container, 'name'>): boolean {
+function isInjectedContainer(container: Pick<Container, 'name'>): boolean {
   return container.name === ProxyContainer || container.name === InitContainer;
 }
 

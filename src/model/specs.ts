@@ -268,7 +268,7 @@ export interface Statuses {
 }
 
 /** `group/Kind` of an object. */
-export function groupKindOf(object: KubeObject): string {
+function groupKindOf(object: KubeObject): string {
   return `${groupOf(object.apiVersion)}/${object.kind}`;
 }
 
@@ -300,7 +300,7 @@ export function podTemplateOf(owner: KubeObject): NonNullable<WorkloadSpec['temp
 }
 
 /** A programming error: an object handed to an accessor of another kind. */
-export class WrongKindError extends Error {
+class WrongKindError extends Error {
   override name = 'WrongKindError';
 }
 

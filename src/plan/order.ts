@@ -61,7 +61,7 @@ export function planMigration(
 }
 
 /** Chooses the order in which the namespaces of a plan move. */
-export function chooseOrder(input: PlanInput, options: ChooseOptions = {}): OrderChoice {
+function chooseOrder(input: PlanInput, options: ChooseOptions = {}): OrderChoice {
   const names = [...input.moving].sort();
   if (names.length < 2) return { groups: names.map((n) => [n]), costs: [] };
   const domain = options.clusterDomain ? { clusterDomain: options.clusterDomain } : {};

@@ -185,7 +185,7 @@ function narrowsSidecars(mesh: Mesh, policy: KubeObject): boolean {
 }
 
 /** A group's name in file names: its namespaces joined by `+`, or the first and how many more. */
-export function groupName(namespaces: readonly string[]): string {
+function groupName(namespaces: readonly string[]): string {
   return namespaces.length <= 3 ? namespaces.join('+') : `${namespaces[0]}+${namespaces.length - 1}-more`;
 }
 
@@ -205,7 +205,7 @@ function movingNamespaces(
 }
 
 /** The operations of each placement, in the order they were placed. */
-export class Buckets {
+class Buckets {
   readonly #ops = new Map<string, Operation[]>();
   add(p: Placement, op: Operation): void {
     addTo(this.#ops, `${p.stage}/${p.namespace ?? ''}`, op);
@@ -456,7 +456,7 @@ function withInjection(before: PlanState, restarts: readonly Operation[]): Opera
 }
 
 /** Whether the pods of two states run alike (`PlanState.runningAs`). */
-export function pinsMatch(a: PlanState, b: PlanState): boolean {
+function pinsMatch(a: PlanState, b: PlanState): boolean {
   const [x, y] = [a.runningAs(), b.runningAs()];
   return x.size === y.size && [...x].every(([k, v]) => y.get(k) === v);
 }

@@ -496,6 +496,6 @@ function probeRequests(
 }
 
 /** A snapshot of `snapshot`'s objects and `more` (which replace objects of the same name). */
-export function snapshotWith(snapshot: Snapshot, more: readonly KubeObject[]): Snapshot {
+function snapshotWith(snapshot: Snapshot, more: readonly KubeObject[]): Snapshot {
   return Snapshot.of([...snapshot.all(), ...more]);
 }

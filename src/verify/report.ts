@@ -141,7 +141,7 @@ export function combinePieces(pieces: readonly Omit<EquivalencePart, 'shard'>[])
 }
 
 /** The result: groups with errors first, then warnings, then notes; by count within each. */
-export function summarize(
+function summarize(
   groups: ChangeGroup[],
   requests: number,
   unchanged: number,

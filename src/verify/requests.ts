@@ -48,7 +48,7 @@ export const ChangeSeverity = { Error: 'error', Warning: 'warning', Note: 'note'
 export type ChangeSeverity = (typeof ChangeSeverity)[keyof typeof ChangeSeverity];
 
 /** The host an external client uses where the ingress routes every host (`*`). */
-export const AnyIngressHost = 'ingress.example.com';
+const AnyIngressHost = 'ingress.example.com';
 const maxPathsPerNamespace = 8;
 
 /** How serious a change is; undefined when the outcome is the same. */

@@ -13,7 +13,7 @@ import type { PolicyVerdict } from '../network-policy.ts';
 export const HboneTargetPort = 15008;
 
 /** The port a connection arrives on at its pod. */
-export function wirePort(conn: Connection): number {
+function wirePort(conn: Connection): number {
   return conn.workload?.proxy === 'ambient' && conn.mtls ? HboneTargetPort : conn.port;
 }
 

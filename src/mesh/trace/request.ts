@@ -32,7 +32,7 @@ export interface TraceInput {
 export const ApiServerClient = 'kube-apiserver';
 
 /** A request header written `Name: value`, or undefined when no name comes before a colon. */
-export function parseHeaderLine(text: string): [name: string, value: string] | undefined {
+function parseHeaderLine(text: string): [name: string, value: string] | undefined {
   const colon = text.indexOf(':');
   return colon > 0 ? [text.slice(0, colon).trim(), text.slice(colon + 1).trim()] : undefined;
 }
