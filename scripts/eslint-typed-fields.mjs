@@ -11,9 +11,7 @@ const fields = new Set(['spec', 'status', 'data']);
 /** Does this type (or a member of its union) have the envelope of a Kubernetes object? */
 function isObjectEnvelope(type) {
   const parts = type.isUnion() ? type.types : [type];
-  return parts.some(
-    (t) => t.getProperty('apiVersion') && t.getProperty('kind') && t.getProperty('metadata'),
-  );
+  return parts.some((t) => t.getProperty('apiVersion') && t.getProperty('kind') && t.getProperty('metadata'));
 }
 
 const propertyName = (node) => {

@@ -95,9 +95,7 @@ function rawObjects(isvc: InferenceService, config: KServeConfig, snapshot: Snap
 }
 
 /** The first reason this InferenceService can't be rendered, with the field it is about. */
-function validateInferenceService(
-  isvc: InferenceService,
-): { path: FieldPath; message: string } | undefined {
+function validateInferenceService(isvc: InferenceService): { path: FieldPath; message: string } | undefined {
   const name = isvc.metadata.name ?? '';
   const namespace = isvc.metadata.namespace ?? '';
   if (!name) return { path: ['metadata', 'name'], message: 'required' };

@@ -52,10 +52,7 @@ function profileOwner(profile: KubeObject): string {
  * does) rather than left out: an apply can't remove a label another manager set, and an `enabled` one left
  * behind would put sidecars back into the namespace.
  */
-function profileNamespaceLabels(
-  config: KubeflowConfig,
-  mode: 'sidecar' | 'ambient',
-): Record<string, string> {
+function profileNamespaceLabels(config: KubeflowConfig, mode: 'sidecar' | 'ambient'): Record<string, string> {
   const labels: Record<string, string> =
     mode === 'sidecar'
       ? { [Label.IstioInjection]: 'enabled' }

@@ -92,10 +92,7 @@ function podNameCandidate(
 }
 
 /** The endpoint of a headless Service whose pod has this hostname under it (the Service as its subdomain). */
-function podEndpoint(
-  service: MeshService,
-  hostname: string,
-): MeshService['endpoints'][number] | undefined {
+function podEndpoint(service: MeshService, hostname: string): MeshService['endpoints'][number] | undefined {
   return service.endpoints.find(
     (e) => e.workload?.dnsName?.hostname === hostname && e.workload.dnsName.subdomain === service.name,
   );
