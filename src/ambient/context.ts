@@ -5,7 +5,7 @@ import {
   type AuthorizationPolicySpec,
   type RequestAuthenticationSpec,
 } from '../model/specs.ts';
-import { kubeflowConfigFrom } from '../kubeflow/config.ts';
+import { kubeflowConfigFrom, type KubeflowConfig } from '../kubeflow/config.ts';
 import { kserveConfigFrom, type KServeConfig } from '../kserve/config.ts';
 import { type Snapshot, labelsMatch } from '../load/snapshot.ts';
 import { compileMesh } from '../mesh/mesh.ts';
@@ -52,6 +52,8 @@ export class Migration {
   readonly mesh: ReturnType<typeof compileMesh>;
   readonly trustDomain: string;
   readonly root: string;
+  /** Kubeflow's settings, read once for every phase. */
+  readonly kubeflow: KubeflowConfig;
   readonly waypointName: string;
   /** The output, by object key. */
   readonly out = new Map<string, KubeObject>();
@@ -89,7 +91,8 @@ export class Migration {
     this.mesh = compileMesh(snapshot, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {});
     this.trustDomain = this.mesh.config.trustDomain;
     this.root = this.mesh.config.rootNamespace;
-    this.waypointName = kubeflowConfigFrom(snapshot).waypointName;
+    this.kubeflow = kubeflowConfigFrom(snapshot);
+    this.waypointName = this.kubeflow.waypointName;
     this.only = options.only ? new Set(options.only) : undefined;
   }
 

@@ -14,7 +14,7 @@ import { dataOf } from '../model/specs.ts';
 import { configMapOf } from '../model/inputs.ts';
 import { KServeConfigMap } from '../kserve/config.ts';
 import { KnativeConfigMaps } from '../kserve/knative.ts';
-import { KubeflowConfigMaps, kubeflowConfigFrom } from '../kubeflow/config.ts';
+import { KubeflowConfigMaps } from '../kubeflow/config.ts';
 import { Migration } from './context.ts';
 import { action, changed } from './migration-report.ts';
 
@@ -37,8 +37,7 @@ export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse
   };
   const configMaps = m.snapshot.list(GroupKind.ConfigMap);
   const knative = configMapOf(KnativeConfigMaps.istio, configMaps);
-  const knativeData = dataOf(knative);
-  for (const key of Object.keys(knativeData).sort()) {
+  for (const key of knative ? Object.keys(dataOf(knative)).sort() : []) {
     const gateway = /^gateway\.([^.]+)\.([^.]+)$/.exec(key);
     if (knative && gateway)
       use(`${gateway[1]}/${gateway[2]}`, {
@@ -49,7 +48,7 @@ export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse
       });
   }
   const notebooks = configMapOf(KubeflowConfigMaps.notebooks, configMaps);
-  const { notebookRoutes, istioGateway } = kubeflowConfigFrom(m.snapshot);
+  const { notebookRoutes, istioGateway } = m.kubeflow;
   if (notebooks && notebookRoutes)
     use(istioGateway, {
       configMap: notebooks,

@@ -110,7 +110,6 @@ export class Renders {
       mode: this.#options.mode,
       ...(this.#options.clusterDomain ? { clusterDomain: this.#options.clusterDomain } : {}),
     });
-    const leftOut = snapshot.problems.map(({ context, message }) => ({ context, message }));
     const byOwner = desiredByOwner(result);
     const owners = input
       .filter((o) => ownerKinds.has(kindKeyOf(o)))
@@ -122,7 +121,10 @@ export class Renders {
       generation,
       byOwner,
       ownersById,
-      conditions: meshReadyConditions({ ...result, problems: [...leftOut, ...result.problems] }, owners),
+      conditions: meshReadyConditions(
+        { ...result, problems: [...snapshot.problems, ...result.problems] },
+        owners,
+      ),
       unreadable: new Set(
         snapshot.problems
           .filter((p) => ownerKinds.has(kindKeyOf(p.object)))
