@@ -11,7 +11,7 @@ import { principalOf, accountOfPrincipal } from '../model/identity.ts';
 import type { KubeObject } from '../model/object.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { NetworkPolicies } from '../mesh/network-policy.ts';
-import type { Migration } from './context.ts';
+import type { Step } from './context.ts';
 import { action, changed, dropped, type Note } from './migration-report.ts';
 
 /** Who a port admits, as identities a waypoint or ztunnel checks: any of these namespaces, principals or IP blocks. */
@@ -31,13 +31,13 @@ export interface Source {
 }
 
 /** The pods of the mesh and the converted gateways' pods, as sources a pod selector may pick. */
-export function sourcesOf(m: Migration): Source[] {
-  const out: Source[] = m.mesh.workloads.map((w) => ({
+export function sourcesOf(m: Step<'input' | 'gateways'>): Source[] {
+  const out: Source[] = m.input.mesh.workloads.map((w) => ({
     namespace: w.namespace,
     labels: w.labels,
-    principal: principalOf(w, m.trustDomain),
+    principal: principalOf(w, m.input.trustDomain),
   }));
-  for (const g of m.newGateways.values())
+  for (const g of m.gateways.newGateways.values())
     out.push({ namespace: g.namespace, labels: { [Label.GatewayName]: g.name }, principal: g.principal });
   return out;
 }
@@ -168,13 +168,13 @@ export function admittedKey(admitted: Admitted): string {
  * was), ready to decide, with the input policies by `ns/name`; undefined when the input has none.
  */
 export function convertedNetworkPolicies(
-  m: Migration,
+  m: Step<'input'>,
 ): { policies: NetworkPolicies; byName: ReadonlyMap<string, KubeObject> } | undefined {
-  const inputs = m.snapshot.list(GroupKind.NetworkPolicy);
+  const inputs = m.input.snapshot.list(GroupKind.NetworkPolicy);
   if (inputs.length === 0) return undefined;
   return {
     policies: new NetworkPolicies(
-      Snapshot.of([...inputs.map((p) => m.current(p)), ...m.snapshot.list(GroupKind.Namespace)]),
+      Snapshot.of([...inputs.map((p) => m.draft.current(p)), ...m.input.snapshot.list(GroupKind.Namespace)]),
     ),
     byName: new Map(inputs.map((p) => [`${p.metadata.namespace ?? 'default'}/${p.metadata.name ?? ''}`, p])),
   };
@@ -202,7 +202,7 @@ export function notesFor(deny: string): {
 
 /** Notes on each NetworkPolicy (`ns/name`) of what a phase did for it, and what identities could not say. */
 export function noteOnPolicies(
-  m: Migration,
+  m: Step<never>,
   byName: ReadonlyMap<string, KubeObject>,
   involved: readonly string[],
   message: string,
@@ -211,8 +211,8 @@ export function noteOnPolicies(
   for (const policy of involved) {
     const object = byName.get(policy);
     if (!object) continue;
-    m.note(object, changed('spec.ingress', message));
+    m.draft.note(object, changed('spec.ingress', message));
     for (const n of notes.get(policy) ?? [])
-      if (!m.entry(object).notes.some((known) => known.message === n.message)) m.note(object, n);
+      if (!m.draft.notesOf(object).some((known) => known.message === n.message)) m.draft.note(object, n);
   }
 }

@@ -12,8 +12,14 @@ import { addTo } from '../model/multimap.ts';
 import type { KubeObject } from '../model/object.ts';
 import { GatewayClass, GroupKind } from '../model/vocabulary.ts';
 import {
-  Migration,
+  WaypointPlan,
+  selectedGateways,
+  step,
+  type Attachments,
+  type Facts,
   type NewGateway,
+  type Step,
+  type WaypointNeed,
   actionOf,
   gatewayApi,
   security,
@@ -22,6 +28,7 @@ import {
   type PolicySpec,
 } from './context.ts';
 import { type Note, Outcome, action, changed } from './migration-report.ts';
+import { learnt, type OutputView, type Phase } from './output.ts';
 import {
   renamePrincipals,
   needsWaypoint,
@@ -32,31 +39,46 @@ import {
 import { waypointReasonsOf } from '../mesh/ambient.ts';
 import { isProfileOwnerPolicy, WaypointOwnerPolicyName } from '../kubeflow/profile.ts';
 
-/** First pass: which Services and namespaces need a waypoint because a policy needs L7. */
-export function classifyPolicies(m: Migration): void {
+/** What the phases that write policies read. */
+type AuthFacts = 'input' | 'scope' | 'gateways' | 'waypoints' | 'attachments';
+type AuthStep = Step<AuthFacts>;
+
+/**
+ * Which Services and namespaces need a waypoint: the ones the mesh routes named (`needs`), and the ones
+ * whose pods a policy needing L7 selects (a namespace-wide one: every Service of the namespace).
+ */
+export function classifyPolicies(
+  { input, scope, routes }: Pick<Facts, 'input' | 'scope' | 'routes'>,
+  needs: readonly WaypointNeed[],
+): Phase<WaypointPlan> {
+  const all = [...needs];
+  const namespaces = new Map<string, string[]>();
   const policies = [
-    ...m.snapshot
+    ...input.snapshot
       .list(GroupKind.AuthorizationPolicy)
       .map((p) => ({ p, l7: needsWaypoint(specOf(p, 'security.istio.io/AuthorizationPolicy')) })),
-    ...m.snapshot.list(GroupKind.RequestAuthentication).map((p) => ({ p, l7: true })),
+    ...input.snapshot.list(GroupKind.RequestAuthentication).map((p) => ({ p, l7: true })),
   ];
   for (const { p, l7 } of policies) {
     const spec = policySpecOf(p);
-    if (!l7 || isTargeted(spec) || m.isMeshWide(p)) continue;
-    const pods = m.selected(p);
+    if (!l7 || isTargeted(spec) || input.isMeshWide(p)) continue;
+    const pods = scope.selected(p);
     if (pods.length === 0) continue;
     const ns = p.metadata.namespace ?? 'default';
     const what = `${p.kind} ${ns}/${p.metadata.name}`;
-    if (spec.selector === undefined) {
-      const reasons = m.waypointNamespaces.get(ns) ?? new Set<string>();
-      reasons.add(what);
-      m.waypointNamespaces.set(ns, reasons);
-    } else for (const s of m.servicesOf(pods)) m.needsWaypoint(s, what);
+    if (spec.selector === undefined) addTo(namespaces, ns, what);
+    else for (const service of input.servicesOf(pods)) all.push({ service, reason: what });
   }
-  if (m.waypointNamespaces.size === 0) return;
-  for (const s of m.mesh.services)
-    if (m.waypointNamespaces.has(s.namespace) && s.type !== 'ExternalName' && s.type !== 'ServiceEntry')
-      m.needsWaypoint(s, `namespace ${s.namespace} uses a waypoint`);
+  if (namespaces.size > 0)
+    for (const service of input.mesh.services)
+      if (
+        namespaces.has(service.namespace) &&
+        service.type !== 'ExternalName' &&
+        service.type !== 'ServiceEntry'
+      )
+        all.push({ service, reason: `namespace ${service.namespace} uses a waypoint` });
+  const waypointNamespaces = new Map([...namespaces].map(([ns, r]) => [ns, new Set(r)]));
+  return learnt(new WaypointPlan(input, routes, all, waypointNamespaces));
 }
 
 /**
@@ -67,37 +89,47 @@ export function classifyPolicies(m: Migration): void {
  * every such pod has the same ones; when they differ no union of them is safe, so the Service takes none
  * and an ALLOW with no rules refuses what no other policy allows (fail closed, reported).
  */
-export function attachPolicies(m: Migration): void {
+export function attachPolicies(
+  facts: Pick<Facts, 'input' | 'scope' | 'waypoints'>,
+  output: OutputView,
+): Phase<Attachments> {
+  const m = step(facts, output);
+  const attachments = new Map<KubeObject, MeshService[]>();
+  const attach = (policy: KubeObject, service: MeshService) => {
+    const list = attachments.get(policy) ?? [];
+    if (!list.includes(service)) list.push(service);
+    attachments.set(policy, list);
+  };
   const podPolicies = new Map<Workload, KubeObject[]>();
-  for (const policy of m.snapshot.list(GroupKind.AuthorizationPolicy)) {
+  for (const policy of m.input.snapshot.list(GroupKind.AuthorizationPolicy)) {
     const spec = policySpecOf(policy);
-    if (m.isKept(policy.metadata.namespace ?? 'default') || m.isMeshWide(policy)) continue;
+    if (m.scope.isKept(policy.metadata.namespace ?? 'default') || m.input.isMeshWide(policy)) continue;
     if (isTargeted(spec)) continue;
-    if (spec.selector === undefined && m.waypointNamespaces.has(policy.metadata.namespace ?? 'default'))
+    if (spec.selector === undefined && m.waypoints.namespaces.has(policy.metadata.namespace ?? 'default'))
       continue; // the namespace's waypoint takes it whole (targetRefs to the waypoint)
-    for (const pod of m.selected(policy)) addTo(podPolicies, pod, policy);
+    for (const pod of m.scope.selected(policy)) addTo(podPolicies, pod, policy);
   }
   const keyOfPolicy = (p: KubeObject) => `${p.metadata.namespace}/${p.metadata.name}`;
-  for (const [key, { service }] of [...m.waypointServices].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const reached = m.podsOfServices([key, ...(m.routesTo.get(key) ?? [])]);
+  for (const [key, { service }] of [...m.waypoints.services].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const reached = m.scope.podsOfServices([key, ...(m.waypoints.routes.routesTo.get(key) ?? [])]);
     const allowSets = new Set<string>();
     for (const pod of reached) {
       const policies = (podPolicies.get(pod) ?? []).filter((p) => actionOf(p) === 'ALLOW');
       allowSets.add(policies.map(keyOfPolicy).sort().join('\n'));
-      for (const p of podPolicies.get(pod) ?? []) if (actionOf(p) !== 'ALLOW') attach(m, p, service);
+      for (const p of podPolicies.get(pod) ?? []) if (actionOf(p) !== 'ALLOW') attach(p, service);
     }
     if (allowSets.size <= 1) {
       for (const pod of reached)
-        for (const p of podPolicies.get(pod) ?? []) if (actionOf(p) === 'ALLOW') attach(m, p, service);
+        for (const p of podPolicies.get(pod) ?? []) if (actionOf(p) === 'ALLOW') attach(p, service);
       continue;
     }
-    const name = m.freeName(
+    const name = m.draft.freeName(
       security,
       'AuthorizationPolicy',
       service.namespace,
       `${service.name}-waypoint-allow-nothing`,
     );
-    m.add(
+    m.draft.add(
       {
         apiVersion: `${security}/v1`,
         kind: 'AuthorizationPolicy',
@@ -107,12 +139,7 @@ export function attachPolicies(m: Migration): void {
       `needs a person: mesh routes send Service ${key}'s requests to pods whose ALLOW policies differ, and a waypoint judges by the Service addressed; this refuses what no other policy of the Service allows until the policies are written for ${key}`,
     );
   }
-}
-
-function attach(m: Migration, policy: KubeObject, service: MeshService): void {
-  const list = m.attachments.get(policy) ?? [];
-  if (!list.includes(service)) list.push(service);
-  m.attachments.set(policy, list);
+  return m.draft.done<Attachments>(attachments);
 }
 
 /**
@@ -121,18 +148,20 @@ function attach(m: Migration, policy: KubeObject, service: MeshService): void {
  * selector reaches pods everywhere, so it needs a copy in each of their namespaces).
  */
 function waypointTargets(
-  m: Migration,
+  m: AuthStep,
   policy: KubeObject,
   pods: readonly Workload[],
 ): Map<string, PolicyTargetRef[]> {
   const ns = policy.metadata.namespace ?? 'default';
-  if (policySpecOf(policy).selector === undefined && m.waypointNamespaces.has(ns))
-    return new Map([[ns, [{ group: gatewayApi, kind: 'Gateway', name: m.waypointName }]]]);
+  if (policySpecOf(policy).selector === undefined && m.waypoints.namespaces.has(ns))
+    return new Map([[ns, [{ group: gatewayApi, kind: 'Gateway', name: m.input.waypointName }]]]);
   const out = new Map<string, PolicyTargetRef[]>();
   const services =
     policy.kind === 'AuthorizationPolicy'
       ? (m.attachments.get(policy) ?? [])
-      : m.servicesReaching(pods).filter((s) => m.waypointServices.has(`${s.namespace}/${s.name}`));
+      : m.waypoints
+          .servicesReaching(pods)
+          .filter((s) => m.waypoints.services.has(`${s.namespace}/${s.name}`));
   for (const s of [...services].sort((a, b) =>
     `${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1,
   ))
@@ -142,7 +171,7 @@ function waypointTargets(
 
 /** One copy of a policy per namespace of its targets, each with its targetRefs. */
 function targetedCopies(
-  m: Migration,
+  m: AuthStep,
   policy: KubeObject,
   spec: PolicySpec,
   targets: Map<string, PolicyTargetRef[]>,
@@ -154,7 +183,7 @@ function targetedCopies(
   const parts: string[] = [];
   const names: string[] = [];
   for (const [tns, refs] of [...targets].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const n = tns === ns ? name : m.freeName(security, policy.kind, tns, name);
+    const n = tns === ns ? name : m.draft.freeName(security, policy.kind, tns, name);
     names.push(`${tns}/${n}`);
     const ported = withServicePorts(spec, servicePortsOf(m, tns, refs));
     outputs.push(make(n, tns, withTargetRefs(ported.spec, refs)));
@@ -170,14 +199,14 @@ function targetedCopies(
 
 /** Pod port → the ports of the targeted Services (a namespace's waypoint: all its Services) that send to it. */
 function servicePortsOf(
-  m: Migration,
+  m: AuthStep,
   namespace: string,
   refs: readonly PolicyTargetRef[],
 ): Map<string, string[]> {
   const names = new Set(refs.filter((r) => r['kind'] === 'Service').map((r) => r['name']));
   const wholeNamespace = refs.some((r) => r['kind'] === 'Gateway');
   const out = new Map<string, string[]>();
-  for (const s of m.selectingServices(namespace)) {
+  for (const s of m.input.selectingServices(namespace)) {
     if (!wholeNamespace && !names.has(s.name)) continue;
     for (const port of s.ports) {
       const endpoint = s.endpoints[0];
@@ -194,17 +223,18 @@ function servicePortsOf(
   return out;
 }
 
-export function authorizationPolicies(m: Migration): void {
-  for (const policy of m.snapshot.list(GroupKind.AuthorizationPolicy)) {
-    if (m.isKept(policy.metadata.namespace ?? 'default')) continue;
+export function authorizationPolicies(facts: Pick<Facts, AuthFacts>, output: OutputView): Phase {
+  const m = step(facts, output);
+  for (const policy of m.input.snapshot.list(GroupKind.AuthorizationPolicy)) {
+    if (m.scope.isKept(policy.metadata.namespace ?? 'default')) continue;
     const { spec, renamed } = renamePrincipals(
       specOf(policy, 'security.istio.io/AuthorizationPolicy'),
-      m.principalRenames,
+      m.gateways.principalRenames,
     );
     const renameNotes = renamed.map((p) =>
       changed(
         'spec.rules',
-        `principal ${p} (the Istio ingress gateway) → ${(m.principalRenames.get(p) ?? []).join(', ')} (the Gateway API gateway)`,
+        `principal ${p} (the Istio ingress gateway) → ${(m.gateways.principalRenames.get(p) ?? []).join(', ')} (the Gateway API gateway)`,
       ),
     );
     const make = (n: string, namespace: string, s: PolicySpec): KubeObject => ({
@@ -221,10 +251,10 @@ export function authorizationPolicies(m: Migration): void {
     const converted =
       spec['targetRefs'] !== undefined || spec['targetRef'] !== undefined
         ? { outputs: [{ ...policy, spec }], notes: [] }
-        : m.isMeshWide(policy)
+        : m.input.isMeshWide(policy)
           ? meshWidePolicy(m, policy, spec, make)
           : selectorPolicy(m, policy, spec, make);
-    m.entry(policy).notes.push(...renameNotes, ...converted.notes);
+    m.draft.note(policy, ...renameNotes, ...converted.notes);
     const [only] = converted.outputs;
     const unchanged =
       converted.outputs.length === 1 &&
@@ -233,17 +263,18 @@ export function authorizationPolicies(m: Migration): void {
       only !== undefined &&
       isKind(only, 'security.istio.io/AuthorizationPolicy') &&
       specOf(only, 'security.istio.io/AuthorizationPolicy') === spec;
-    m.replace(
+    m.draft.replace(
       policy,
       converted.outputs,
       unchanged ? (renamed.length > 0 ? Outcome.Changed : Outcome.Kept) : Outcome.Converted,
     );
   }
+  return m.draft.done();
 }
 
 /** A mesh-wide policy stays for ztunnel and gateways; waypoints get a copy on their class. */
 function meshWidePolicy(
-  m: Migration,
+  m: AuthStep,
   policy: KubeObject,
   spec: AuthorizationPolicySpec,
   make: (name: string, namespace: string, spec: PolicySpec) => KubeObject,
@@ -251,8 +282,8 @@ function meshWidePolicy(
   const ns = policy.metadata.namespace ?? 'default';
   const outputs: KubeObject[] = [{ ...policy, spec }];
   const notes: Note[] = [];
-  if (m.waypointServices.size > 0 || m.waypointNamespaces.size > 0) {
-    const name = m.freeName(security, 'AuthorizationPolicy', ns, `${policy.metadata.name}-waypoints`);
+  if (m.waypoints.services.size > 0 || m.waypoints.namespaces.size > 0) {
+    const name = m.draft.freeName(security, 'AuthorizationPolicy', ns, `${policy.metadata.name}-waypoints`);
     const classRef = { group: gatewayApi, kind: 'GatewayClass', name: GatewayClass.Waypoint };
     outputs.push(make(name, ns, withTargetRefs(spec, [classRef])));
     notes.push(
@@ -278,7 +309,7 @@ function meshWidePolicy(
  * gateway pods; onto waypoints, with its ztunnel part, when its pods need one; else as it is.
  */
 function selectorPolicy(
-  m: Migration,
+  m: AuthStep,
   policy: KubeObject,
   spec: AuthorizationPolicySpec,
   make: (name: string, namespace: string, spec: PolicySpec) => KubeObject,
@@ -288,8 +319,8 @@ function selectorPolicy(
   const moved = ontoNewGateways(m, policy, spec, make);
   outputs.push(...moved.outputs);
   notes.push(...moved.notes);
-  const pods = m.selected(policy);
-  const behind = pods.filter((p) => m.behindWaypoint(p));
+  const pods = m.scope.selected(policy);
+  const behind = pods.filter((p) => m.waypoints.behindWaypoint(p));
   if (pods.length > 0 && (needsWaypoint(spec) || behind.length > 0)) {
     const onWaypoints = ontoWaypoints(m, policy, spec, pods, behind, make);
     outputs.push(...onWaypoints.outputs);
@@ -297,7 +328,7 @@ function selectorPolicy(
   } else if (pods.length > 0 || moved.outputs.length === 0) {
     outputs.push({ ...policy, spec });
   }
-  if (moved.outputs.length > 0 && m.selectsOldGatewayInUse(policy)) {
+  if (moved.outputs.length > 0 && m.input.selectsPod(policy, m.gateways.oldGatewaysInUse)) {
     outputs.push(policy);
     notes.push(
       changed(
@@ -311,7 +342,7 @@ function selectorPolicy(
 
 /** A policy whose pods sit (or must sit) behind waypoints: enforced there whole, and its ztunnel part. */
 function ontoWaypoints(
-  m: Migration,
+  m: AuthStep,
   policy: KubeObject,
   spec: AuthorizationPolicySpec,
   pods: readonly Workload[],
@@ -338,20 +369,20 @@ function ontoWaypoints(
   // The profile controller rewrites its owner policy to the sidecar form on every reconcile: the
   // waypoint form goes beside it under kfmesh's name, and the original stays (at ztunnel only its rules
   // without HTTP conditions count, which the ztunnel part below holds too).
-  const rewritten = isProfileOwnerPolicy(m.snapshot, policy);
+  const rewritten = isProfileOwnerPolicy(m.input.snapshot, policy);
   const targeted = targetedCopies(
     m,
     policy,
     spec,
     targets,
     make,
-    rewritten ? m.freeName(security, policy.kind, ns, WaypointOwnerPolicyName) : name,
+    rewritten ? m.draft.freeName(security, policy.kind, ns, WaypointOwnerPolicyName) : name,
   );
   const outputs = [...targeted.outputs];
   if (rewritten) outputs.push(policy);
-  const waypoints = [...new Set(behind.map((p) => m.waypointPrincipal(p.namespace)))];
+  const waypoints = [...new Set(behind.map((p) => m.input.waypointPrincipal(p.namespace)))];
   const l4 = ztunnelPart(spec, waypoints);
-  const l4Name = m.freeName(security, 'AuthorizationPolicy', ns, `${name}-l4`);
+  const l4Name = m.draft.freeName(security, 'AuthorizationPolicy', ns, `${name}-l4`);
   if (l4) outputs.push(make(l4Name, ns, l4));
   const kept =
     (spec['action'] ?? 'ALLOW') === 'ALLOW'
@@ -381,7 +412,7 @@ function ontoWaypoints(
  * `targetRefs`: one copy per gateway namespace (a policy can only target objects of its own namespace).
  */
 function ontoNewGateways(
-  m: Migration,
+  m: AuthStep,
   policy: KubeObject,
   spec: PolicySpec,
   make: (name: string, namespace: string, spec: PolicySpec) => KubeObject,
@@ -389,11 +420,11 @@ function ontoNewGateways(
   const ns = policy.metadata.namespace ?? 'default';
   const name = policy.metadata.name ?? '';
   const byNamespace = new Map<string, NewGateway[]>();
-  for (const g of m.selectedGateways(policy)) addTo(byNamespace, g.namespace, g);
+  for (const g of selectedGateways(m.input, m.gateways, policy)) addTo(byNamespace, g.namespace, g);
   const outputs: KubeObject[] = [];
   const notes: Note[] = [];
   for (const [gns, list] of [...byNamespace].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const n = gns === ns ? name : m.freeName(security, policy.kind, gns, name);
+    const n = gns === ns ? name : m.draft.freeName(security, policy.kind, gns, name);
     const targetRefs = list.map((g) => ({ group: gatewayApi, kind: 'Gateway', name: g.name }));
     outputs.push(make(n, gns, withTargetRefs(spec, targetRefs)));
     const where = list.map((g) => `${g.namespace}/${g.name}`).join(', ');
@@ -404,10 +435,11 @@ function ontoNewGateways(
 }
 
 /** RequestAuthentications follow the policies that read their tokens: onto gateways or waypoints. */
-export function requestAuthentications(m: Migration): void {
-  for (const ra of m.snapshot.list(GroupKind.RequestAuthentication)) {
+export function requestAuthentications(facts: Pick<Facts, AuthFacts>, output: OutputView): Phase {
+  const m = step(facts, output);
+  for (const ra of m.input.snapshot.list(GroupKind.RequestAuthentication)) {
     const ns = ra.metadata.namespace ?? 'default';
-    if (m.isKept(ns)) continue;
+    if (m.scope.isKept(ns)) continue;
     const spec = specOf(ra, 'security.istio.io/RequestAuthentication');
     if (isTargeted(spec)) continue;
     const make = (n: string, namespace: string, s: PolicySpec): KubeObject => ({
@@ -420,8 +452,8 @@ export function requestAuthentications(m: Migration): void {
       },
       spec: s,
     });
-    if (m.isMeshWide(ra)) {
-      m.note(
+    if (m.input.isMeshWide(ra)) {
+      m.draft.note(
         ra,
         action(
           '',
@@ -433,10 +465,10 @@ export function requestAuthentications(m: Migration): void {
     const outputs: KubeObject[] = [];
     const moved = ontoNewGateways(m, ra, spec, make);
     outputs.push(...moved.outputs);
-    m.entry(ra).notes.push(...moved.notes);
-    if (moved.outputs.length > 0 && m.selectsOldGatewayInUse(ra)) {
+    m.draft.note(ra, ...moved.notes);
+    if (moved.outputs.length > 0 && m.input.selectsPod(ra, m.gateways.oldGatewaysInUse)) {
       outputs.push(ra);
-      m.note(
+      m.draft.note(
         ra,
         changed(
           '',
@@ -444,16 +476,16 @@ export function requestAuthentications(m: Migration): void {
         ),
       );
     }
-    const pods = m.selected(ra);
+    const pods = m.scope.selected(ra);
     if (pods.length > 0) {
       const targets = waypointTargets(m, ra, pods);
       if (targets.size > 0) {
         const targeted = targetedCopies(m, ra, spec, targets, make, ra.metadata.name ?? '');
         outputs.push(...targeted.outputs);
-        m.note(ra, changed('spec.selector', `read by the waypoint (targets ${targeted.text})`));
+        m.draft.note(ra, changed('spec.selector', `read by the waypoint (targets ${targeted.text})`));
       } else {
         outputs.push(ra);
-        m.note(
+        m.draft.note(
           ra,
           action(
             'spec.selector',
@@ -462,6 +494,7 @@ export function requestAuthentications(m: Migration): void {
         );
       }
     }
-    if (outputs.length > 0) m.replace(ra, outputs);
+    if (outputs.length > 0) m.draft.replace(ra, outputs);
   }
+  return m.draft.done();
 }

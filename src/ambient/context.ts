@@ -1,4 +1,4 @@
-/** The migration's context: its input, its output and report as they are built, and what phases share. */
+/** What the migration's phases read: its input, and the facts each phase learns for the ones after it. */
 import {
   isKind,
   specOf,
@@ -12,8 +12,9 @@ import { compileMesh } from '../mesh/mesh.ts';
 import type { MeshService } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { addTo } from '../model/multimap.ts';
-import { type KubeObject, objectKey, refOf } from '../model/object.ts';
-import { type MigrationReport, type Note, Outcome, type ReportEntry } from './migration-report.ts';
+import type { KubeObject } from '../model/object.ts';
+import type { MigrationReport } from './migration-report.ts';
+import { Draft, type OutputView } from './output.ts';
 import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
 
 /** Options of a migration. */
@@ -41,13 +42,12 @@ export interface NewGateway {
 }
 
 /**
- * The state every phase of a migration works on: the input and its compiled mesh, the output being built
- * (by object key) with the report entry of every input object, and what the phases learn for each other
- * (new gateways and the identities they replace, Services and namespaces that need a waypoint, routes
- * between Services, namespaces that stay in sidecar mode). The phases are functions over it (ingress.ts,
- * mesh-routes.ts, authorization.ts, namespaces.ts, controllers.ts), run in order by migrate.ts.
+ * What every phase reads and none changes: the input, its compiled mesh, the settings of Istio, KServe
+ * and Kubeflow, and indexes of the input. The phases are functions of it and of the facts earlier
+ * phases learnt (the types below), run in order by migrate.ts, each returning its edits to the output
+ * (output.ts) and its own facts.
  */
-export class Migration {
+export class MigrationInput {
   readonly snapshot: Snapshot;
   readonly mesh: ReturnType<typeof compileMesh>;
   readonly trustDomain: string;
@@ -55,36 +55,10 @@ export class Migration {
   /** Kubeflow's settings, read once for every phase. */
   readonly kubeflow: KubeflowConfig;
   readonly waypointName: string;
-  /** The output, by object key. */
-  readonly out = new Map<string, KubeObject>();
-  readonly entries = new Map<string, ReportEntry>();
-  readonly added: MigrationReport['added'] = [];
-  readonly newGateways = new Map<string, NewGateway>();
-  /** Old gateway principal → the new gateways' principals. */
-  readonly principalRenames = new Map<string, string[]>();
-  /** Services that need a waypoint (by `ns/name`), and why. */
-  readonly waypointServices = new Map<string, { service: MeshService; reasons: Set<string> }>();
-  /** Namespaces whose every Service goes through the namespace's waypoint (a namespace-wide L7 policy). */
-  readonly waypointNamespaces = new Map<string, Set<string>>();
-  readonly waypointServicesByNamespace = new Map<string, MeshService[]>();
-  #podsByNamespace: Map<string, Workload[]> | undefined;
-  #kserve: KServeConfig | undefined;
-  #servicesByNamespace: Map<string, MeshService[]> | undefined;
-  /** Service `ns/name` → the Services (`ns/name`) whose mesh routes send to it, and the reverse. */
-  readonly routedFrom = new Map<string, Set<string>>();
-  readonly routesTo = new Map<string, Set<string>>();
-  /** The waypoint Services each selector-based policy is enforced for. */
-  readonly attachments = new Map<KubeObject, MeshService[]>();
-  /** Namespaces that stay in sidecar mode, and why. */
-  readonly kept = new Map<string, { why: string; fix?: string; untouched?: boolean }>();
   /** The namespaces to move when not all (`MigrateOptions.only`). */
   readonly only: ReadonlySet<string> | undefined;
-  /** The Serverless InferenceServices (their namespaces stay in sidecar mode). */
-  readonly serverless: KubeObject[] = [];
-  /** Old gateway pods that stay: they serve routes of namespaces that stay in sidecar mode, or controllers build on them. */
-  readonly oldGatewaysInUse = new Set<Workload>();
-  /** Istio Gateways (`ns/name`) converted and also kept, because controllers build on them. */
-  readonly gatewaysKeptForControllers = new Set<string>();
+  #kserve: KServeConfig | undefined;
+  #servicesByNamespace: Map<string, MeshService[]> | undefined;
 
   constructor(snapshot: Snapshot, options: MigrateOptions) {
     this.snapshot = snapshot;
@@ -104,84 +78,6 @@ export class Migration {
     return (this.#kserve ??= kserveConfigFrom(this.snapshot, this.mesh.clusterDomain));
   }
 
-  // ---- bookkeeping ----
-
-  entry(object: KubeObject): ReportEntry {
-    return this.entries.get(objectKey(refOf(object))) as ReportEntry;
-  }
-
-  note(object: KubeObject, note: Note): void {
-    this.entry(object).notes.push(note);
-  }
-
-  /** Replaces an input object by new objects (none: removed). */
-  replace(object: KubeObject, replacements: readonly KubeObject[], outcome?: Outcome): void {
-    const ref = refOf(object);
-    this.out.delete(objectKey(ref));
-    for (const r of replacements) this.out.set(objectKey(refOf(r)), r);
-    const entry = this.entry(object);
-    entry.became = replacements.map(refOf);
-    entry.outcome = outcome ?? (replacements.length === 0 ? Outcome.Removed : Outcome.Converted);
-  }
-
-  /** Changes an input object in place. */
-  change(object: KubeObject, next: KubeObject): void {
-    this.out.set(objectKey(refOf(object)), next);
-    const entry = this.entry(object);
-    if (entry.outcome === Outcome.Kept) entry.outcome = Outcome.Changed;
-  }
-
-  /** The current output version of an input object. */
-  current(object: KubeObject): KubeObject {
-    return this.out.get(objectKey(refOf(object))) ?? object;
-  }
-
-  add(object: KubeObject, reason: string): void {
-    const key = objectKey(refOf(object));
-    if (this.out.has(key)) return;
-    this.out.set(key, object);
-    this.added.push({ object: refOf(object), reason });
-  }
-
-  /** A name for a new object that no input or output object of that kind has in the namespace. */
-  freeName(group: string, kind: string, namespace: string, name: string): string {
-    let candidate = name;
-    for (let i = 2; this.out.has(objectKey({ group, kind, namespace, name: candidate })); i++)
-      candidate = `${name}-${i}`;
-    return candidate;
-  }
-
-  isKept(namespace: string): boolean {
-    return this.kept.has(namespace);
-  }
-
-  // ---- authorization ----
-
-  needsWaypoint(service: MeshService, reason: string): void {
-    const key = `${service.namespace}/${service.name}`;
-    const known = this.waypointServices.get(key);
-    if (known) {
-      known.reasons.add(reason);
-      return;
-    }
-    this.waypointServices.set(key, { service, reasons: new Set([reason]) });
-    addTo(this.waypointServicesByNamespace, service.namespace, service);
-  }
-
-  /** Whether a pod runs a sidecar now and goes ambient with the migration (its namespace is not kept). */
-  goesAmbient(w: Workload): boolean {
-    return w.proxy === 'sidecar' && !this.isKept(w.namespace);
-  }
-
-  /** Pods in the mesh in sidecar mode (the ones policies applied to) that go ambient, by namespace. */
-  sidecarPods(): Map<string, Workload[]> {
-    if (this.#podsByNamespace) return this.#podsByNamespace;
-    const index = new Map<string, Workload[]>();
-    for (const w of this.mesh.workloads) if (this.goesAmbient(w)) addTo(index, w.namespace, w);
-    this.#podsByNamespace = index;
-    return index;
-  }
-
   /** Services that select pods, by namespace. */
   selectingServices(namespace: string): readonly MeshService[] {
     if (!this.#servicesByNamespace) {
@@ -191,36 +87,6 @@ export class Migration {
       this.#servicesByNamespace = index;
     }
     return this.#servicesByNamespace.get(namespace) ?? [];
-  }
-
-  /** The sidecar pods a selector-based or namespace-wide policy applies to. */
-  selected(policy: KubeObject): Workload[] {
-    const ns = policy.metadata.namespace ?? 'default';
-    const selector = selectorOf(policy);
-    const pods =
-      ns === this.root && selector !== undefined
-        ? [...this.sidecarPods().values()].flat()
-        : (this.sidecarPods().get(ns) ?? []);
-    return pods.filter((w) => labelsMatch(w.labels, selector ?? {}));
-  }
-
-  /** Whether a selector-based policy selects one of these gateway pods. */
-  selectsPod(policy: KubeObject, pods: Iterable<Workload>): boolean {
-    const ns = policy.metadata.namespace ?? 'default';
-    const selector = selectorOf(policy);
-    if (selector === undefined) return false;
-    for (const p of pods)
-      if ((ns === this.root || p.namespace === ns) && labelsMatch(p.labels, selector)) return true;
-    return false;
-  }
-
-  /** The old gateway pods a policy applies to, and the new gateways that replace them. */
-  selectedGateways(policy: KubeObject): NewGateway[] {
-    return [...this.newGateways.values()].filter((g) => this.selectsPod(policy, g.pods));
-  }
-
-  selectsOldGatewayInUse(policy: KubeObject): boolean {
-    return this.selectsPod(policy, this.oldGatewaysInUse);
   }
 
   /** The Services that select some of these pods. */
@@ -233,20 +99,14 @@ export class Migration {
     );
   }
 
-  /**
-   * The Services whose waypoints can send requests to these pods: the ones that select them, and those
-   * whose mesh routes send to one of those. A policy of the pods must be enforced for all of them: at a
-   * waypoint a policy applies to the Service addressed, not to the pods the request ends at.
-   */
-  servicesReaching(pods: readonly Workload[]): MeshService[] {
-    const direct = this.servicesOf(pods);
-    const out = new Map<string, MeshService>(direct.map((s) => [`${s.namespace}/${s.name}`, s]));
-    for (const s of direct)
-      for (const parent of this.routedFrom.get(`${s.namespace}/${s.name}`) ?? []) {
-        const known = this.waypointServices.get(parent);
-        if (known && !out.has(parent)) out.set(parent, known.service);
-      }
-    return [...out.values()];
+  /** Whether a selector-based policy selects one of these pods. */
+  selectsPod(policy: KubeObject, pods: Iterable<Workload>): boolean {
+    const ns = policy.metadata.namespace ?? 'default';
+    const selector = selectorOf(policy);
+    if (selector === undefined) return false;
+    for (const p of pods)
+      if ((ns === this.root || p.namespace === ns) && labelsMatch(p.labels, selector)) return true;
+    return false;
   }
 
   isMeshWide(policy: KubeObject): boolean {
@@ -255,15 +115,66 @@ export class Migration {
     );
   }
 
-  behindWaypoint(pod: Workload): boolean {
-    if (this.waypointNamespaces.has(pod.namespace)) return true;
-    // Behind a waypoint: selected by a Service that uses one, or by one a mesh route sends requests to.
-    return this.selectingServices(pod.namespace).some(
-      (service) =>
-        labelsMatch(pod.labels, service.selector ?? {}) &&
-        (this.waypointServices.has(`${service.namespace}/${service.name}`) ||
-          this.routedFrom.has(`${service.namespace}/${service.name}`)),
+  waypointPrincipal(namespace: string): string {
+    return principalOf(
+      { namespace, serviceAccount: gatewayServiceAccount(this.waypointName, true) },
+      this.trustDomain,
     );
+  }
+}
+
+/** Why a namespace stays in sidecar mode. */
+export interface Kept {
+  why: string;
+  fix?: string;
+  /** Not among the namespaces to move (`MigrateOptions.only`): not even labelled. */
+  untouched?: boolean;
+}
+
+/**
+ * The namespaces that stay in sidecar mode (the first phase's facts) and what follows for the pods: the
+ * ones that run a sidecar now and go ambient, which the policies of the input applied to.
+ */
+export class Scope {
+  readonly input: MigrationInput;
+  readonly kept: ReadonlyMap<string, Kept>;
+  /** The Serverless InferenceServices (their namespaces stay in sidecar mode). */
+  readonly serverless: readonly KubeObject[];
+  #podsByNamespace: Map<string, Workload[]> | undefined;
+
+  constructor(input: MigrationInput, kept: ReadonlyMap<string, Kept>, serverless: readonly KubeObject[]) {
+    this.input = input;
+    this.kept = kept;
+    this.serverless = serverless;
+  }
+
+  isKept(namespace: string): boolean {
+    return this.kept.has(namespace);
+  }
+
+  /** Whether a pod runs a sidecar now and goes ambient with the migration (its namespace is not kept). */
+  goesAmbient(w: Workload): boolean {
+    return w.proxy === 'sidecar' && !this.isKept(w.namespace);
+  }
+
+  /** Pods in the mesh in sidecar mode (the ones policies applied to) that go ambient, by namespace. */
+  sidecarPods(): ReadonlyMap<string, readonly Workload[]> {
+    if (this.#podsByNamespace) return this.#podsByNamespace;
+    const index = new Map<string, Workload[]>();
+    for (const w of this.input.mesh.workloads) if (this.goesAmbient(w)) addTo(index, w.namespace, w);
+    this.#podsByNamespace = index;
+    return index;
+  }
+
+  /** The sidecar pods a selector-based or namespace-wide policy applies to. */
+  selected(policy: KubeObject): Workload[] {
+    const ns = policy.metadata.namespace ?? 'default';
+    const selector = selectorOf(policy);
+    const pods =
+      ns === this.input.root && selector !== undefined
+        ? [...this.sidecarPods().values()].flat()
+        : (this.sidecarPods().get(ns) ?? []);
+    return pods.filter((w) => labelsMatch(w.labels, selector ?? {}));
   }
 
   /** The sidecar pods the Services (`ns/name`) select. */
@@ -271,20 +182,131 @@ export class Migration {
     const out = new Set<Workload>();
     for (const key of keys) {
       const [ns = '', name = ''] = key.split('/');
-      const service = this.selectingServices(ns).find((s) => s.name === name);
+      const service = this.input.selectingServices(ns).find((s) => s.name === name);
       if (!service) continue;
       for (const pod of this.sidecarPods().get(ns) ?? [])
         if (labelsMatch(pod.labels, service.selector ?? {})) out.add(pod);
     }
     return [...out];
   }
+}
 
-  waypointPrincipal(namespace: string): string {
-    return principalOf(
-      { namespace, serviceAccount: gatewayServiceAccount(this.waypointName, true) },
-      this.trustDomain,
-    );
+/** The gateway phase's facts: the Gateway API gateways, whose identities replace whose, what old gateways stay. */
+export interface GatewayPlan {
+  /** By the old Istio Gateway's `ns/name`. */
+  readonly newGateways: ReadonlyMap<string, NewGateway>;
+  /** Old gateway principal → the principals that replace it (itself among them while its pods stay). */
+  readonly principalRenames: ReadonlyMap<string, readonly string[]>;
+  /** Old gateway pods that stay: they serve routes of namespaces that stay in sidecar mode, or controllers build on them. */
+  readonly oldGatewaysInUse: ReadonlySet<Workload>;
+  /** Istio Gateways (`ns/name`) converted and also kept, because controllers build on them. */
+  readonly keptForControllers: ReadonlySet<string>;
+}
+
+/** The old gateway pods a policy applies to, and the new gateways that replace them. */
+export function selectedGateways(input: MigrationInput, plan: GatewayPlan, policy: KubeObject): NewGateway[] {
+  return [...plan.newGateways.values()].filter((g) => input.selectsPod(policy, g.pods));
+}
+
+/** The route phase's facts: Service `ns/name` → the Services whose mesh routes send to it, and the reverse. */
+export interface RouteGraph {
+  readonly routedFrom: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly routesTo: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+/** A Service that needs a waypoint, and why. */
+export interface WaypointNeed {
+  readonly service: MeshService;
+  readonly reason: string;
+}
+
+/**
+ * The waypoint plan (the facts of the route and policy phases): the Services that use a waypoint and
+ * why, the namespaces whose every Service does (a namespace-wide L7 policy), and with the route graph
+ * which pods end up behind a waypoint.
+ */
+export class WaypointPlan {
+  readonly input: MigrationInput;
+  readonly routes: RouteGraph;
+  /** By Service `ns/name`. */
+  readonly services: ReadonlyMap<string, { service: MeshService; reasons: ReadonlySet<string> }>;
+  readonly namespaces: ReadonlyMap<string, ReadonlySet<string>>;
+
+  constructor(
+    input: MigrationInput,
+    routes: RouteGraph,
+    needs: readonly WaypointNeed[],
+    namespaces: ReadonlyMap<string, ReadonlySet<string>>,
+  ) {
+    this.input = input;
+    this.routes = routes;
+    const services = new Map<string, { service: MeshService; reasons: Set<string> }>();
+    for (const { service, reason } of needs) {
+      const key = `${service.namespace}/${service.name}`;
+      const known = services.get(key);
+      if (known) known.reasons.add(reason);
+      else services.set(key, { service, reasons: new Set([reason]) });
+    }
+    this.services = services;
+    this.namespaces = namespaces;
   }
+
+  isEmpty(): boolean {
+    return this.services.size === 0 && this.namespaces.size === 0;
+  }
+
+  behindWaypoint(pod: Workload): boolean {
+    if (this.namespaces.has(pod.namespace)) return true;
+    // Behind a waypoint: selected by a Service that uses one, or by one a mesh route sends requests to.
+    return this.input
+      .selectingServices(pod.namespace)
+      .some(
+        (service) =>
+          labelsMatch(pod.labels, service.selector ?? {}) &&
+          (this.services.has(`${service.namespace}/${service.name}`) ||
+            this.routes.routedFrom.has(`${service.namespace}/${service.name}`)),
+      );
+  }
+
+  /**
+   * The Services whose waypoints can send requests to these pods: the ones that select them, and those
+   * whose mesh routes send to one of those. A policy of the pods must be enforced for all of them: at a
+   * waypoint a policy applies to the Service addressed, not to the pods the request ends at.
+   */
+  servicesReaching(pods: readonly Workload[]): MeshService[] {
+    const direct = this.input.servicesOf(pods);
+    const out = new Map<string, MeshService>(direct.map((s) => [`${s.namespace}/${s.name}`, s]));
+    for (const s of direct)
+      for (const parent of this.routes.routedFrom.get(`${s.namespace}/${s.name}`) ?? []) {
+        const known = this.services.get(parent);
+        if (known && !out.has(parent)) out.set(parent, known.service);
+      }
+    return [...out.values()];
+  }
+}
+
+/** The waypoint Services each selector-based AuthorizationPolicy is enforced for (the attach phase's facts). */
+export type Attachments = ReadonlyMap<KubeObject, readonly MeshService[]>;
+
+/**
+ * Everything a phase may read: the input and the facts of the phases before it. A phase takes the part
+ * it needs (`Pick<Facts, …>`), so it cannot run before the phases that learn those facts.
+ */
+export interface Facts {
+  readonly input: MigrationInput;
+  readonly scope: Scope;
+  readonly gateways: GatewayPlan;
+  readonly routes: RouteGraph;
+  readonly waypoints: WaypointPlan;
+  readonly attachments: Attachments;
+}
+
+/** What a phase works with while it runs: the facts it reads, and its own draft of edits. */
+export type Step<K extends keyof Facts> = Pick<Facts, K> & { readonly draft: Draft };
+
+/** A phase's working record: its facts and a fresh draft over the output. */
+export function step<K extends keyof Facts>(facts: Pick<Facts, K>, output: OutputView): Step<K> {
+  return { ...facts, draft: new Draft(output) };
 }
 
 /** The spec of the policies the migration moves onto waypoints and gateways. */

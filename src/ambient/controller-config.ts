@@ -15,7 +15,8 @@ import { configMapOf } from '../model/inputs.ts';
 import { KServeConfigMap } from '../kserve/config.ts';
 import { KnativeConfigMaps } from '../kserve/knative.ts';
 import { KubeflowConfigMaps } from '../kubeflow/config.ts';
-import { Migration } from './context.ts';
+import { step, type Facts, type MigrationInput } from './context.ts';
+import type { OutputView, Phase } from './output.ts';
 import { action, changed } from './migration-report.ts';
 
 /** A controller's configuration that names an Istio Gateway: where, and what the controller does with it. */
@@ -29,13 +30,13 @@ export interface GatewayUse {
 }
 
 /** The Istio Gateways (`ns/name`) the controllers' configuration names, with each place that names it. */
-export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse[]> {
+export function gatewaysNamedByControllers(input: MigrationInput): Map<string, GatewayUse[]> {
   const uses = new Map<string, GatewayUse[]>();
   const use = (gateway: string, found: GatewayUse) => {
-    if (!m.snapshot.get(GroupKind.IstioGateway, ...splitName(gateway))) return;
+    if (!input.snapshot.get(GroupKind.IstioGateway, ...splitName(gateway))) return;
     uses.set(gateway, [...(uses.get(gateway) ?? []), found]);
   };
-  const configMaps = m.snapshot.list(GroupKind.ConfigMap);
+  const configMaps = input.snapshot.list(GroupKind.ConfigMap);
   const knative = configMapOf(KnativeConfigMaps.istio, configMaps);
   for (const key of knative ? Object.keys(dataOf(knative)).sort() : []) {
     const gateway = /^gateway\.([^.]+)\.([^.]+)$/.exec(key);
@@ -48,7 +49,7 @@ export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse
       });
   }
   const notebooks = configMapOf(KubeflowConfigMaps.notebooks, configMaps);
-  const { notebookRoutes, istioGateway } = m.kubeflow;
+  const { notebookRoutes, istioGateway } = input.kubeflow;
   if (notebooks && notebookRoutes)
     use(istioGateway, {
       configMap: notebooks,
@@ -59,7 +60,7 @@ export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse
     });
   const kserve = configMapOf(KServeConfigMap, configMaps);
   if (kserve) {
-    const { ingress } = m.kserve;
+    const { ingress } = input.kserve;
     if (!ingress.enableGatewayApi)
       use(ingress.ingressGateway, {
         configMap: kserve,
@@ -78,33 +79,38 @@ export function gatewaysNamedByControllers(m: Migration): Map<string, GatewayUse
  * gateway only, so the owner policies the profile controller writes must admit that gateway's identity:
  * it stays, and the report gives the patch that names the converted gateway once the old one can go.
  */
-export function profileControllerPrincipal(m: Migration): void {
+export function profileControllerPrincipal(
+  facts: Pick<Facts, 'input' | 'gateways'>,
+  output: OutputView,
+): Phase {
+  const m = step(facts, output);
   const key = 'ISTIO_INGRESS_GATEWAY_PRINCIPAL';
-  const configMap = configMapOf(KubeflowConfigMaps.profiles, m.snapshot.list(GroupKind.ConfigMap));
+  const configMap = configMapOf(KubeflowConfigMaps.profiles, m.input.snapshot.list(GroupKind.ConfigMap));
   const old = configMap ? dataOf(configMap)[key] : undefined;
-  const renamed = old === undefined ? undefined : m.principalRenames.get(old);
+  const renamed = old === undefined ? undefined : m.gateways.principalRenames.get(old);
   const next = renamed?.find((p) => p !== old);
-  if (!configMap || old === undefined || next === undefined) return;
+  if (!configMap || old === undefined || next === undefined) return m.draft.done();
   if (renamed?.includes(old)) {
     const patch = JSON.stringify({ data: { [key]: next } });
-    m.note(
+    m.draft.note(
       configMap,
       action(
         `data.${key}`,
         `kept (${old}): the old gateway stays because controllers build on it, and what they create next is routed through it, so the owner policies the profile controller writes admit its identity; once the old gateway can go, apply kubectl patch configmap -n ${configMap.metadata.namespace ?? 'default'} ${configMap.metadata.name ?? ''} --type=merge -p '${patch}' and restart the profile controller`,
       ),
     );
-    return;
+    return m.draft.done();
   }
-  const current = m.current(configMap);
-  m.change(configMap, { ...current, data: { ...dataOf(current), [key]: next } });
-  m.note(
+  const current = m.draft.current(configMap);
+  m.draft.change(configMap, { ...current, data: { ...dataOf(current), [key]: next } });
+  m.draft.note(
     configMap,
     changed(
       `data.${key}`,
       `the profile controller writes this principal into every new Profile's owner policy: it is the converted ingress gateway's (${next}) now, which replaces ${old}`,
     ),
   );
+  return m.draft.done();
 }
 
 function splitName(gateway: string): [string, string] {

@@ -4,13 +4,15 @@
  */
 import { Annotation } from '../model/vocabulary.ts';
 import { Label } from '../model/vocabulary.ts';
-import { Migration } from './context.ts';
+import { step, type Facts } from './context.ts';
+import type { OutputView, Phase } from './output.ts';
 import { NoteKind, Outcome, action } from './migration-report.ts';
 
 /** Serverless models: their namespaces stay in sidecar mode; say what moves them. */
-export function serverlessModels(m: Migration): void {
-  for (const isvc of m.serverless) {
-    m.note(
+export function serverlessModels(facts: Pick<Facts, 'scope'>, output: OutputView): Phase {
+  const m = step(facts, output);
+  for (const isvc of m.scope.serverless) {
+    m.draft.note(
       isvc,
       action(
         `metadata.annotations.${Annotation.DeploymentMode}`,
@@ -18,25 +20,24 @@ export function serverlessModels(m: Migration): void {
       ),
     );
   }
+  return m.draft.done();
 }
 
 /** Objects a controller writes: converting them is not enough, their controller must write the new form. */
-export function controllerOwned(m: Migration): void {
-  for (const entry of m.entries.values()) {
-    if (entry.outcome !== Outcome.Converted && entry.outcome !== Outcome.Removed) continue;
-    const object = m.snapshot.get(
-      `${entry.object.group}/${entry.object.kind}`,
-      entry.object.namespace,
-      entry.object.name,
-    );
+export function controllerOwned(facts: Pick<Facts, 'input'>, output: OutputView): Phase {
+  const m = step(facts, output);
+  for (const object of m.input.snapshot.all()) {
+    const outcome = output.outcomeOf(object);
+    if (outcome !== Outcome.Converted && outcome !== Outcome.Removed) continue;
     const owner =
-      object?.metadata.ownerReferences?.find((o) => o.controller) ?? object?.metadata.ownerReferences?.[0];
-    const knative = object?.metadata.labels?.[Label.KnativeIngress];
+      object.metadata.ownerReferences?.find((o) => o.controller) ?? object.metadata.ownerReferences?.[0];
+    const knative = object.metadata.labels?.[Label.KnativeIngress];
     if (!owner && !knative) continue;
     const who = owner ? `${owner.kind} ${owner.name}` : `Knative ingress ${knative}`;
-    entry.notes.push({
+    m.draft.note(object, {
       kind: NoteKind.Action,
       message: `written by the controller of ${who}, which will write the sidecar-mode form back: switch that controller to ambient mode (for kfmesh's own objects: kfmesh controller --mode ambient)`,
     });
   }
+  return m.draft.done();
 }

@@ -12,7 +12,8 @@ import type { Workload } from '../mesh/workloads.ts';
 import { servicePortsOf } from '../mesh/services.ts';
 import { Label } from '../model/vocabulary.ts';
 import type { AuthorizationRule } from '../model/specs.ts';
-import { security, type Migration } from './context.ts';
+import { security, step, type Facts, type Step } from './context.ts';
+import type { OutputView, Phase } from './output.ts';
 import {
   admittedKey,
   convertedNetworkPolicies,
@@ -26,17 +27,21 @@ import {
 } from './admitted.ts';
 
 /** Adds, for each workload going ambient whose NetworkPolicies admit different sources per port, the DENY at ztunnel. */
-export function hbonePorts(m: Migration): void {
+export function hbonePorts(
+  facts: Pick<Facts, 'input' | 'scope' | 'gateways' | 'waypoints'>,
+  output: OutputView,
+): Phase {
+  const m = step(facts, output);
   const converted = convertedNetworkPolicies(m);
-  if (!converted) return;
+  if (!converted) return m.draft.done();
   const { policies, byName } = converted;
   const sources = sourcesOf(m);
   const done = new Set<string>();
-  for (const pod of [...m.sidecarPods().values()].flat()) {
+  for (const pod of [...m.scope.sidecarPods().values()].flat()) {
     const workload = `${pod.namespace}/${pod.name}`;
     if (done.has(workload)) continue;
     done.add(workload);
-    const name = m.freeName(
+    const name = m.draft.freeName(
       security,
       'AuthorizationPolicy',
       pod.namespace,
@@ -44,7 +49,7 @@ export function hbonePorts(m: Migration): void {
     );
     const limits = portLimits(m, policies, sources, pod, `${pod.namespace}/${name}`);
     if (!limits) continue;
-    m.add(
+    m.draft.add(
       {
         apiVersion: `${security}/v1`,
         kind: 'AuthorizationPolicy',
@@ -65,6 +70,7 @@ export function hbonePorts(m: Migration): void {
       limits.notes,
     );
   }
+  return m.draft.done();
 }
 
 /** What a port admits when no rule limits its sources. */
@@ -80,7 +86,7 @@ const everyone: Admitted = {
  * does: for each port a rule or a Service names, and for every other port together.
  */
 function portLimits(
-  m: Migration,
+  m: Step<'input' | 'waypoints'>,
   policies: NetworkPolicies,
   sources: readonly Source[],
   pod: Workload,
@@ -91,7 +97,7 @@ function portLimits(
   if (named.length === 0 && ranges.length === 0) return undefined;
   const { notes, note } = notesFor(deny);
   // Behind a waypoint ztunnel sees the waypoint as the source; the waypoint's own DENY judges the client.
-  const waypoint = m.behindWaypoint(pod) ? m.waypointPrincipal(pod.namespace) : undefined;
+  const waypoint = m.waypoints.behindWaypoint(pod) ? m.input.waypointPrincipal(pod.namespace) : undefined;
   const admittedOn = (port: number): Admitted | undefined => {
     const peers = policies.admittedPeers(pod, port);
     if (peers.open) return undefined;
@@ -112,7 +118,7 @@ function portLimits(
   };
   const wide = peersOn(HboneTargetPort);
   const inRange = (p: number) => ranges.some(([from, to]) => p >= from && p <= to);
-  const servicePorts = servicePortsOf(m.mesh, pod).map((p) => p.targetPort);
+  const servicePorts = servicePortsOf(m.input.mesh, pod).map((p) => p.targetPort);
   const listed = [...new Set([...named, ...servicePorts, ...pod.containerPorts.values()])]
     .filter((p) => p !== HboneTargetPort)
     .sort((a, b) => a - b);

@@ -7,7 +7,8 @@ import { GroupKind } from '../model/vocabulary.ts';
 import { specOf, type HTTPRouteSpec, type VirtualServiceSpec } from '../model/specs.ts';
 import { Mesh as MeshGateway, resolveGatewayName, resolveShortName } from '../mesh/virtual-services.ts';
 import type { KubeObject } from '../model/object.ts';
-import { Migration, gatewayApi } from './context.ts';
+import { gatewayApi, step, type Facts, type RouteGraph, type Step, type WaypointNeed } from './context.ts';
+import type { OutputView, Phase } from './output.ts';
 import { type BackendTarget, type RouteContext, type RouteRule, convertHttpRoutes } from './http-routes.ts';
 
 /** A parent of an HTTPRoute (a Gateway, or for a mesh route a Service). */
@@ -15,10 +16,22 @@ type ParentRef = NonNullable<HTTPRouteSpec['parentRefs']>[number];
 import { type Note, action, changed, dropped } from './migration-report.ts';
 
 /** Every VirtualService becomes HTTPRoutes: one per parent (converted gateway, or mesh) with distinct rules. */
-export function virtualServices(m: Migration): void {
-  for (const vs of m.snapshot.list(GroupKind.VirtualService))
-    if (!m.isKept(vs.metadata.namespace ?? 'default')) convertVirtualService(m, vs);
+export function virtualServices(
+  facts: Pick<Facts, 'input' | 'scope' | 'gateways'>,
+  output: OutputView,
+): Phase<{ routes: RouteGraph; needs: readonly WaypointNeed[] }> {
+  const m: RouteStep = { ...step(facts, output), routedFrom: new Map(), routesTo: new Map(), needs: [] };
+  for (const vs of m.input.snapshot.list(GroupKind.VirtualService))
+    if (!m.scope.isKept(vs.metadata.namespace ?? 'default')) convertVirtualService(m, vs);
+  return m.draft.done({ routes: { routedFrom: m.routedFrom, routesTo: m.routesTo }, needs: m.needs });
 }
+
+/** The route phase at work: what it reads, and the route graph and waypoint needs it learns. */
+type RouteStep = Step<'input' | 'scope' | 'gateways'> & {
+  readonly routedFrom: Map<string, Set<string>>;
+  readonly routesTo: Map<string, Set<string>>;
+  readonly needs: WaypointNeed[];
+};
 
 /** The parts of a VirtualService that have no HTTPRoute equivalent: TCP and TLS routes, a narrowed exportTo. */
 function unconvertedFields(spec: VirtualServiceSpec): Note[] {
@@ -42,8 +55,8 @@ function unconvertedFields(spec: VirtualServiceSpec): Note[] {
 }
 
 /** One VirtualService → HTTPRoutes: one per set of parents (converted gateways, or mesh) with the same rules. */
-function convertVirtualService(m: Migration, vs: KubeObject): void {
-  const cd = m.mesh.clusterDomain;
+function convertVirtualService(m: RouteStep, vs: KubeObject): void {
+  const cd = m.input.mesh.clusterDomain;
   const ns = vs.metadata.namespace ?? 'default';
   const spec = specOf(vs, 'networking.istio.io/VirtualService');
   const notes: Note[] = [];
@@ -73,7 +86,7 @@ function convertVirtualService(m: Migration, vs: KubeObject): void {
       parentRefs = meshParents(m, vs, hosts, notes);
       label = 'mesh';
     } else {
-      const target = m.newGateways.get(parent);
+      const target = m.gateways.newGateways.get(parent);
       if (!target) {
         notes.push(dropped('spec.gateways', `gateway ${parent} does not exist; nothing is bound to it`));
         continue;
@@ -99,10 +112,10 @@ function convertVirtualService(m: Migration, vs: KubeObject): void {
   for (const g of groups) if (g.mesh) recordMeshBackends(m, ns, g.parents, g.rules);
   const routes = httpRoutesOf(m, vs, groups, notes);
   const keptForGateways = routes.length > 0 ? keptOnControllersGateways(m, vs, notes) : [];
-  m.replace(vs, [...keptForGateways, ...routes]);
-  m.entry(vs).notes.push(...dedupe(notes));
+  m.draft.replace(vs, [...keptForGateways, ...routes]);
+  m.draft.note(vs, ...dedupe(notes));
   if (routes.length === 0)
-    m.note(
+    m.draft.note(
       vs,
       action(
         'spec.http',
@@ -115,11 +128,11 @@ function convertVirtualService(m: Migration, vs: KubeObject): void {
  * The VirtualService as it stays on gateways kept for the controllers (bound only to those), so that
  * their clients keep their routes until DNS moves to the converted gateway; none when it has no such gateway.
  */
-function keptOnControllersGateways(m: Migration, vs: KubeObject, notes: Note[]): KubeObject[] {
+function keptOnControllersGateways(m: RouteStep, vs: KubeObject, notes: Note[]): KubeObject[] {
   const ns = vs.metadata.namespace ?? 'default';
   const spec = specOf(vs, 'networking.istio.io/VirtualService');
   const bound = (spec.gateways ?? []).filter((g) =>
-    m.gatewaysKeptForControllers.has(resolveGatewayName(g, ns)),
+    m.gateways.keptForControllers.has(resolveGatewayName(g, ns)),
   );
   if (bound.length === 0) return [];
   const kept = bound.map((g) => resolveGatewayName(g, ns));
@@ -134,7 +147,7 @@ function keptOnControllersGateways(m: Migration, vs: KubeObject, notes: Note[]):
 
 /** The HTTPRoute objects of a VirtualService's groups (named after it; by parent when it has several). */
 function httpRoutesOf(
-  m: Migration,
+  m: RouteStep,
   vs: KubeObject,
   groups: readonly {
     parents: ParentRef[];
@@ -174,11 +187,11 @@ function httpRoutesOf(
 }
 
 /** The Services a mesh route attaches to; each of them needs a waypoint to apply it. */
-function meshParents(m: Migration, vs: KubeObject, hosts: readonly string[], notes: Note[]): ParentRef[] {
+function meshParents(m: RouteStep, vs: KubeObject, hosts: readonly string[], notes: Note[]): ParentRef[] {
   const ns = vs.metadata.namespace ?? 'default';
   const parents: ParentRef[] = [];
   for (const host of hosts) {
-    const service = m.mesh.serviceByHostname.get(host);
+    const service = m.input.mesh.serviceByHostname.get(host);
     if (!service) {
       notes.push(
         dropped(
@@ -203,13 +216,13 @@ function meshParents(m: Migration, vs: KubeObject, hosts: readonly string[], not
       name: service.name,
       ...(service.namespace !== ns ? { namespace: service.namespace } : {}),
     });
-    m.needsWaypoint(service, `mesh route ${ns}/${vs.metadata.name}`);
+    m.needs.push({ service, reason: `mesh route ${ns}/${vs.metadata.name}` });
   }
   return parents;
 }
 
-function backend(m: Migration, host: string): BackendTarget | undefined {
-  const service = m.mesh.serviceByHostname.get(host);
+function backend(m: RouteStep, host: string): BackendTarget | undefined {
+  const service = m.input.mesh.serviceByHostname.get(host);
   if (service)
     return {
       kind: 'service',
@@ -217,7 +230,7 @@ function backend(m: Migration, host: string): BackendTarget | undefined {
       namespace: service.namespace,
       ports: service.ports.map((p) => p.port),
     };
-  const entries = m.snapshot.list(GroupKind.ServiceEntry);
+  const entries = m.input.snapshot.list(GroupKind.ServiceEntry);
   if (entries.some((e) => (specOf(e, 'networking.istio.io/ServiceEntry').hosts ?? []).includes(host)))
     return { kind: 'hostname', host };
   return undefined;
@@ -225,7 +238,7 @@ function backend(m: Migration, host: string): BackendTarget | undefined {
 
 /** Remembers which Services a mesh route's waypoint sends each parent Service's requests to. */
 function recordMeshBackends(
-  m: Migration,
+  m: RouteStep,
   namespace: string,
   parents: readonly ParentRef[],
   rules: readonly RouteRule[],

@@ -17,10 +17,9 @@
  *   are enforced at the waypoint (a DENY per Service) and the waypoint's pods are admitted; the ports
  *   they admitted per source, which HBONE blurs, at ztunnel (a DENY per workload).
  */
-import { compareRefs, objectKey, refOf, type KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
-import { Outcome } from './migration-report.ts';
-import { Migration, type MigrateOptions, type MigrationResult } from './context.ts';
+import { MigrationInput, type MigrateOptions, type MigrationResult } from './context.ts';
+import { Output } from './output.ts';
 import { gateways, istioIngresses } from './ingress.ts';
 import { virtualServices } from './mesh-routes.ts';
 import {
@@ -45,41 +44,43 @@ import { sidecarHbone } from './sidecar-hbone.ts';
 
 export type { MigrateOptions, MigrationResult } from './context.ts';
 
-/** Converts a sidecar-mode configuration to ambient mode. */
-export function migrateToAmbient(snapshot: Snapshot, options: MigrateOptions = {}): MigrationResult {
-  const m = new Migration(snapshot, options);
-  for (const object of snapshot.all()) {
-    const ref = refOf(object);
-    m.out.set(objectKey(ref), object);
-    const location = snapshot.locate(object);
-    m.entries.set(objectKey(ref), {
-      object: ref,
-      ...(location ? { location } : {}),
-      outcome: Outcome.Kept,
-      became: [ref],
-      notes: [],
-    });
-  }
-  // The phases, in order: each reads what the ones before it learnt.
-  keptNamespaces(m);
-  gateways(m);
-  profileControllerPrincipal(m);
-  virtualServices(m);
-  classifyPolicies(m);
-  attachPolicies(m);
-  authorizationPolicies(m);
-  requestAuthentications(m);
-  waypoints(m);
-  namespacesAndWorkloads(m);
-  sidecarOnlyObjects(m);
-  destinationRules(m);
-  istioIngresses(m);
-  networkPolicies(m);
-  waypointSources(m);
-  hbonePorts(m);
-  serverlessModels(m);
-  controllerOwned(m);
-  sidecarHbone(m);
-  const objects: KubeObject[] = [...m.out.values()].sort((a, b) => compareRefs(refOf(a), refOf(b)));
-  return { objects, report: { entries: [...m.entries.values()], added: m.added } };
+/**
+ * Converts a sidecar-mode configuration to ambient mode. Each phase is a function of the input, the
+ * facts of the phases before it (its parameter type names them, so it cannot run before the phases that
+ * learn them) and the output they left, read-only; it returns its edits and its own facts, and only this
+ * function applies edits. The facts go forward: which namespaces stay in sidecar mode; the new gateways;
+ * the mesh routes; the waypoint plan; which waypoint Services each policy is enforced for.
+ */
+export function migrateToAmbient(
+  snapshot: Snapshot,
+  options: MigrateOptions = {},
+  /** Where the edits go (a test passes one that checks each phase as it applies it). */
+  output: Output = new Output(snapshot),
+): MigrationResult {
+  const input = new MigrationInput(snapshot, options);
+  const scope = output.apply(() => keptNamespaces({ input }));
+  const gatewayPlan = output.apply(() => gateways({ input, scope }, output));
+  output.apply(() => profileControllerPrincipal({ input, gateways: gatewayPlan }, output));
+  const routed = output.apply(() => virtualServices({ input, scope, gateways: gatewayPlan }, output));
+  const { routes } = routed;
+  const waypointPlan = output.apply(() => classifyPolicies({ input, scope, routes }, routed.needs));
+  const planned = { input, scope, gateways: gatewayPlan, routes, waypoints: waypointPlan };
+  const facts = { ...planned, attachments: output.apply(() => attachPolicies(planned, output)) };
+  output.apply(() => authorizationPolicies(facts, output));
+  output.apply(() => requestAuthentications(facts, output));
+  output.apply(() => waypoints(facts, output));
+  output.apply(() => namespacesAndWorkloads(facts, output));
+  output.apply(() => sidecarOnlyObjects(facts, output));
+  output.apply(() => destinationRules(facts, output));
+  output.apply(() => istioIngresses(facts, output));
+  // The NetworkPolicy phases read the policies as the one before left them: converted gateways
+  // admitted, then the waypoint's pods admitted, then the port limits.
+  output.apply(() => networkPolicies(facts, output));
+  output.apply(() => waypointSources(facts, output));
+  output.apply(() => hbonePorts(facts, output));
+  output.apply(() => serverlessModels(facts, output));
+  output.apply(() => sidecarHbone(facts, output));
+  // Last: it reads what became of every object.
+  output.apply(() => controllerOwned(facts, output));
+  return output.result();
 }

@@ -12,7 +12,8 @@ import { isConfigMapOf } from '../model/inputs.ts';
 import type { KubeObject } from '../model/object.ts';
 import { gatewayClassOf } from '../model/specs.ts';
 import { Annotation, GatewayClass, Label, GroupKind } from '../model/vocabulary.ts';
-import { Migration, gatewayApi } from './context.ts';
+import { Scope, gatewayApi, step, type Facts, type Kept, type Step } from './context.ts';
+import { learnt, type OutputView, type Phase } from './output.ts';
 import { Outcome, action, changed } from './migration-report.ts';
 
 /**
@@ -20,69 +21,73 @@ import { Outcome, action, changed } from './migration-report.ts';
  * run Knative (Serverless InferenceServices, Knative Services, Knative Serving itself), which has no
  * ambient support (KEP-2676). Their objects are left as they are.
  */
-export function keptNamespaces(m: Migration): void {
+export function keptNamespaces({ input }: Pick<Facts, 'input'>): Phase<Scope> {
+  const kept = new Map<string, Kept>();
+  const serverless: KubeObject[] = [];
   const keep = (ns: string, why: string, fix?: string) => {
-    if (!m.kept.has(ns)) m.kept.set(ns, { why, ...(fix ? { fix } : {}) });
+    if (!kept.has(ns)) kept.set(ns, { why, ...(fix ? { fix } : {}) });
   };
   const moveModels = 'move its models to RawDeployment, then migrate it';
-  if (m.only)
-    for (const ns of m.snapshot.list(GroupKind.Namespace)) {
+  if (input.only)
+    for (const ns of input.snapshot.list(GroupKind.Namespace)) {
       const name = ns.metadata.name ?? '';
-      if (!m.only.has(name))
-        m.kept.set(name, { why: 'is not among the namespaces to move', untouched: true });
+      if (!input.only.has(name))
+        kept.set(name, { why: 'is not among the namespaces to move', untouched: true });
     }
-  for (const ns of m.snapshot.list(GroupKind.Namespace))
+  for (const ns of input.snapshot.list(GroupKind.Namespace))
     if (ns.metadata.labels?.[Label.Mode] === 'sidecar')
       keep(ns.metadata.name ?? '', `labelled ${Label.Mode}: sidecar`);
-  const defaultMode = m.kserve.defaultDeploymentMode;
-  for (const isvc of m.snapshot.list(GroupKind.InferenceService)) {
+  const defaultMode = input.kserve.defaultDeploymentMode;
+  for (const isvc of input.snapshot.list(GroupKind.InferenceService)) {
     const annotated = parseDeploymentMode(isvc.metadata.annotations?.[Annotation.DeploymentMode]);
     const mode = annotated ?? parseDeploymentMode(defaultMode);
     if (mode === undefined || !isKnativeMode(mode)) continue;
-    m.serverless.push(isvc);
+    serverless.push(isvc);
     keep(
       isvc.metadata.namespace ?? 'default',
       `runs the Serverless InferenceService ${isvc.metadata.name}, and Knative has no ambient support`,
       moveModels,
     );
   }
-  for (const ksvc of m.snapshot.list(GroupKind.KnativeService))
+  for (const ksvc of input.snapshot.list(GroupKind.KnativeService))
     keep(
       ksvc.metadata.namespace ?? 'default',
       `runs the Knative Service ${ksvc.metadata.name}, and Knative has no ambient support`,
       'move its services off Knative, then migrate it',
     );
-  for (const cm of m.snapshot.list(GroupKind.ConfigMap))
+  for (const cm of input.snapshot.list(GroupKind.ConfigMap))
     if (isConfigMapOf(KnativeConfigMaps.domain, cm) || isConfigMapOf(KnativeConfigMaps.network, cm))
       keep(
         cm.metadata.namespace ?? 'default',
         'runs Knative Serving, which has no ambient support',
         'it can go once no Serverless model is left',
       );
+  return learnt(new Scope(input, kept, serverless));
 }
 
-export function waypoints(m: Migration): void {
+export function waypoints(facts: Pick<Facts, 'input' | 'waypoints'>, output: OutputView): Phase {
+  const m = step(facts, output);
   const namespaces = new Set<string>([
-    ...m.waypointNamespaces.keys(),
-    ...[...m.waypointServices.values()].map((s) => s.service.namespace),
+    ...m.waypoints.namespaces.keys(),
+    ...[...m.waypoints.services.values()].map((s) => s.service.namespace),
   ]);
   for (const ns of [...namespaces].sort()) {
-    const existing = m.snapshot
+    const existing = m.input.snapshot
       .list(GroupKind.Gateway, ns)
       .some((g) => gatewayClassOf(g) === GatewayClass.Waypoint);
-    const why = m.waypointNamespaces.has(ns)
-      ? [...(m.waypointNamespaces.get(ns) ?? [])].join(', ')
-      : [...m.waypointServices.values()]
+    const why = m.waypoints.namespaces.has(ns)
+      ? [...(m.waypoints.namespaces.get(ns) ?? [])].join(', ')
+      : [...m.waypoints.services.values()]
           .filter((s) => s.service.namespace === ns)
           .flatMap((s) => [...s.reasons])
           .filter((r, i, all) => all.indexOf(r) === i)
           .join(', ');
     if (!existing)
-      m.add(
+      m.draft.add(
         {
           apiVersion: `${gatewayApi}/v1`,
           kind: 'Gateway',
-          metadata: { name: m.waypointName, namespace: ns, labels: { [Label.WaypointFor]: 'service' } },
+          metadata: { name: m.input.waypointName, namespace: ns, labels: { [Label.WaypointFor]: 'service' } },
           spec: {
             gatewayClassName: GatewayClass.Waypoint,
             listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
@@ -91,55 +96,64 @@ export function waypoints(m: Migration): void {
         `the waypoint of namespace ${ns}, for L7: ${why}`,
       );
   }
-  for (const { service, reasons } of m.waypointServices.values()) {
-    if (m.waypointNamespaces.has(service.namespace)) continue;
-    const current = m.current(service.object);
-    m.change(service.object, {
+  for (const { service, reasons } of m.waypoints.services.values()) {
+    if (m.waypoints.namespaces.has(service.namespace)) continue;
+    const current = m.draft.current(service.object);
+    m.draft.change(service.object, {
       ...current,
       metadata: {
         ...current.metadata,
         labels: {
           ...current.metadata.labels,
-          [Label.UseWaypoint]: m.waypointName,
+          [Label.UseWaypoint]: m.input.waypointName,
           [Label.IngressUseWaypoint]: 'true',
         },
       },
     });
-    m.note(
+    m.draft.note(
       service.object,
       changed(
         'metadata.labels',
-        `uses waypoint ${service.namespace}/${m.waypointName}, also for traffic from ingress (${[...reasons].join(', ')})`,
+        `uses waypoint ${service.namespace}/${m.input.waypointName}, also for traffic from ingress (${[...reasons].join(', ')})`,
       ),
     );
   }
+  return m.draft.done();
 }
 
-export function namespacesAndWorkloads(m: Migration): void {
+export function namespacesAndWorkloads(
+  facts: Pick<Facts, 'input' | 'scope' | 'waypoints'>,
+  output: OutputView,
+): Phase {
+  const m = step(facts, output);
   const migrated = namespaces(m);
   workloadTemplates(m, migrated);
   runningPods(m, migrated);
+  return m.draft.done();
 }
 
 /** Namespace labels: ambient instead of injection, or kept in sidecar mode (with the mode label). */
-function namespaces(m: Migration): Set<string> {
+function namespaces(m: Step<'input' | 'scope' | 'waypoints'>): Set<string> {
   const migrated = new Set<string>();
-  for (const ns of m.snapshot.list(GroupKind.Namespace)) {
+  for (const ns of m.input.snapshot.list(GroupKind.Namespace)) {
     const name = ns.metadata.name ?? '';
     const labels = { ...ns.metadata.labels };
     const injected = labels[Label.IstioInjection] === 'enabled' || labels[Label.IstioRev] !== undefined;
-    const kept = m.kept.get(name);
+    const kept = m.scope.kept.get(name);
     if (kept !== undefined) {
       if (!injected || kept.untouched) continue;
       if (labels[Label.Mode] !== 'sidecar') {
-        m.change(ns, {
+        m.draft.change(ns, {
           ...ns,
           metadata: { ...ns.metadata, labels: { ...labels, [Label.Mode]: 'sidecar' } },
         });
-        m.note(ns, changed(`metadata.labels.${Label.Mode}`, 'sidecar: rendered in sidecar mode from now on'));
+        m.draft.note(
+          ns,
+          changed(`metadata.labels.${Label.Mode}`, 'sidecar: rendered in sidecar mode from now on'),
+        );
       }
       const message = `stays in sidecar mode: it ${kept.why}`;
-      m.note(
+      m.draft.note(
         ns,
         kept.fix ? action('metadata.labels', `${message}; ${kept.fix}`) : changed('metadata.labels', message),
       );
@@ -147,22 +161,22 @@ function namespaces(m: Migration): Set<string> {
     }
     if (!injected && labels[Label.DataplaneMode] !== 'ambient') continue;
     migrated.add(name);
-    if (!injected && !m.waypointNamespaces.has(name)) continue;
+    if (!injected && !m.waypoints.namespaces.has(name)) continue;
     Reflect.deleteProperty(labels, Label.IstioInjection);
     Reflect.deleteProperty(labels, Label.IstioRev);
     labels[Label.DataplaneMode] = 'ambient';
     // kfmesh's controller renders the namespace in ambient mode from now on, whatever its default.
     labels[Label.Mode] = 'ambient';
-    if (m.waypointNamespaces.has(name)) {
-      labels[Label.UseWaypoint] = m.waypointName;
+    if (m.waypoints.namespaces.has(name)) {
+      labels[Label.UseWaypoint] = m.input.waypointName;
       labels[Label.IngressUseWaypoint] = 'true';
     }
-    m.change(ns, { ...ns, metadata: { ...ns.metadata, labels } });
-    m.note(
+    m.draft.change(ns, { ...ns, metadata: { ...ns.metadata, labels } });
+    m.draft.note(
       ns,
       changed(
         'metadata.labels',
-        `istio-injection → ${Label.DataplaneMode}: ambient, ${Label.Mode}: ambient${m.waypointNamespaces.has(name) ? `; every Service uses waypoint ${m.waypointName}` : ''}`,
+        `istio-injection → ${Label.DataplaneMode}: ambient, ${Label.Mode}: ambient${m.waypoints.namespaces.has(name) ? `; every Service uses waypoint ${m.input.waypointName}` : ''}`,
       ),
     );
   }
@@ -170,9 +184,9 @@ function namespaces(m: Migration): Set<string> {
 }
 
 /** Pod templates of migrated namespaces: opted-out pods stay out; a pod's own injection opt-in goes. */
-function workloadTemplates(m: Migration, migrated: ReadonlySet<string>): void {
+function workloadTemplates(m: Step<'input'>, migrated: ReadonlySet<string>): void {
   for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet']) {
-    for (const object of m.snapshot.list(`apps/${kind}`)) {
+    for (const object of m.input.snapshot.list(`apps/${kind}`)) {
       if (!migrated.has(object.metadata.namespace ?? 'default')) continue;
       const spec = specOf(
         object,
@@ -187,7 +201,7 @@ function workloadTemplates(m: Migration, migrated: ReadonlySet<string>): void {
       let annotations = { ...meta.annotations };
       if (optedOut(labels, annotations)) {
         labels[Label.DataplaneMode] = 'none';
-        m.note(
+        m.draft.note(
           object,
           changed(
             'spec.template.metadata.labels',
@@ -199,7 +213,7 @@ function workloadTemplates(m: Migration, migrated: ReadonlySet<string>): void {
         // place, it would give the pods a sidecar in an ambient namespace.
         labels = without(labels, Label.SidecarInject);
         annotations = without(annotations, Label.SidecarInject);
-        m.note(
+        m.draft.note(
           object,
           changed(
             `spec.template.metadata.labels.${Label.SidecarInject}`,
@@ -208,7 +222,7 @@ function workloadTemplates(m: Migration, migrated: ReadonlySet<string>): void {
         );
       } else continue;
       const nextMeta = { ...meta, labels, ...(meta.annotations ? { annotations } : {}) };
-      m.change(object, {
+      m.draft.change(object, {
         ...object,
         spec: { ...spec, template: { ...spec.template, metadata: nextMeta } },
       });
@@ -217,9 +231,9 @@ function workloadTemplates(m: Migration, migrated: ReadonlySet<string>): void {
 }
 
 /** Running pods of migrated namespaces, as they will run after a restart: without the sidecar. */
-function runningPods(m: Migration, migrated: ReadonlySet<string>): void {
+function runningPods(m: Step<'input'>, migrated: ReadonlySet<string>): void {
   let restarted = 0;
-  for (const pod of m.snapshot.list(GroupKind.Pod)) {
+  for (const pod of m.input.snapshot.list(GroupKind.Pod)) {
     if (!migrated.has(pod.metadata.namespace ?? 'default')) continue;
     const given = { labels: pod.metadata.labels ?? {}, annotations: pod.metadata.annotations ?? {} };
     const hadSidecar = given.annotations[Annotation.SidecarStatus] !== undefined;
@@ -230,13 +244,13 @@ function runningPods(m: Migration, migrated: ReadonlySet<string>): void {
       given.annotations,
       specOf(pod, '/Pod'),
     );
-    m.change(pod, { ...pod, metadata: { ...pod.metadata, labels, annotations }, spec });
+    m.draft.change(pod, { ...pod, metadata: { ...pod.metadata, labels, annotations }, spec });
     if (hadSidecar) restarted++;
   }
   if (restarted > 0) {
-    const first = m.snapshot.list(GroupKind.Pod).find((p) => m.entry(p).outcome === Outcome.Changed);
+    const first = m.input.snapshot.list(GroupKind.Pod).find((p) => m.draft.outcomeOf(p) === Outcome.Changed);
     if (first)
-      m.note(
+      m.draft.note(
         first,
         action(
           'spec.containers',
@@ -247,26 +261,27 @@ function runningPods(m: Migration, migrated: ReadonlySet<string>): void {
 }
 
 /** Kept where they still apply: in namespaces that stay in sidecar mode, and mesh-wide while any does. */
-function staysForSidecars(m: Migration, object: KubeObject): boolean {
+function staysForSidecars(m: Step<'input' | 'scope'>, object: KubeObject): boolean {
   const ns = object.metadata.namespace ?? 'default';
-  if (m.isKept(ns)) return true;
-  if (ns !== m.root || m.kept.size === 0) return false;
-  m.note(
+  if (m.scope.isKept(ns)) return true;
+  if (ns !== m.input.root || m.scope.kept.size === 0) return false;
+  m.draft.note(
     object,
     changed(
       '',
-      `kept: it applies mesh-wide, and namespaces ${[...m.kept.keys()].sort().join(', ')} stay in sidecar mode`,
+      `kept: it applies mesh-wide, and namespaces ${[...m.scope.kept.keys()].sort().join(', ')} stay in sidecar mode`,
     ),
   );
   return true;
 }
 
 /** Sidecars and EnvoyFilters configure sidecars, which ambient mode has none of. */
-export function sidecarOnlyObjects(m: Migration): void {
-  for (const sidecar of m.snapshot.list(GroupKind.Sidecar)) {
+export function sidecarOnlyObjects(facts: Pick<Facts, 'input' | 'scope'>, output: OutputView): Phase {
+  const m = step(facts, output);
+  for (const sidecar of m.input.snapshot.list(GroupKind.Sidecar)) {
     if (staysForSidecars(m, sidecar)) continue;
-    m.replace(sidecar, []);
-    m.note(
+    m.draft.replace(sidecar, []);
+    m.draft.note(
       sidecar,
       action(
         '',
@@ -274,10 +289,10 @@ export function sidecarOnlyObjects(m: Migration): void {
       ),
     );
   }
-  for (const filter of m.snapshot.list(GroupKind.EnvoyFilter)) {
+  for (const filter of m.input.snapshot.list(GroupKind.EnvoyFilter)) {
     if (staysForSidecars(m, filter)) continue;
-    m.replace(filter, []);
-    m.note(
+    m.draft.replace(filter, []);
+    m.draft.note(
       filter,
       action(
         '',
@@ -285,13 +300,18 @@ export function sidecarOnlyObjects(m: Migration): void {
       ),
     );
   }
+  return m.draft.done();
 }
 
 /** DestinationRules lose ISTIO_MUTUAL, which ztunnel's HBONE replaces. */
-export function destinationRules(m: Migration): void {
-  const keptSomewhere = m.kept.size > 0;
-  for (const dr of m.snapshot.list(GroupKind.DestinationRule)) {
-    if (m.isKept(dr.metadata.namespace ?? 'default') || (dr.metadata.namespace === m.root && keptSomewhere))
+export function destinationRules(facts: Pick<Facts, 'input' | 'scope'>, output: OutputView): Phase {
+  const m = step(facts, output);
+  const keptSomewhere = m.scope.kept.size > 0;
+  for (const dr of m.input.snapshot.list(GroupKind.DestinationRule)) {
+    if (
+      m.scope.isKept(dr.metadata.namespace ?? 'default') ||
+      (dr.metadata.namespace === m.input.root && keptSomewhere)
+    )
       continue;
     const { trafficPolicy: policy, ...others } = specOf(dr, 'networking.istio.io/DestinationRule');
     if (policy?.tls?.mode !== 'ISTIO_MUTUAL') continue;
@@ -302,8 +322,8 @@ export function destinationRules(m: Migration): void {
       (k) => k !== 'host' && k !== 'exportTo' && k !== 'workloadSelector',
     );
     if (rest.length === 0) {
-      m.replace(dr, []);
-      m.note(
+      m.draft.replace(dr, []);
+      m.draft.note(
         dr,
         changed(
           'spec.trafficPolicy.tls',
@@ -311,8 +331,8 @@ export function destinationRules(m: Migration): void {
         ),
       );
     } else {
-      m.change(dr, { ...dr, spec });
-      m.note(
+      m.draft.change(dr, { ...dr, spec });
+      m.draft.note(
         dr,
         changed(
           'spec.trafficPolicy.tls',
@@ -321,6 +341,7 @@ export function destinationRules(m: Migration): void {
       );
     }
   }
+  return m.draft.done();
 }
 
 /** A pod that opted out of sidecar injection (label or annotation). */

@@ -12,12 +12,17 @@ import { Label, GroupKind } from '../model/vocabulary.ts';
 import { peerMatchesPod } from '../mesh/network-policy.ts';
 import { HboneTargetPort } from '../mesh/trace/network.ts';
 import type { Workload } from '../mesh/workloads.ts';
-import { Migration } from './context.ts';
+import { step, type Facts, type Step } from './context.ts';
+import type { OutputView, Phase } from './output.ts';
 import { changed } from './migration-report.ts';
 
 /** Converts every NetworkPolicy whose traffic the migration changes. */
-export function networkPolicies(m: Migration): void {
-  for (const policy of m.snapshot.list(GroupKind.NetworkPolicy)) {
+export function networkPolicies(
+  facts: Pick<Facts, 'input' | 'scope' | 'gateways'>,
+  output: OutputView,
+): Phase {
+  const m = step(facts, output);
+  for (const policy of m.input.snapshot.list(GroupKind.NetworkPolicy)) {
     const spec = specOf(policy, 'networking.k8s.io/NetworkPolicy');
     const namespace = policy.metadata.namespace ?? 'default';
     const ingress = (spec.ingress ?? []).map((rule, r) => ({
@@ -42,21 +47,22 @@ export function networkPolicies(m: Migration): void {
       JSON.stringify(egress) === JSON.stringify(spec.egress)
     )
       continue;
-    const current = m.current(policy);
-    m.change(policy, { ...current, spec: { ...spec, ingress, ...(egress ? { egress } : {}) } });
+    const current = m.draft.current(policy);
+    m.draft.change(policy, { ...current, spec: { ...spec, ingress, ...(egress ? { egress } : {}) } });
   }
+  return m.draft.done();
 }
 
 /** The peers of one rule, each that matched an old gateway's pods followed by one for the converted gateway's. */
 function withNewGateways(
-  m: Migration,
+  m: Step<'input' | 'scope' | 'gateways'>,
   policy: KubeObject,
   namespace: string,
   peers: NetworkPolicyPeer[],
   field: string,
 ): NetworkPolicyPeer[] {
   return peers.flatMap((peer) => {
-    const gateways = [...m.newGateways.values()].filter((g) =>
+    const gateways = [...m.gateways.newGateways.values()].filter((g) =>
       g.pods.some((pod) => peerMatchesPod(peer, namespace, pod, namespaceLabels(m, pod))),
     );
     const added = gateways.map((g): NetworkPolicyPeer => ({
@@ -64,7 +70,7 @@ function withNewGateways(
       podSelector: { matchLabels: { [Label.GatewayName]: g.name } },
     }));
     for (const g of gateways)
-      m.note(
+      m.draft.note(
         policy,
         changed(
           field,
@@ -76,12 +82,12 @@ function withNewGateways(
 }
 
 function withHbone(
-  m: Migration,
+  m: Step<'input' | 'scope' | 'gateways'>,
   policy: KubeObject,
   ports: NonNullable<NetworkPolicySpec['ingress']>[number]['ports'],
   rule: number,
 ) {
-  m.note(
+  m.draft.note(
     policy,
     changed(
       `spec.ingress[${rule}].ports`,
@@ -92,13 +98,20 @@ function withHbone(
 }
 
 /** Whether the policy selects pods that run with sidecars now and in ambient mode after the migration. */
-function selectsPodsGoingAmbient(m: Migration, policy: KubeObject, spec: NetworkPolicySpec): boolean {
+function selectsPodsGoingAmbient(
+  m: Step<'input' | 'scope' | 'gateways'>,
+  policy: KubeObject,
+  spec: NetworkPolicySpec,
+): boolean {
   const namespace = policy.metadata.namespace ?? 'default';
-  return (m.sidecarPods().get(namespace) ?? []).some((w) =>
+  return (m.scope.sidecarPods().get(namespace) ?? []).some((w) =>
     peerMatchesPod({ podSelector: spec.podSelector ?? {} }, namespace, w, namespaceLabels(m, w)),
   );
 }
 
-function namespaceLabels(m: Migration, pod: Workload): Readonly<Record<string, string>> {
-  return m.snapshot.get(GroupKind.Namespace, '', pod.namespace)?.metadata.labels ?? {};
+function namespaceLabels(
+  m: Step<'input' | 'scope' | 'gateways'>,
+  pod: Workload,
+): Readonly<Record<string, string>> {
+  return m.input.snapshot.get(GroupKind.Namespace, '', pod.namespace)?.metadata.labels ?? {};
 }

@@ -12,28 +12,30 @@ import { isMap, parseDocument } from '../load/yaml.ts';
 import { EnableHboneMetadata, meshConfigMap } from '../load/mesh-config.ts';
 import { dataOf } from '../model/specs.ts';
 import { ProxyKind } from '../mesh/workloads.ts';
-import type { Migration } from './context.ts';
+import { step, type Facts } from './context.ts';
+import type { OutputView, Phase } from './output.ts';
 import { action, changed } from './migration-report.ts';
 
 /** Turns HBONE on for sidecars where the input's sidecars do not accept it. */
-export function sidecarHbone(m: Migration): void {
-  if (m.mesh.config.sidecarsAcceptHbone) return;
-  const sidecars = m.mesh.workloads.filter((w) => w.proxy === ProxyKind.Sidecar);
-  if (sidecars.length === 0) return;
-  const staying = [...m.kept.keys()].filter((ns) => sidecars.some((w) => w.namespace === ns)).sort();
+export function sidecarHbone(facts: Pick<Facts, 'input' | 'scope'>, output: OutputView): Phase {
+  const m = step(facts, output);
+  if (m.input.mesh.config.sidecarsAcceptHbone) return m.draft.done();
+  const sidecars = m.input.mesh.workloads.filter((w) => w.proxy === ProxyKind.Sidecar);
+  if (sidecars.length === 0) return m.draft.done();
+  const staying = [...m.scope.kept.keys()].filter((ns) => sidecars.some((w) => w.namespace === ns)).sort();
   const restart =
     staying.length > 0
       ? `restart the sidecar workloads of ${staying.join(', ')} (kubectl rollout restart) once istiod has the new config, so they are injected with it`
       : 'restart any workload that keeps its sidecar once istiod has the new config, so it is injected with it';
   const field = `data.mesh: defaultConfig.proxyMetadata.${EnableHboneMetadata}`;
-  const configMap = meshConfigMap(m.snapshot);
+  const configMap = meshConfigMap(m.input.snapshot);
   const text = dataOf(configMap)['mesh'];
   if (!configMap || text === undefined) {
     // No mesh config in the input to change: the namespaces that keep sidecars carry the instruction.
     for (const ns of staying) {
-      const namespace = m.snapshot.get(GroupKind.Namespace, '', ns);
+      const namespace = m.input.snapshot.get(GroupKind.Namespace, '', ns);
       if (namespace)
-        m.note(
+        m.draft.note(
           namespace,
           action(
             'metadata.labels',
@@ -41,21 +43,22 @@ export function sidecarHbone(m: Migration): void {
           ),
         );
     }
-    return;
+    return m.draft.done();
   }
   const mesh = parseDocument(text);
   mesh.setIn(['defaultConfig', 'proxyMetadata', EnableHboneMetadata], 'true');
   // An empty `proxyMetadata: {}` (as Istio's charts write it) is written out in block style once it has a key.
   const metadata = mesh.getIn(['defaultConfig', 'proxyMetadata'], true);
   if (isMap(metadata)) metadata.flow = false;
-  const current = m.current(configMap);
-  m.change(configMap, { ...current, data: { ...dataOf(current), mesh: mesh.toString() } });
-  m.note(
+  const current = m.draft.current(configMap);
+  m.draft.change(configMap, { ...current, data: { ...dataOf(current), mesh: mesh.toString() } });
+  m.draft.note(
     configMap,
     changed(
       field,
       '"true" (as Istio\'s ambient profile sets it): sidecars injected from now on accept HBONE, so ambient clients reach them with their identity; without it they arrive in plaintext, and policies naming principals refuse them',
     ),
   );
-  m.note(configMap, action(field, `${restart}; until then ambient clients reach them in plaintext`));
+  m.draft.note(configMap, action(field, `${restart}; until then ambient clients reach them in plaintext`));
+  return m.draft.done();
 }

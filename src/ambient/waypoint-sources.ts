@@ -17,7 +17,10 @@ import { Label } from '../model/vocabulary.ts';
 import type { NetworkPolicies } from '../mesh/network-policy.ts';
 import type { MeshService } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
-import { security, type Migration } from './context.ts';
+import { security, step, type Facts, type Step } from './context.ts';
+import type { OutputView, Phase } from './output.ts';
+
+type SourcesStep = Step<'input' | 'scope' | 'gateways' | 'waypoints'>;
 import { changed } from './migration-report.ts';
 import {
   admittedKey,
@@ -33,14 +36,18 @@ import {
 } from './admitted.ts';
 
 /** Adds, for every Service a waypoint serves, the DENY that keeps its pods' NetworkPolicy sources. */
-export function waypointSources(m: Migration): void {
+export function waypointSources(
+  facts: Pick<Facts, 'input' | 'scope' | 'gateways' | 'waypoints'>,
+  output: OutputView,
+): Phase {
+  const m = step(facts, output);
   const converted = convertedNetworkPolicies(m);
-  if (!converted) return;
+  if (!converted) return m.draft.done();
   const { policies, byName } = converted;
   const sources = sourcesOf(m);
   admitWaypoints(m, policies, byName);
   for (const service of servicesAtWaypoints(m)) {
-    const name = m.freeName(
+    const name = m.draft.freeName(
       security,
       'AuthorizationPolicy',
       service.namespace,
@@ -54,7 +61,7 @@ export function waypointSources(m: Migration): void {
       `${service.namespace}/${name}`,
     );
     if (byPorts.size === 0) continue;
-    m.add(
+    m.draft.add(
       {
         apiVersion: `${security}/v1`,
         kind: 'AuthorizationPolicy',
@@ -75,6 +82,7 @@ export function waypointSources(m: Migration): void {
       notes,
     );
   }
+  return m.draft.done();
 }
 
 /**
@@ -83,7 +91,7 @@ export function waypointSources(m: Migration): void {
  * the notes for each policy on what the identities at the waypoint (`deny`) cannot say.
  */
 function admittedByPort(
-  m: Migration,
+  m: SourcesStep,
   policies: NetworkPolicies,
   sources: readonly Source[],
   service: MeshService,
@@ -116,7 +124,7 @@ function admittedByPort(
  * What the waypoint lets through is its policies' to decide, the DENY above among them.
  */
 function admitWaypoints(
-  m: Migration,
+  m: SourcesStep,
   policies: NetworkPolicies,
   byName: ReadonlyMap<string, KubeObject>,
 ): void {
@@ -127,7 +135,7 @@ function admitWaypoints(
         const peers = policies.admittedPeers(pod, HboneTargetPort);
         if (
           peers.open ||
-          peers.peers.some((p) => takesWaypoint(policies, p, service.namespace, m.waypointName))
+          peers.peers.some((p) => takesWaypoint(policies, p, service.namespace, m.input.waypointName))
         )
           continue;
         const first = [...peers.by].sort()[0];
@@ -137,10 +145,10 @@ function admitWaypoints(
     const [name = '', namespace = ''] = key.split('\n');
     const object = byName.get(name);
     if (!object) continue;
-    const current = m.current(object);
+    const current = m.draft.current(object);
     const spec = specOf(current, 'networking.k8s.io/NetworkPolicy');
     const ingress = spec.ingress ?? [];
-    m.change(object, {
+    m.draft.change(object, {
       ...current,
       spec: {
         ...spec,
@@ -150,7 +158,7 @@ function admitWaypoints(
             from: [
               {
                 namespaceSelector: { matchLabels: { [Label.MetadataName]: namespace } },
-                podSelector: { matchLabels: { [Label.GatewayName]: m.waypointName } },
+                podSelector: { matchLabels: { [Label.GatewayName]: m.input.waypointName } },
               },
             ],
             ports: [{ protocol: 'TCP', port: HboneTargetPort }],
@@ -158,11 +166,11 @@ function admitWaypoints(
         ],
       },
     });
-    m.note(
+    m.draft.note(
       object,
       changed(
         `spec.ingress[${ingress.length}]`,
-        `admits the pods of waypoint ${namespace}/${m.waypointName} on ${HboneTargetPort}/TCP: they bring the requests to the pods behind it, and its policies refuse the sources these rules refused`,
+        `admits the pods of waypoint ${namespace}/${m.input.waypointName} on ${HboneTargetPort}/TCP: they bring the requests to the pods behind it, and its policies refuse the sources these rules refused`,
       ),
     );
   }
@@ -186,12 +194,13 @@ function takesWaypoint(
 }
 
 /** The Services a waypoint serves after the migration. */
-function servicesAtWaypoints(m: Migration): MeshService[] {
+function servicesAtWaypoints(m: SourcesStep): MeshService[] {
   const out = new Map<string, MeshService>();
-  for (const { service } of m.waypointServices.values())
+  for (const { service } of m.waypoints.services.values())
     out.set(`${service.namespace}/${service.name}`, service);
-  for (const ns of m.waypointNamespaces.keys())
-    for (const service of m.selectingServices(ns)) out.set(`${service.namespace}/${service.name}`, service);
+  for (const ns of m.waypoints.namespaces.keys())
+    for (const service of m.input.selectingServices(ns))
+      out.set(`${service.namespace}/${service.name}`, service);
   return [...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, s]) => s);
 }
 
@@ -200,17 +209,17 @@ function servicesAtWaypoints(m: Migration): MeshService[] {
  * the Service's pods at the target port, and the pods of the Services its mesh routes send to, at each
  * of their ports (a route may change the port; every one is taken, which can only narrow).
  */
-function podsReached(m: Migration, service: MeshService, port: number): [Workload, number][] {
+function podsReached(m: SourcesStep, service: MeshService, port: number): [Workload, number][] {
   const out: [Workload, number][] = [];
   const servicePort = service.ports.find((p) => p.port === port);
   for (const endpoint of service.endpoints)
-    if (endpoint.workload && servicePort && m.goesAmbient(endpoint.workload))
+    if (endpoint.workload && servicePort && m.scope.goesAmbient(endpoint.workload))
       out.push([endpoint.workload, endpoint.portFor(servicePort)]);
-  for (const key of m.routesTo.get(`${service.namespace}/${service.name}`) ?? []) {
+  for (const key of m.waypoints.routes.routesTo.get(`${service.namespace}/${service.name}`) ?? []) {
     const [ns = '', name = ''] = key.split('/');
-    const routed = m.mesh.services.find((s) => s.namespace === ns && s.name === name);
+    const routed = m.input.mesh.services.find((s) => s.namespace === ns && s.name === name);
     for (const endpoint of routed?.endpoints ?? [])
-      if (endpoint.workload && m.goesAmbient(endpoint.workload))
+      if (endpoint.workload && m.scope.goesAmbient(endpoint.workload))
         for (const p of routed?.ports ?? []) out.push([endpoint.workload, endpoint.portFor(p)]);
   }
   return out;

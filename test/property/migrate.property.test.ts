@@ -21,6 +21,9 @@ import {
   type RequestOutcome,
 } from '../../src/verify/equivalence.ts';
 import { compileMesh } from '../../src/mesh/mesh.ts';
+import { Output, type Phase } from '../../src/ambient/output.ts';
+import { objectKey, refOf } from '../../src/model/object.ts';
+import { examplePlatform } from '../../src/example/platform.ts';
 
 const namespaces = ['a', 'b'];
 const workloads = ['w0', 'w1', 'w2'];
@@ -311,6 +314,22 @@ describe('migrate properties', () => {
     assert.ok(opening > 0, 'no generated widening opened a request');
   });
 
+  test('the phases are pure: each gives the same edits twice and writes neither the output nor earlier facts', () => {
+    const check = (objects: KubeObject[]) => {
+      const snapshot = Snapshot.of(objects);
+      const output = new CheckingOutput(snapshot);
+      const checked = migrateToAmbient(snapshot, {}, output);
+      assert.ok(output.phases >= 15, `only ${output.phases} phases ran through the output`);
+      output.factsUnchanged();
+      assert.deepEqual(checked, migrateToAmbient(snapshot));
+    };
+    check(examplePlatform());
+    fc.assert(
+      fc.property(platformArb, (p) => check(platform(p))),
+      { numRuns: 30 },
+    );
+  });
+
   test('client classes are sound: the check traces one client per class and reports what tracing every client does', () => {
     fc.assert(
       fc.property(platformArb, (p) => {
@@ -371,4 +390,51 @@ function widen(objects: readonly KubeObject[], w: Widening): KubeObject[] {
 function opened(was: RequestOutcome, now: RequestOutcome): boolean {
   if (was.verdict !== 'denied' || now.verdict !== 'allowed') return false;
   return was.refusedBy === undefined || was.refusedBy === now.answeredBy;
+}
+
+/**
+ * An output that runs each phase twice before applying it: the two runs must give the same edits and
+ * leave the output as it was; and the facts each phase returns must still read the same once every later
+ * phase has run (no phase writes facts it was given).
+ */
+class CheckingOutput extends Output {
+  phases = 0;
+  readonly #facts: { value: unknown; seen: string }[] = [];
+
+  override apply<F>(run: () => Phase<F>): F {
+    const before = JSON.stringify(this.result());
+    const first = run();
+    const second = run();
+    assert.deepEqual(second.edits, first.edits, 'a phase gave other edits on a second run');
+    assert.equal(JSON.stringify(this.result()), before, 'a phase wrote the output it was given');
+    const facts = super.apply(() => first);
+    this.#facts.push({ value: facts, seen: factsText(facts) });
+    this.phases++;
+    return facts;
+  }
+
+  factsUnchanged(): void {
+    for (const { value, seen } of this.#facts)
+      assert.equal(factsText(value), seen, 'a later phase changed facts');
+  }
+}
+
+/** Facts as text: maps and sets as lists, pods, Services and objects by name, the input left out. */
+function factsText(facts: unknown): string {
+  return (
+    JSON.stringify(facts, (key, value: unknown) => {
+      if (key === 'input') return undefined;
+      if (value instanceof Map) return [...value.entries()].map(([k, v]) => [label(k), v]);
+      if (value instanceof Set) return [...value].map(label);
+      return key === '' ? value : label(value);
+    }) ?? ''
+  );
+}
+
+function label(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  if ('metadata' in value && 'kind' in value) return objectKey(refOf(value as KubeObject));
+  if ('endpoints' in value || 'proxy' in value)
+    return `${String((value as { namespace?: unknown }).namespace)}/${String((value as { name?: unknown }).name)}`;
+  return value;
 }
