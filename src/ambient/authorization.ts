@@ -10,7 +10,7 @@ import type { MeshService } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { addTo } from '../model/multimap.ts';
 import type { KubeObject } from '../model/object.ts';
-import { GatewayClass, GroupKind } from '../model/vocabulary.ts';
+import { GatewayClass, GroupKind, Group } from '../model/vocabulary.ts';
 import {
   WaypointPlan,
   selectedGateways,
@@ -21,8 +21,6 @@ import {
   type Step,
   type WaypointNeed,
   actionOf,
-  gatewayApi,
-  security,
   isTargeted,
   policySpecOf,
   type PolicySpec,
@@ -124,14 +122,14 @@ export function attachPolicies(
       continue;
     }
     const name = m.draft.freeName(
-      security,
+      Group.IstioSecurity,
       'AuthorizationPolicy',
       service.namespace,
       `${service.name}-waypoint-allow-nothing`,
     );
     m.draft.add(
       {
-        apiVersion: `${security}/v1`,
+        apiVersion: `${Group.IstioSecurity}/v1`,
         kind: 'AuthorizationPolicy',
         metadata: { name, namespace: service.namespace },
         spec: { targetRefs: [{ group: '', kind: 'Service', name: service.name }], action: 'ALLOW' },
@@ -154,7 +152,7 @@ function waypointTargets(
 ): Map<string, PolicyTargetRef[]> {
   const ns = policy.metadata.namespace ?? 'default';
   if (policySpecOf(policy).selector === undefined && m.waypoints.namespaces.has(ns))
-    return new Map([[ns, [{ group: gatewayApi, kind: 'Gateway', name: m.input.waypointName }]]]);
+    return new Map([[ns, [{ group: Group.GatewayApi, kind: 'Gateway', name: m.input.waypointName }]]]);
   const out = new Map<string, PolicyTargetRef[]>();
   const services =
     policy.kind === 'AuthorizationPolicy'
@@ -183,7 +181,7 @@ function targetedCopies(
   const parts: string[] = [];
   const names: string[] = [];
   for (const [tns, refs] of [...targets].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const n = tns === ns ? name : m.draft.freeName(security, policy.kind, tns, name);
+    const n = tns === ns ? name : m.draft.freeName(Group.IstioSecurity, policy.kind, tns, name);
     names.push(`${tns}/${n}`);
     const ported = withServicePorts(spec, servicePortsOf(m, tns, refs));
     outputs.push(make(n, tns, withTargetRefs(ported.spec, refs)));
@@ -238,7 +236,7 @@ export function authorizationPolicies(facts: Pick<Facts, AuthFacts>, output: Out
       ),
     );
     const make = (n: string, namespace: string, s: PolicySpec): KubeObject => ({
-      apiVersion: `${security}/v1`,
+      apiVersion: `${Group.IstioSecurity}/v1`,
       kind: 'AuthorizationPolicy',
       metadata: {
         name: n,
@@ -283,8 +281,13 @@ function meshWidePolicy(
   const outputs: KubeObject[] = [{ ...policy, spec }];
   const notes: Note[] = [];
   if (m.waypoints.services.size > 0 || m.waypoints.namespaces.size > 0) {
-    const name = m.draft.freeName(security, 'AuthorizationPolicy', ns, `${policy.metadata.name}-waypoints`);
-    const classRef = { group: gatewayApi, kind: 'GatewayClass', name: GatewayClass.Waypoint };
+    const name = m.draft.freeName(
+      Group.IstioSecurity,
+      'AuthorizationPolicy',
+      ns,
+      `${policy.metadata.name}-waypoints`,
+    );
+    const classRef = { group: Group.GatewayApi, kind: 'GatewayClass', name: GatewayClass.Waypoint };
     outputs.push(make(name, ns, withTargetRefs(spec, [classRef])));
     notes.push(
       changed(
@@ -376,13 +379,13 @@ function ontoWaypoints(
     spec,
     targets,
     make,
-    rewritten ? m.draft.freeName(security, policy.kind, ns, WaypointOwnerPolicyName) : name,
+    rewritten ? m.draft.freeName(Group.IstioSecurity, policy.kind, ns, WaypointOwnerPolicyName) : name,
   );
   const outputs = [...targeted.outputs];
   if (rewritten) outputs.push(policy);
   const waypoints = [...new Set(behind.map((p) => m.input.waypointPrincipal(p.namespace)))];
   const l4 = ztunnelPart(spec, waypoints);
-  const l4Name = m.draft.freeName(security, 'AuthorizationPolicy', ns, `${name}-l4`);
+  const l4Name = m.draft.freeName(Group.IstioSecurity, 'AuthorizationPolicy', ns, `${name}-l4`);
   if (l4) outputs.push(make(l4Name, ns, l4));
   const kept =
     (spec['action'] ?? 'ALLOW') === 'ALLOW'
@@ -424,8 +427,8 @@ function ontoNewGateways(
   const outputs: KubeObject[] = [];
   const notes: Note[] = [];
   for (const [gns, list] of [...byNamespace].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const n = gns === ns ? name : m.draft.freeName(security, policy.kind, gns, name);
-    const targetRefs = list.map((g) => ({ group: gatewayApi, kind: 'Gateway', name: g.name }));
+    const n = gns === ns ? name : m.draft.freeName(Group.IstioSecurity, policy.kind, gns, name);
+    const targetRefs = list.map((g) => ({ group: Group.GatewayApi, kind: 'Gateway', name: g.name }));
     outputs.push(make(n, gns, withTargetRefs(spec, targetRefs)));
     const where = list.map((g) => `${g.namespace}/${g.name}`).join(', ');
     const move = gns !== ns ? ` (moved from namespace ${ns} to ${gns}, where the Gateway is)` : '';
@@ -443,7 +446,7 @@ export function requestAuthentications(facts: Pick<Facts, AuthFacts>, output: Ou
     const spec = specOf(ra, 'security.istio.io/RequestAuthentication');
     if (isTargeted(spec)) continue;
     const make = (n: string, namespace: string, s: PolicySpec): KubeObject => ({
-      apiVersion: `${security}/v1`,
+      apiVersion: `${Group.IstioSecurity}/v1`,
       kind: 'RequestAuthentication',
       metadata: {
         name: n,

@@ -30,9 +30,6 @@ export interface MigrationResult {
   report: MigrationReport;
 }
 
-export const security = 'security.istio.io';
-export const gatewayApi = 'gateway.networking.k8s.io';
-
 /** A new Gateway API gateway and the old gateway pods it replaces. */
 export interface NewGateway {
   namespace: string;

@@ -10,9 +10,9 @@ import type { NetworkPolicies } from '../mesh/network-policy.ts';
 import { HboneTargetPort } from '../mesh/trace/network.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { servicePortsOf } from '../mesh/services.ts';
-import { Label } from '../model/vocabulary.ts';
+import { Label, Group } from '../model/vocabulary.ts';
 import type { AuthorizationRule } from '../model/specs.ts';
-import { security, step, type Facts, type Step } from './context.ts';
+import { step, type Facts, type Step } from './context.ts';
 import type { OutputView, Phase } from './output.ts';
 import {
   admittedKey,
@@ -42,7 +42,7 @@ export function hbonePorts(
     if (done.has(workload)) continue;
     done.add(workload);
     const name = m.draft.freeName(
-      security,
+      Group.IstioSecurity,
       'AuthorizationPolicy',
       pod.namespace,
       `${pod.name}-network-policy-ports`,
@@ -51,7 +51,7 @@ export function hbonePorts(
     if (!limits) continue;
     m.draft.add(
       {
-        apiVersion: `${security}/v1`,
+        apiVersion: `${Group.IstioSecurity}/v1`,
         kind: 'AuthorizationPolicy',
         metadata: { name, namespace: pod.namespace },
         spec: {

@@ -5,6 +5,7 @@
  * destinations. What Gateway API can't say is left out and noted; a match entry that can't be said is
  * left out whole, so a converted route never matches more requests than the original did.
  */
+import { Group } from '../model/vocabulary.ts';
 import type { HTTPRouteSpec, VirtualServiceSpec } from '../model/specs.ts';
 import { action, changed, dropped, type Note } from './migration-report.ts';
 
@@ -320,7 +321,7 @@ function backendRef(
     return undefined;
   }
   if (target.kind === 'hostname') {
-    const ref: BackendRef = { group: 'networking.istio.io', kind: 'Hostname', name: target.host };
+    const ref: BackendRef = { group: Group.IstioNetworking, kind: 'Hostname', name: target.host };
     if (port !== undefined) ref.port = port;
     return ref;
   }

@@ -3,11 +3,11 @@
  * rules: the converted Gateway API gateways, or (for mesh-bound ones) the Services its hosts name, which
  * then need a waypoint to apply them.
  */
-import { GroupKind } from '../model/vocabulary.ts';
+import { GroupKind, Group } from '../model/vocabulary.ts';
 import { specOf, type HTTPRouteSpec, type VirtualServiceSpec } from '../model/specs.ts';
 import { Mesh as MeshGateway, resolveGatewayName, resolveShortName } from '../mesh/virtual-services.ts';
 import type { KubeObject } from '../model/object.ts';
-import { gatewayApi, step, type Facts, type RouteGraph, type Step, type WaypointNeed } from './context.ts';
+import { step, type Facts, type RouteGraph, type Step, type WaypointNeed } from './context.ts';
 import type { OutputView, Phase } from './output.ts';
 import { type BackendTarget, type RouteContext, type RouteRule, convertHttpRoutes } from './http-routes.ts';
 
@@ -170,7 +170,7 @@ function httpRoutesOf(
       );
     const labels = vs.metadata.labels;
     return {
-      apiVersion: `${gatewayApi}/v1`,
+      apiVersion: `${Group.GatewayApi}/v1`,
       kind: 'HTTPRoute',
       metadata: {
         name: i > 0 && groups.slice(0, i).some((x) => x.label === g.label) ? `${name}-${i + 1}` : name,

@@ -11,8 +11,8 @@ import { KnativeConfigMaps } from '../kserve/knative.ts';
 import { isConfigMapOf } from '../model/inputs.ts';
 import type { KubeObject } from '../model/object.ts';
 import { gatewayClassOf } from '../model/specs.ts';
-import { Annotation, GatewayClass, Label, GroupKind } from '../model/vocabulary.ts';
-import { Scope, gatewayApi, step, type Facts, type Kept, type Step } from './context.ts';
+import { Annotation, GatewayClass, Label, GroupKind, Group } from '../model/vocabulary.ts';
+import { Scope, step, type Facts, type Kept, type Step } from './context.ts';
 import { learnt, type OutputView, type Phase } from './output.ts';
 import { Outcome, action, changed } from './migration-report.ts';
 
@@ -85,7 +85,7 @@ export function waypoints(facts: Pick<Facts, 'input' | 'waypoints'>, output: Out
     if (!existing)
       m.draft.add(
         {
-          apiVersion: `${gatewayApi}/v1`,
+          apiVersion: `${Group.GatewayApi}/v1`,
           kind: 'Gateway',
           metadata: { name: m.input.waypointName, namespace: ns, labels: { [Label.WaypointFor]: 'service' } },
           spec: {

@@ -13,11 +13,11 @@
 import type { KubeObject } from '../model/object.ts';
 import { specOf, type NetworkPolicyPeer } from '../model/specs.ts';
 import { HboneTargetPort } from '../mesh/trace/network.ts';
-import { Label } from '../model/vocabulary.ts';
+import { Label, Group } from '../model/vocabulary.ts';
 import type { NetworkPolicies } from '../mesh/network-policy.ts';
 import type { MeshService } from '../mesh/services.ts';
 import type { Workload } from '../mesh/workloads.ts';
-import { security, step, type Facts, type Step } from './context.ts';
+import { step, type Facts, type Step } from './context.ts';
 import type { OutputView, Phase } from './output.ts';
 
 type SourcesStep = Step<'input' | 'scope' | 'gateways' | 'waypoints'>;
@@ -48,7 +48,7 @@ export function waypointSources(
   admitWaypoints(m, policies, byName);
   for (const service of servicesAtWaypoints(m)) {
     const name = m.draft.freeName(
-      security,
+      Group.IstioSecurity,
       'AuthorizationPolicy',
       service.namespace,
       `${service.name}-network-policy`,
@@ -63,7 +63,7 @@ export function waypointSources(
     if (byPorts.size === 0) continue;
     m.draft.add(
       {
-        apiVersion: `${security}/v1`,
+        apiVersion: `${Group.IstioSecurity}/v1`,
         kind: 'AuthorizationPolicy',
         metadata: { name, namespace: service.namespace },
         spec: {

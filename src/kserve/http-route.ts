@@ -17,7 +17,7 @@ import {
   type TemplateValues,
 } from './hosts.ts';
 import { childMeta, componentServiceName, entryComponent, withoutKeys } from './names.ts';
-import { AppProtocol, GroupKind } from '../model/vocabulary.ts';
+import { AppProtocol, GroupKind, Group } from '../model/vocabulary.ts';
 
 /** KServe's default request timeout of HTTPRoute rules. */
 const DefaultRouteTimeout = '60s';
@@ -131,9 +131,7 @@ function route(
       withoutKeys(isvc.metadata.annotations, config.serviceAnnotationDisallowedList),
     ),
     spec: {
-      parentRefs: [
-        { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: gwNamespace, name: gwName },
-      ],
+      parentRefs: [{ group: Group.GatewayApi, kind: 'Gateway', namespace: gwNamespace, name: gwName }],
       hostnames,
       rules,
     },

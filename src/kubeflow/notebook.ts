@@ -8,7 +8,7 @@
 import type { KubeObject } from '../model/object.ts';
 import { ownerReferenceTo } from '../model/ownership.ts';
 import type { KubeflowConfig } from './config.ts';
-import { Annotation } from '../model/vocabulary.ts';
+import { Annotation, Group } from '../model/vocabulary.ts';
 
 /** The request headers a notebook asks for (its annotation; JSON that does not parse gives none, as the controller does). */
 function requestHeaders(notebook: KubeObject): Record<string, string> {
@@ -98,7 +98,7 @@ function notebookRouteFor(
     spec: {
       parentRefs: [
         {
-          group: 'gateway.networking.k8s.io',
+          group: Group.GatewayApi,
           kind: 'Gateway',
           namespace: config.gatewayApiIngress.namespace,
           name: config.gatewayApiIngress.name,

@@ -11,7 +11,7 @@ import type { KubeObject } from '../model/object.ts';
 import { inventedMeta, ownerReferenceTo } from '../model/ownership.ts';
 import { waypointFor } from './waypoint.ts';
 import type { KubeflowConfig } from './config.ts';
-import { Label, GroupKind } from '../model/vocabulary.ts';
+import { Label, GroupKind, Group } from '../model/vocabulary.ts';
 import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 
@@ -146,7 +146,7 @@ export function profileObjects(
       kind: 'AuthorizationPolicy',
       metadata: policyMeta(WaypointOwnerPolicyName),
       spec: {
-        targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: config.waypointName }],
+        targetRefs: [{ group: Group.GatewayApi, kind: 'Gateway', name: config.waypointName }],
         action: 'ALLOW',
         // The ingress gateways the platform has: the Gateway API gateway of ambient mode, and the Istio
         // ingress gateway while it is still there.

@@ -3,6 +3,7 @@
  * snapshot's entries. Kinds the server doesn't serve (no KServe, no Gateway API CRDs) are simply absent.
  * Secrets are never read.
  */
+import { Group } from '../model/vocabulary.ts';
 import type { KubeObject } from '../model/object.ts';
 import type { KubeClient, Resource } from '../kube/client.ts';
 import type { LoadedObject } from './parse.ts';
@@ -13,7 +14,7 @@ export const clusterKinds: Readonly<Record<string, readonly string[]>> = {
   'discovery.k8s.io': ['EndpointSlice'],
   apps: ['Deployment', 'StatefulSet', 'DaemonSet'],
   'networking.k8s.io': ['Ingress', 'IngressClass', 'NetworkPolicy'],
-  'networking.istio.io': [
+  [Group.IstioNetworking]: [
     'Gateway',
     'VirtualService',
     'DestinationRule',
@@ -21,8 +22,8 @@ export const clusterKinds: Readonly<Record<string, readonly string[]>> = {
     'Sidecar',
     'EnvoyFilter',
   ],
-  'security.istio.io': ['AuthorizationPolicy', 'PeerAuthentication', 'RequestAuthentication'],
-  'gateway.networking.k8s.io': ['GatewayClass', 'Gateway', 'HTTPRoute'],
+  [Group.IstioSecurity]: ['AuthorizationPolicy', 'PeerAuthentication', 'RequestAuthentication'],
+  [Group.GatewayApi]: ['GatewayClass', 'Gateway', 'HTTPRoute'],
   'serving.kserve.io': ['InferenceService'],
   'serving.knative.dev': ['Service'],
   'kubeflow.org': ['Profile', 'Notebook'],

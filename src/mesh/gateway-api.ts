@@ -15,7 +15,7 @@ import {
   type StringMatch,
 } from './virtual-services.ts';
 import { ProxyKind, type Workload } from './workloads.ts';
-import { Label, GatewayClass, GroupKind } from '../model/vocabulary.ts';
+import { Label, GatewayClass, GroupKind, Group } from '../model/vocabulary.ts';
 import { gatewayClassOf, specOf, type GatewayListener, type HTTPRouteSpec } from '../model/specs.ts';
 
 /** A listener as routes attach to it: its name, port and protocol given (the CRD requires them). */
@@ -233,7 +233,7 @@ function backendHost(
     if (namespace !== routeNamespace && !granted(snapshot, routeNamespace, namespace, name)) return '';
     return `${name}.${namespace}.svc.${clusterDomain}`;
   }
-  if (group === 'networking.istio.io' && kind === 'Hostname') return name;
+  if (group === Group.IstioNetworking && kind === 'Hostname') return name;
   return '';
 }
 
@@ -242,7 +242,7 @@ function granted(snapshot: Snapshot, from: string, namespace: string, name: stri
   return snapshot.list(GroupKind.ReferenceGrant, namespace).some((grant) => {
     const spec = specOf(grant, 'gateway.networking.k8s.io/ReferenceGrant');
     const fromOk = (spec.from ?? []).some(
-      (f) => f.group === 'gateway.networking.k8s.io' && f.kind === 'HTTPRoute' && f.namespace === from,
+      (f) => f.group === Group.GatewayApi && f.kind === 'HTTPRoute' && f.namespace === from,
     );
     const toOk = (spec.to ?? []).some(
       (t) => (t.group ?? '') === '' && t.kind === 'Service' && (t.name === undefined || t.name === name),

@@ -106,6 +106,14 @@ export const AppProtocol = {
   Wss: 'kubernetes.io/wss',
 } as const;
 
+/** API groups kfmesh writes objects of (`GroupKind` names whole kinds). */
+export const Group = {
+  Core: '',
+  IstioNetworking: 'networking.istio.io',
+  IstioSecurity: 'security.istio.io',
+  GatewayApi: 'gateway.networking.k8s.io',
+} as const;
+
 /** `group/Kind` keys of the kinds kfmesh owns objects for, applies, or names as a rule's input. */
 export const GroupKind = {
   Namespace: '/Namespace',

@@ -6,7 +6,7 @@
  */
 import { serialize, OutputFormat } from '../load/serialize.ts';
 import { describeRef, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
-import { Label } from '../model/vocabulary.ts';
+import { Label, Group } from '../model/vocabulary.ts';
 import type { MatrixRequest } from '../verify/equivalence.ts';
 import { describeOutcome } from '../verify/equivalence.ts';
 import type { MigrationPlan, PlanStep } from './plan.ts';
@@ -340,11 +340,7 @@ function checks(step: PlanStep): string[] {
       'istioctl version',
     );
   for (const o of step.operations) {
-    if (
-      o.op === 'apply' &&
-      o.object.kind === 'Gateway' &&
-      o.object.apiVersion.startsWith('gateway.networking.k8s.io')
-    )
+    if (o.op === 'apply' && o.object.kind === 'Gateway' && o.object.apiVersion.startsWith(Group.GatewayApi))
       out.push(
         `kubectl -n ${o.object.metadata.namespace ?? 'default'} wait --for=condition=Programmed --timeout=5m gateway.gateway.networking.k8s.io/${o.object.metadata.name ?? ''}`,
       );

@@ -15,7 +15,7 @@ import { at } from '../model/checked.ts';
 import { migrateToAmbient, type MigrationResult } from '../ambient/migrate.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { canonicalObject } from '../load/serialize.ts';
-import { GatewayClass, Label } from '../model/vocabulary.ts';
+import { GatewayClass, Label, Group } from '../model/vocabulary.ts';
 import { addTo } from '../model/multimap.ts';
 import { isPlainObject, objectKey, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
 import { gatewayClassOf, isKind, specOf } from '../model/specs.ts';
@@ -99,9 +99,7 @@ export function preparePlan(snapshot: Snapshot, options: PlanOptions = {}): Plan
     root: start.mesh().config.rootNamespace,
     isWaypoint: (ns, name) =>
       [before, after].some((m) => {
-        const g = m.get(
-          objectKey({ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: ns, name }),
-        );
+        const g = m.get(objectKey({ group: Group.GatewayApi, kind: 'Gateway', namespace: ns, name }));
         return g !== undefined && gatewayClassOf(g) === GatewayClass.Waypoint;
       }),
     narrowsSidecars: (policy) => narrowsSidecars(start.mesh(), policy),

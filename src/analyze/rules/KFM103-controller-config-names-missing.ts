@@ -14,7 +14,7 @@ import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
 import { dataOf } from '../../model/specs.ts';
-import { GroupKind } from '../../model/vocabulary.ts';
+import { GroupKind, Group } from '../../model/vocabulary.ts';
 import type { Snapshot } from '../../load/snapshot.ts';
 import { KServeConfigMap, kserveConfigFrom } from '../../kserve/config.ts';
 import { KnativeConfigMaps } from '../../kserve/knative.ts';
@@ -58,10 +58,10 @@ function kserveGateways(
   if (kserve && dataOf(kserve)['ingress'] !== undefined) {
     const ingress = kserveConfigFrom(context.snapshot, context.mesh().clusterDomain).ingress;
     const gateways = ingress.enableGatewayApi
-      ? [['kserveIngressGateway', ingress.kserveIngressGateway, 'gateway.networking.k8s.io'] as const]
+      ? [['kserveIngressGateway', ingress.kserveIngressGateway, Group.GatewayApi] as const]
       : [
-          ['ingressGateway', ingress.ingressGateway, 'networking.istio.io'] as const,
-          ['localGateway', ingress.localGateway, 'networking.istio.io'] as const,
+          ['ingressGateway', ingress.ingressGateway, Group.IstioNetworking] as const,
+          ['localGateway', ingress.localGateway, Group.IstioNetworking] as const,
         ];
     for (const [field, name, group] of gateways)
       if (lookup.gatewayMissing(group, name))
@@ -90,7 +90,7 @@ function knativeGateways(lookup: Lookup, report: Report, configMaps: readonly Ku
       const m = /^(?:local-)?gateway\.([^.]+)\.([^.]+)$/.exec(key);
       if (!m) continue;
       const name = `${m[1]}/${m[2]}`;
-      if (lookup.gatewayMissing('networking.istio.io', name))
+      if (lookup.gatewayMissing(Group.IstioNetworking, name))
         report(
           knative,
           key,
@@ -116,7 +116,7 @@ function kubeflowNames(
 ): void {
   const notebooks = configMapOf(KubeflowConfigMaps.notebooks, configMaps);
   const { istioGateway, notebookRoutes } = kubeflowConfigFrom(context.snapshot);
-  if (notebooks && notebookRoutes && lookup.gatewayMissing('networking.istio.io', istioGateway))
+  if (notebooks && notebookRoutes && lookup.gatewayMissing(Group.IstioNetworking, istioGateway))
     report(
       notebooks,
       dataOf(notebooks)['ISTIO_GATEWAY'] ? 'ISTIO_GATEWAY' : 'USE_ISTIO',

@@ -8,15 +8,15 @@
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { specOf, type SelectingPolicySpec } from '../../model/specs.ts';
-import { GroupKind, Label } from '../../model/vocabulary.ts';
+import { GroupKind, Label, Group } from '../../model/vocabulary.ts';
 import { labelsMatch } from '../../load/snapshot.ts';
 import { addTo } from '../../model/multimap.ts';
 import { ProxyKind, type Workload } from '../../mesh/workloads.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 const kinds = [
-  ['security.istio.io', 'AuthorizationPolicy', GroupKind.AuthorizationPolicy],
-  ['security.istio.io', 'RequestAuthentication', GroupKind.RequestAuthentication],
+  [Group.IstioSecurity, 'AuthorizationPolicy', GroupKind.AuthorizationPolicy],
+  [Group.IstioSecurity, 'RequestAuthentication', GroupKind.RequestAuthentication],
   ['telemetry.istio.io', 'Telemetry', GroupKind.Telemetry],
   ['extensions.istio.io', 'WasmPlugin', GroupKind.WasmPlugin],
 ] as const;
