@@ -53,6 +53,13 @@ export function policySpec(policy: KubeObject): AuthorizationPolicySpec {
   return specOf(policy, 'security.istio.io/AuthorizationPolicy');
 }
 
+/** A policy's `selector.matchLabels`, for either kind (undefined: no selector). */
+function selectorOf(policy: KubeObject): Record<string, string> | undefined {
+  return isKind(policy, 'security.istio.io/RequestAuthentication')
+    ? specOf(policy, 'security.istio.io/RequestAuthentication').selector?.matchLabels
+    : policySpec(policy).selector?.matchLabels;
+}
+
 /**
  * The objects a policy targets: `targetRefs`, else the older single `targetRef` (Istio rejects both at once).
  * A policy with targets is enforced only by the Gateway API gateways and waypoints it names, never by
@@ -66,8 +73,12 @@ export function targetRefsOf(policy: KubeObject): PolicyTargetRef[] {
   return spec.targetRef ? [spec.targetRef] : [];
 }
 
-/** The AuthorizationPolicies of the mesh, indexed by namespace. */
-export class AuthorizationPolicies {
+/**
+ * The AuthorizationPolicies (or RequestAuthentications) of the mesh, indexed by namespace, and which of
+ * them each proxy takes: both kinds attach to proxies by the same rules (docs/semantics.md, Authorization
+ * on sidecars and gateways, Waypoints).
+ */
+export class MeshPolicies {
   readonly #byNamespace = new Map<string, KubeObject[]>();
   /** `inNamespaces` answers, by the namespaces asked for. */
   readonly #byNamespaces = new Map<string, readonly KubeObject[]>();
@@ -75,11 +86,15 @@ export class AuthorizationPolicies {
   /** `forWorkload` answers, by workload and Gateway API name. */
   readonly #byWorkload = new Map<Workload, Map<string | undefined, readonly KubeObject[]>>();
 
-  constructor(snapshot: Snapshot, rootNamespace: string) {
+  constructor(
+    snapshot: Snapshot,
+    rootNamespace: string,
+    kind:
+      | typeof GroupKind.AuthorizationPolicy
+      | typeof GroupKind.RequestAuthentication = GroupKind.AuthorizationPolicy,
+  ) {
     this.#rootNamespace = rootNamespace;
-    const all = [...snapshot.list(GroupKind.AuthorizationPolicy)].sort((a, b) =>
-      compareStrings(orderKey(a), orderKey(b)),
-    );
+    const all = [...snapshot.list(kind)].sort((a, b) => compareStrings(orderKey(a), orderKey(b)));
     for (const p of all) {
       const ns = p.metadata.namespace ?? 'default';
       addTo(this.#byNamespace, ns, p);
@@ -121,7 +136,7 @@ export class AuthorizationPolicies {
           refs.some((r) => r.kind === 'Gateway' && r.name === gatewayApiName)
         );
       }
-      const labels = policySpec(p).selector?.matchLabels;
+      const labels = selectorOf(p);
       return labels === undefined || labelsMatch(workload.labels, labels);
     };
     return [...(root ?? []), ...(own ?? [])].filter(applies);

@@ -6,7 +6,7 @@
 import type { Snapshot } from '../load/snapshot.ts';
 import type { IstioVersion, VersionBehaviour } from './istio-version.ts';
 import type { Waypoint } from './ambient.ts';
-import type { AuthorizationPolicies } from './authorization.ts';
+import type { MeshPolicies } from './authorization.ts';
 import type { MeshConfig } from '../load/mesh-config.ts';
 import type { NetworkPolicies } from './network-policy.ts';
 import type { SecurityPolicies } from './security.ts';
@@ -43,7 +43,9 @@ export interface Mesh {
   /** Waypoints by `namespace/name`. */
   waypoints: Map<string, Waypoint>;
   security: SecurityPolicies;
-  authorization: AuthorizationPolicies;
+  authorization: MeshPolicies;
+  /** The RequestAuthentications, attached to proxies as AuthorizationPolicies are. */
+  requestAuthentication: MeshPolicies;
   /** Kubernetes NetworkPolicies, enforced on connections at the sending and receiving pod. */
   networkPolicies: NetworkPolicies;
 }

@@ -8,7 +8,7 @@ import { specOf } from '../model/specs.ts';
 import { addTo } from '../model/multimap.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { waypointsFrom } from './ambient.ts';
-import { AuthorizationPolicies } from './authorization.ts';
+import { MeshPolicies } from './authorization.ts';
 import { httpRouteVirtualServices, syntheticGatewayWorkloads } from './gateway-api.ts';
 import { gatewayRouteTable, gatewaysFrom } from './gateways.ts';
 import { derivedIngressConfig } from './kube-ingress.ts';
@@ -91,7 +91,8 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
     gateways: new Map(),
     waypoints: waypointsFrom(snapshot, workloads),
     security: new SecurityPolicies(snapshot, config, clusterDomain),
-    authorization: new AuthorizationPolicies(snapshot, config.rootNamespace),
+    authorization: new MeshPolicies(snapshot, config.rootNamespace),
+    requestAuthentication: new MeshPolicies(snapshot, config.rootNamespace, GroupKind.RequestAuthentication),
     networkPolicies: new NetworkPolicies(snapshot),
   };
   mesh.gateways = gatewaysFrom(mesh, gatewayObjects);

@@ -8,6 +8,7 @@ import { NetworkPolicies } from '../../src/mesh/network-policy.ts';
 import { compileMesh } from '../../src/mesh/mesh.ts';
 import type { Workload } from '../../src/mesh/workloads.ts';
 import { namespace, pod, service, trace, waypoint } from '../mesh-fixtures.ts';
+import { examplePlatform } from '../../src/example/platform.ts';
 
 const netpol = (ns: string, name: string, spec: Record<string, unknown>): KubeObject => ({
   apiVersion: 'networking.k8s.io/v1',
@@ -149,6 +150,36 @@ describe('NetworkPolicy in traces', () => {
     assert.equal(result.response.code, 503);
     assert.ok(
       result.hops.some((h) => h.kind === 'waypoint' && h.policy === 'NetworkPolicy apps/from-team-a'),
+    );
+  });
+});
+
+describe('NetworkPolicy at the ingress gateway: the outside client is a peer too', () => {
+  // As Kubeflow 26.03 ships istio-system: every pod isolated, only pods of the namespace admitted.
+  const sameNamespace = netpol('istio-system', 'default-allow-same-namespace', {
+    podSelector: {},
+    ingress: [{ from: [{ podSelector: {} }] }],
+  });
+  const outside = (objects: KubeObject[]) =>
+    trace(objects, { from: 'external', url: 'http://kubeflow.example.com/' });
+
+  test("a policy of the gateway's namespace that admits only its own pods refuses the outside client", () => {
+    const open = outside(examplePlatform());
+    assert.notEqual(open.response.code, 0);
+    const refused = outside([...examplePlatform(), sameNamespace]);
+    assert.equal(refused.response.code, 0);
+    assert.equal(refused.hops.length, 0);
+    assert.match(refused.summary, /NetworkPolicy istio-system\/default-allow-same-namespace refuses/);
+  });
+
+  test('an ipBlock of every address admits it, as before', () => {
+    const everyone = netpol('istio-system', 'from-anywhere', {
+      podSelector: {},
+      ingress: [{ from: [{ ipBlock: { cidr: '0.0.0.0/0' } }] }],
+    });
+    assert.equal(
+      outside([...examplePlatform(), sameNamespace, everyone]).response.code,
+      outside(examplePlatform()).response.code,
     );
   });
 });

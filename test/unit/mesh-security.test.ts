@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { bookinfo, istio, labelsOf, namespace, pod, service, trace } from '../mesh-fixtures.ts';
+import { examplePlatform } from '../../src/example/platform.ts';
 
 const from = 'default/productpage-0';
 const url = 'http://reviews:9080/reviews/1';
@@ -9,6 +10,14 @@ const pa = (ns: string, name: string, spec: Record<string, unknown>, created?: s
   istio('PeerAuthentication', ns, name, spec, created);
 const policy = (ns: string, name: string, spec: Record<string, unknown>) =>
   istio('AuthorizationPolicy', ns, name, spec);
+/** A RequestAuthentication for the reviews pods. */
+const requestAuthn = (spec: Record<string, unknown>) =>
+  istio('RequestAuthentication', 'default', 'jwt', {
+    selector: { matchLabels: { app: 'reviews' } },
+    ...spec,
+  });
+/** A token with these claims (its signature is not checked offline). */
+const jwt = (claims: object) => `Bearer e30.${btoa(JSON.stringify(claims)).replace(/=+$/, '')}.sig`;
 
 describe('PeerAuthentication and client TLS', () => {
   const plaintextClient = istio('DestinationRule', 'default', 'reviews', {
@@ -226,8 +235,7 @@ describe('AuthorizationPolicy on sidecars', () => {
     );
   });
 
-  test('requestPrincipals from a bearer JWT (iss/sub)', () => {
-    const jwt = (claims: object) => `Bearer e30.${btoa(JSON.stringify(claims)).replace(/=+$/, '')}.sig`;
+  test('requestPrincipals from a bearer JWT (iss/sub), once a RequestAuthentication verifies it', () => {
     const objects = [
       ...bookinfo(),
       policy('default', 'p', {
@@ -235,12 +243,12 @@ describe('AuthorizationPolicy on sidecars', () => {
         rules: [{ from: [{ source: { requestPrincipals: ['https://issuer/*'] } }] }],
       }),
     ];
-    assert.equal(
-      trace(objects, { from, url, headers: { Authorization: jwt({ iss: 'https://issuer', sub: 'u1' }) } })
-        .response.code,
-      200,
-    );
-    assert.equal(trace(objects, { from, url }).response.code, 403);
+    const headers = { Authorization: jwt({ iss: 'https://issuer', sub: 'u1' }) };
+    // No RequestAuthentication: nothing verifies the token, so there is no request principal.
+    assert.equal(trace(objects, { from, url, headers }).response.code, 403);
+    const verified = [...objects, requestAuthn({ jwtRules: [{ issuer: 'https://issuer' }] })];
+    assert.equal(trace(verified, { from, url, headers }).response.code, 200);
+    assert.equal(trace(verified, { from, url }).response.code, 403);
   });
 
   test('CUSTOM policies are noted; the external decision is assumed to allow', () => {
@@ -310,6 +318,110 @@ describe('labels that depend on the Istio version', () => {
     assert.equal(
       labelsOf(trace(plaintext, { from, url }, '1.25'), 'source')['destination_principal'],
       'spiffe://cluster.local/ns/default/sa/bookinfo-reviews',
+    );
+  });
+});
+
+describe('RequestAuthentication: the JWT step before authorization', () => {
+  const issuer = 'https://issuer';
+  const onlyUser = (user: string) =>
+    policy('default', 'owner', {
+      action: 'ALLOW',
+      rules: [{ when: [{ key: 'request.headers[x-user]', values: [user] }] }],
+    });
+
+  test('a token of an issuer no rule takes is refused with 401; no token goes on without a principal', () => {
+    const objects = [...bookinfo(), requestAuthn({ jwtRules: [{ issuer }] })];
+    const other = trace(objects, {
+      from,
+      url,
+      headers: { Authorization: jwt({ iss: 'https://other', sub: 'x' }) },
+    });
+    assert.equal(other.response.code, 401);
+    assert.match(other.summary, /Jwt issuer is not configured/);
+    assert.equal(
+      trace(objects, { from, url, headers: { Authorization: 'Bearer not-a-jwt' } }).response.code,
+      401,
+    );
+    assert.equal(trace(objects, { from, url }).response.code, 200);
+  });
+
+  test('audiences: a token for another audience is refused', () => {
+    const objects = [...bookinfo(), requestAuthn({ jwtRules: [{ issuer, audiences: ['reviews'] }] })];
+    const headers = (aud: unknown) => ({ Authorization: jwt({ iss: issuer, sub: 'u', aud }) });
+    assert.equal(trace(objects, { from, url, headers: headers('other') }).response.code, 401);
+    assert.equal(trace(objects, { from, url, headers: headers(['other', 'reviews']) }).response.code, 200);
+  });
+
+  test('outputClaimToHeaders overwrites what the client sent; a list claim is not written', () => {
+    const objects = [
+      ...bookinfo(),
+      onlyUser('alice'),
+      requestAuthn({ jwtRules: [{ issuer, outputClaimToHeaders: [{ header: 'x-user', claim: 'email' }] }] }),
+    ];
+    const as = (email: unknown) => ({
+      Authorization: jwt({ iss: issuer, sub: 'u', email }),
+      'x-user': 'alice',
+    });
+    // Another user's token and a forged header: the header is the token's.
+    assert.equal(trace(objects, { from, url, headers: as('bob') }).response.code, 403);
+    assert.equal(trace(objects, { from, url, headers: as('alice') }).response.code, 200);
+    // A list claim is not copied, so the client's own header stays.
+    assert.equal(trace(objects, { from, url, headers: as(['bob']) }).response.code, 200);
+    // Without a RequestAuthentication nothing writes the header.
+    const unverified = objects.filter((o) => o.kind !== 'RequestAuthentication');
+    assert.equal(trace(unverified, { from, url, headers: as('bob') }).response.code, 200);
+  });
+
+  test('a verified token is removed from its header unless forwardOriginalToken', () => {
+    const needsToken = policy('default', 'token', {
+      action: 'ALLOW',
+      rules: [{ when: [{ key: 'request.headers[authorization]', values: ['*'] }] }],
+    });
+    const headers = { Authorization: jwt({ iss: issuer, sub: 'u' }) };
+    const objects = (forward: boolean) => [
+      ...bookinfo(),
+      needsToken,
+      requestAuthn({ jwtRules: [{ issuer, forwardOriginalToken: forward }] }),
+    ];
+    assert.equal(trace(objects(false), { from, url, headers }).response.code, 403);
+    assert.equal(trace(objects(true), { from, url, headers }).response.code, 200);
+  });
+
+  test('fromHeaders and fromParams say where the token is; the default places are then not read', () => {
+    const objects = [
+      ...bookinfo(),
+      policy('default', 'p', {
+        action: 'ALLOW',
+        rules: [{ from: [{ source: { requestPrincipals: ['*'] } }] }],
+      }),
+      requestAuthn({
+        jwtRules: [{ issuer, fromHeaders: [{ name: 'x-jwt-assertion' }], fromParams: ['token'] }],
+      }),
+    ];
+    const token = jwt({ iss: issuer, sub: 'u' }).slice('Bearer '.length);
+    assert.equal(trace(objects, { from, url, headers: { 'x-jwt-assertion': token } }).response.code, 200);
+    assert.equal(trace(objects, { from, url: `${url}?token=${token}` }).response.code, 200);
+    assert.equal(
+      trace(objects, { from, url, headers: { Authorization: `Bearer ${token}` } }).response.code,
+      403,
+    );
+  });
+
+  test("Kubeflow's front door: another user's token with a forged kubeflow-userid is refused at the notebook", () => {
+    const dex = 'http://dex.auth.svc.cluster.local:5556/dex';
+    const notebook = 'http://kubeflow.example.com/notebook/kubeflow-user-example-com/my-notebook/';
+    const as = (email: string) => ({
+      Authorization: jwt({ iss: dex, sub: email, email }),
+      'kubeflow-userid': 'user@example.com',
+    });
+    const objects = examplePlatform();
+    const bob = trace(objects, { from: 'external', url: notebook, headers: as('bob@example.com') });
+    assert.equal(bob.response.code, 403);
+    assert.ok(bob.hops[0]?.notes.includes('JWT: header kubeflow-userid set from claim email'));
+    assert.equal(
+      trace(objects, { from: 'external', url: notebook, headers: as('user@example.com') }).response.code,
+      200,
     );
   });
 });

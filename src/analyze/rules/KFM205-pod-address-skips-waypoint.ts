@@ -12,7 +12,7 @@ import type { Finding } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
 import { traceRequest } from '../../mesh/trace.ts';
 import { AmbientIndex } from '../../mesh/trace/ambient.ts';
-import { requestPrincipalOf } from '../../mesh/trace/inbound.ts';
+import { requestPrincipalOf } from '../../mesh/jwt.ts';
 import { policySpec } from '../../mesh/authorization.ts';
 import { principalOf } from '../../model/identity.ts';
 import { requestVariants } from '../../mesh/request-variants.ts';

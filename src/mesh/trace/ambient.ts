@@ -18,7 +18,7 @@ import type { MatchContext } from '../http-match.ts';
 import { MtlsMode } from '../security.ts';
 import type { MeshService } from '../services.ts';
 import { clientReport, waypointReport, ztunnelReport } from '../telemetry.ts';
-import { NoPolicy, inboundPort, requestPrincipalOf, sentByHttpProxy } from './inbound.ts';
+import { NoPolicy, authenticate, inboundPort, sentByHttpProxy } from './inbound.ts';
 import { firstRoute, withoutSourceLabels } from './route-match.ts';
 import {
   type Connection,
@@ -199,8 +199,16 @@ function waypointHop(
   t.at(hop).notes.push(
     `filter chain inbound-vip|${port}|http|${service.hostname} (${service.vip ?? service.hostname}:${port})`,
   );
+  const jwt = authenticate(t, hop, t.mesh.requestAuthentication.forWaypoint(waypoint, service));
+  if (jwt.rejected !== undefined)
+    return t.localReply(
+      hop,
+      401,
+      '-',
+      `Jwt verification fails at waypoint ${waypoint.namespace}/${waypoint.name}: ${jwt.rejected}`,
+    );
   const policies = ambientOf(t.mesh).policies(service, waypoint);
-  const decision = authorizeAtWaypoint(t, hop, policies, client, port, service.vip ?? '');
+  const decision = authorizeAtWaypoint(t, hop, policies, client, port, service.vip ?? '', jwt.principal);
   const servicePort = service.ports.find((p) => p.port === port);
   const endpoint = service.endpoints[0];
   const report = (peer: Workload | undefined) =>
@@ -255,6 +263,7 @@ function authorizeAtWaypoint(
   client: Workload | undefined,
   port: number,
   destinationIp: string,
+  requestPrincipal: string | undefined,
 ) {
   const decision =
     policies.length === 0
@@ -262,7 +271,7 @@ function authorizeAtWaypoint(
       : t.mesh.authorization.evaluate(policies, {
           principal: client ? principalOf(client, t.mesh.config.trustDomain) : undefined,
           sourceIp: client?.ip ?? '198.51.100.7',
-          requestPrincipal: requestPrincipalOf(t.request.headers),
+          requestPrincipal,
           host: t.request.authority,
           method: t.request.method,
           path: t.request.path,
@@ -306,8 +315,16 @@ function toWorkloadWaypoint(
   t.waypointClient = client;
   const hop = t.hop('waypoint', waypoint.workload, 'inbound', `inbound-pod ${pod.ip}:${port}`, true);
   t.at(hop).tls = 'HBONE (mTLS)';
+  const jwt = authenticate(t, hop, t.mesh.requestAuthentication.forWaypoint(waypoint, undefined));
+  if (jwt.rejected !== undefined)
+    return t.localReply(
+      hop,
+      401,
+      '-',
+      `Jwt verification fails at waypoint ${waypoint.namespace}/${waypoint.name}: ${jwt.rejected}`,
+    );
   const policies = ambientOf(t.mesh).workloadPolicies(waypoint);
-  const decision = authorizeAtWaypoint(t, hop, policies, client, port, pod.ip);
+  const decision = authorizeAtWaypoint(t, hop, policies, client, port, pod.ip, jwt.principal);
   if (!decision.allowed)
     return t.localReply(
       hop,

@@ -5,9 +5,10 @@
 import { gatewayRouteTable, pickDomain } from '../gateways.ts';
 import type { MatchContext } from '../http-match.ts';
 import { hostWithoutPort } from '../sidecar-outbound.ts';
-import { authorize } from './inbound.ts';
+import { authenticate, authorize } from './inbound.ts';
 import { TraceInputError } from './request.ts';
 import { firstRoute } from './route-match.ts';
+import { networkPolicyStep } from './network.ts';
 import { type Connection, type TraceOutcome, Tracer, connection } from './tracer.ts';
 import type { GatewayProxy, GatewayServer, Mesh } from '../compiled.ts';
 import { hostMatches } from '../security.ts';
@@ -42,11 +43,17 @@ export function fromExternal(
   const chosen = routed ?? candidates[0] ?? (via !== undefined ? onPort(proxies, port) : undefined);
   if (chosen) {
     const { proxy, server } = chosen;
-    return gateway(
-      t,
-      proxy,
-      connection(undefined, -1, false, proxy.workload.ip, server.listenPort, proxy.workload, https),
+    const conn = connection(
+      undefined,
+      -1,
+      false,
+      proxy.workload.ip,
+      server.listenPort,
+      proxy.workload,
+      https,
     );
+    // The gateway's pods are pods like any: their namespace's NetworkPolicies see the outside client too.
+    return networkPolicyStep(t, conn) ?? gateway(t, proxy, conn);
   }
   throw new TraceInputError(
     `--from external: ${via === undefined ? 'no ingress gateway serves' : `${via} does not serve`} ${host}:${port} (no Gateway server lists that host and port)`,
@@ -120,7 +127,18 @@ export function gateway(t: Tracer, proxy: GatewayProxy, conn: Connection): Trace
     );
     return t.localReply(conn.senderHop, 503, 'UF', `TLS mismatch at ${w.namespace}/${w.name}:${conn.port}`);
   }
-  const decision = authorize(t, hop, w, conn, t.mesh.authorization.forWorkload(w, proxy.gatewayApiName));
+  const jwt = authenticate(t, hop, t.mesh.requestAuthentication.forWorkload(w, proxy.gatewayApiName));
+  if (jwt.rejected !== undefined)
+    return t.replyWithoutUpstream(
+      hop,
+      w,
+      false,
+      401,
+      '-',
+      `Jwt verification fails at gateway ${w.namespace}/${w.name}: ${jwt.rejected}`,
+    );
+  const policies = t.mesh.authorization.forWorkload(w, proxy.gatewayApiName);
+  const decision = authorize(t, hop, w, conn, policies, jwt.principal);
   if (!decision.allowed) {
     return t.replyWithoutUpstream(
       hop,

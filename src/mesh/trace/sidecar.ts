@@ -5,7 +5,12 @@
  */
 import { labelsMatch } from '../../load/snapshot.ts';
 import { type Resolution, resolveHost } from '../dns.ts';
-import { type HttpRequest, type MatchContext, type MatchedRule, firstMatchingRule } from '../http-match.ts';
+import {
+  type MatchContext,
+  type MatchedRule,
+  firstMatchingRule,
+  requestWith,
+} from '../http-match.ts';
 import { serviceForHost } from '../mesh.ts';
 import { type MeshService, type ServiceEndpoint, type ServicePort, isExportedTo } from '../services.ts';
 import {
@@ -293,24 +298,6 @@ function routeDestination(
     subset: d.destination.subset,
     weight: d.weight ?? 100,
     service,
-  };
-}
-
-/**
- * The request with some parts changed, always in one object shape (an object spread here would give the
- * rewritten requests of many routes many hidden classes, and every later read of them would slow down).
- */
-function requestWith(
-  r: HttpRequest,
-  change: { path?: string; authority?: string; headers?: Readonly<Record<string, string>> },
-): HttpRequest {
-  return {
-    method: r.method,
-    scheme: r.scheme,
-    authority: change.authority ?? r.authority,
-    path: change.path ?? r.path,
-    query: r.query,
-    headers: change.headers ?? r.headers,
   };
 }
 
