@@ -5,12 +5,7 @@
  */
 import { labelsMatch } from '../../load/snapshot.ts';
 import { type Resolution, resolveHost } from '../dns.ts';
-import {
-  type MatchContext,
-  type MatchedRule,
-  firstMatchingRule,
-  requestWith,
-} from '../http-match.ts';
+import { type MatchContext, type MatchedRule, firstMatchingRule, requestWith } from '../http-match.ts';
 import { serviceForHost } from '../mesh.ts';
 import { type MeshService, type ServiceEndpoint, type ServicePort, isExportedTo } from '../services.ts';
 import {
