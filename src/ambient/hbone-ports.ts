@@ -10,7 +10,8 @@ import type { NetworkPolicies } from '../mesh/network-policy.ts';
 import { HboneTargetPort } from '../mesh/trace/network.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { servicePortsOf } from '../mesh/services.ts';
-import { Label, Group } from '../model/vocabulary.ts';
+import { Group } from '../model/vocabulary.ts';
+import { InjectedLabelKeys } from '../model/sidecar.ts';
 import type { AuthorizationRule } from '../model/specs.ts';
 import { step, type Facts, type Step } from './context.ts';
 import type { OutputView, Phase } from './output.ts';
@@ -167,7 +168,8 @@ function rangePorts(ranges: readonly [number, number][]): number[] {
 
 /** The labels that select the pods of a workload (its pods' own, without the per-revision hash). */
 function selectorOf(pod: Workload): Record<string, string> {
+  // Not the injector's labels: the pod has none of them once it runs without its sidecar.
   return Object.fromEntries(
-    Object.entries(pod.labels).filter(([k]) => k !== 'pod-template-hash' && k !== Label.TlsMode),
+    Object.entries(pod.labels).filter(([k]) => k !== 'pod-template-hash' && !InjectedLabelKeys.includes(k)),
   );
 }

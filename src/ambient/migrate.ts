@@ -41,6 +41,7 @@ import { networkPolicies } from './network-policies.ts';
 import { waypointSources } from './waypoint-sources.ts';
 import { hbonePorts } from './hbone-ports.ts';
 import { sidecarHbone } from './sidecar-hbone.ts';
+import { sidecarCapture } from './sidecar-capture.ts';
 
 export type { MigrateOptions, MigrationResult } from './context.ts';
 
@@ -70,6 +71,8 @@ export function migrateToAmbient(
   output.apply(() => requestAuthentications(facts, output));
   output.apply(() => waypoints(facts, output));
   output.apply(() => namespacesAndWorkloads(facts, output));
+  // After the templates' own labels: it adds to them.
+  output.apply(() => sidecarCapture(facts, output));
   output.apply(() => sidecarOnlyObjects(facts, output));
   output.apply(() => destinationRules(facts, output));
   output.apply(() => istioIngresses(facts, output));

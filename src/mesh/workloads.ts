@@ -3,7 +3,7 @@
  * or DaemonSet template), with the proxy each runs as Istio's injector and CNI decide, and the identity
  * and names Istio reports for it.
  */
-import { proxyContainerOf, hasInjectedSidecar } from '../model/sidecar.ts';
+import { proxyContainerOf, hasInjectedSidecar, injectedLabels } from '../model/sidecar.ts';
 import { podTemplateOf, specIfKind, specOf, statusOf, type PodSpec } from '../model/specs.ts';
 import { compareStrings, isPlainObject, type KubeObject } from '../model/object.ts';
 import { labelsMatch, type Snapshot } from '../load/snapshot.ts';
@@ -64,12 +64,12 @@ export function workloadsFrom(
   let assigned = 0;
   for (const pod of [...pods, ...fromTemplates]) {
     const namespace = pod.metadata.namespace ?? 'default';
-    const labels = pod.metadata.labels ?? {};
+    const given = pod.metadata.labels ?? {};
     const annotations = pod.metadata.annotations ?? {};
     const spec = specOf(pod, '/Pod');
     const status = statusOf(pod, '/Pod');
     const nsLabels = snapshot.get(GroupKind.Namespace, '', namespace)?.metadata.labels ?? {};
-    const proxy = proxyOf(labels, annotations, spec, nsLabels, gatewaySelectors, real.has(pod));
+    const proxy = proxyOf(given, annotations, spec, nsLabels, gatewaySelectors, real.has(pod));
     const ip = status.podIP ?? `10.254.${Math.floor(assigned / 250)}.${(assigned % 250) + 2}`;
     if (!status.podIP) assigned++;
     const containerPorts = new Map<string, number>();
@@ -77,6 +77,11 @@ export function workloadsFrom(
       for (const p of c.ports ?? [])
         if (p.name && p.containerPort) containerPorts.set(p.name, p.containerPort);
     const name = workloadName(snapshot, pod);
+    // A template's pod runs with the labels the injector adds (a running pod has them already).
+    const labels =
+      proxy === ProxyKind.Sidecar && !real.has(pod)
+        ? injectedLabels(given, name, config.sidecarsAcceptHbone)
+        : given;
     workloads.push({
       namespace,
       name,

@@ -39,13 +39,57 @@ export function sidecarStatus(containers: readonly string[] = [ProxyContainer]):
 }
 
 /**
- * The injector's marks on a pod's metadata: its TLS mode label, the status annotation, and (with
- * `hbone`) the tunnel label of a sidecar that accepts HBONE.
+ * The labels the injector gives a pod it injects (docs/semantics.md, Sidecar injection): its TLS mode, the
+ * tunnel label of a sidecar that accepts HBONE (`hbone`), and its canonical service and revision, each
+ * kept when the pod has it. `workload` is the name of the pod's workload (its Deployment's), the
+ * canonical name's last fallback.
  */
-export function injectedMetadata(metadata: KubeObject['metadata'], hbone = false): KubeObject['metadata'] {
+export function injectedLabels(
+  labels: Readonly<Record<string, string>>,
+  workload: string,
+  hbone = false,
+): Record<string, string> {
+  const canonicalName = (
+    labels[Label.CanonicalName] ??
+    labels[Label.AppName] ??
+    labels[Label.App] ??
+    workload
+  )
+    .slice(0, 63)
+    .replace(/^[-_.]+|[-_.]+$/g, '');
+  return {
+    ...labels,
+    [Label.TlsMode]: labels[Label.TlsMode] ?? 'istio',
+    ...(hbone ? { [Label.Tunnel]: labels[Label.Tunnel] ?? 'http' } : {}),
+    [Label.CanonicalName]: canonicalName,
+    [Label.CanonicalRevision]:
+      labels[Label.CanonicalRevision] ?? labels[Label.AppVersion] ?? labels[Label.Version] ?? 'latest',
+  };
+}
+
+/**
+ * The injector's labels that stay meaningful on a pod without a sidecar (its canonical service and
+ * revision); its TLS mode label would make sidecar clients send mTLS to the pod's own port.
+ */
+export const CanonicalLabelKeys: readonly string[] = [Label.CanonicalName, Label.CanonicalRevision];
+
+/** The keys of the labels the injector adds (`injectedLabels`); a pod in ambient mode has none of them. */
+export const InjectedLabelKeys: readonly string[] = [
+  Label.TlsMode,
+  Label.Tunnel,
+  Label.CanonicalName,
+  Label.CanonicalRevision,
+];
+
+/** The injector's marks on a pod's metadata: its labels (`injectedLabels`) and the status annotation. */
+export function injectedMetadata(
+  metadata: KubeObject['metadata'],
+  workload: string,
+  hbone = false,
+): KubeObject['metadata'] {
   return {
     ...metadata,
-    labels: { ...metadata.labels, [Label.TlsMode]: 'istio', ...(hbone ? { [Label.Tunnel]: 'http' } : {}) },
+    labels: injectedLabels(metadata.labels ?? {}, workload, hbone),
     annotations: { ...metadata.annotations, [Annotation.SidecarStatus]: sidecarStatus() },
   };
 }

@@ -91,6 +91,7 @@ export interface DestinationRuleSpec {
 /** A container of a pod (core/v1 Container). */
 export interface Container {
   name?: string;
+  image?: string;
   args?: string[];
   ports?: { name?: string; containerPort?: number; protocol?: string }[];
   securityContext?: SecurityContext;
@@ -206,6 +207,8 @@ export interface PodTemplate {
 
 /** The spec of a Deployment, StatefulSet, DaemonSet, ReplicaSet or Job: the part kfmesh reads, its pod template. */
 export interface WorkloadSpec {
+  /** The pods it owns (a Job's may be left to the controller). */
+  selector?: LabelSelector;
   template?: PodTemplate;
   /** A StatefulSet's governing (headless) Service, under which its pods get DNS names. */
   serviceName?: string;
@@ -291,6 +294,11 @@ const workloadKinds = new Set([
   'apps/ReplicaSet',
   'batch/Job',
 ]);
+
+/** The spec of a Deployment, StatefulSet, DaemonSet, ReplicaSet or Job (empty for anything else). */
+export function workloadSpecOf(owner: KubeObject): WorkloadSpec {
+  return workloadKinds.has(groupKindOf(owner)) ? part(owner, 'spec', groupKindOf(owner)) : {};
+}
 
 /** The pod template of a Deployment, StatefulSet, DaemonSet, ReplicaSet or Job (empty for anything else). */
 export function podTemplateOf(owner: KubeObject): NonNullable<WorkloadSpec['template']> {

@@ -3,6 +3,7 @@
  * Istio's order (docs/semantics.md, "The migration"), then the platform's cleanup. The order of the
  * namespaces is chosen elsewhere (order.ts); here a change only learns its stage and its namespace.
  */
+import { CanonicalLabelKeys } from '../model/sidecar.ts';
 import { fieldsOf } from '../model/specs.ts';
 import { GatewayClass, GroupKind, Label } from '../model/vocabulary.ts';
 import { isPlainObject, refOf, type KubeObject, type ObjectRef } from '../model/object.ts';
@@ -51,6 +52,7 @@ const istioGateway: string = GroupKind.IstioGateway;
 const virtualService: string = GroupKind.VirtualService;
 const policyKinds = new Set<string>([GroupKind.AuthorizationPolicy, GroupKind.RequestAuthentication]);
 const templateKinds = new Set<string>([GroupKind.Deployment, GroupKind.StatefulSet, GroupKind.DaemonSet]);
+const carriedInjectedLabels = new Set<string>(CanonicalLabelKeys);
 const waypointLabels = new Set<string>([
   Label.UseWaypoint,
   Label.UseWaypointNamespace,
@@ -117,9 +119,13 @@ export function placeChange(ref: ObjectRef, op: PatchOp, ctx: StageContext): Pla
   if (isPolicy(ref) && op.op === 'add' && /\/principals\/\d+$/.test(op.path))
     return { stage: Stage.Gateways };
   // A pod that opts out of ambient must say so before its namespace is labelled: the CNI enrols running pods.
+  // The injector's canonical labels, written on a template for the NetworkPolicies that select by them,
+  // change nothing while the pods still have sidecars (the injector wrote the same), and must be there
+  // when they restart without: both before the move, where undoing them restarts pods still injected.
+  const templateLabel = templateKinds.has(kind) ? labelOf(op.path, templateLabels) : undefined;
   if (
-    templateKinds.has(kind) &&
-    labelOf(op.path, templateLabels) === Label.DataplaneMode &&
+    templateLabel !== undefined &&
+    (templateLabel === Label.DataplaneMode || carriedInjectedLabels.has(templateLabel)) &&
     ctx.moving.has(ns)
   )
     return { stage: Stage.Prepare, namespace: ns };

@@ -205,7 +205,7 @@ function runningPod(w: Workload): KubeObject {
   const spec = specOf(pod, '/Pod');
   return {
     ...pod,
-    metadata: injectedMetadata(pod.metadata, w.acceptsHbone),
+    metadata: injectedMetadata(pod.metadata, w.name, w.acceptsHbone),
     spec: {
       ...spec,
       containers: [...(spec.containers ?? []), { name: ProxyContainer, image: 'docker.io/istio/proxyv2' }],

@@ -15,6 +15,7 @@ import { principalOf } from '../../model/identity.ts';
 import { specIfKind } from '../../model/specs.ts';
 import { selectSidecar } from '../sidecar-outbound.ts';
 import { authenticateJwt } from '../jwt.ts';
+import { capturesInbound } from '../capture.ts';
 import { requestWith } from '../http-match.ts';
 
 /**
@@ -27,6 +28,9 @@ export function sentByHttpProxy(t: Tracer, conn: Connection): boolean {
 
 /** Step: the server sidecar's inbound path — PeerAuthentication, authorization, the destination report. */
 export function sidecarInbound(t: Tracer, w: Workload, conn: Connection): TraceOutcome {
+  // ztunnel's HBONE ends at the sidecar's own port whatever the application port is.
+  const hbone = conn.mtls && conn.senderHop >= 0 && t.at(conn.senderHop).kind === 'ztunnel';
+  if (!hbone && !capturesInbound(w, conn.port)) return uncaptured(t, w, conn);
   const hop = t.hop('sidecar', w, 'inbound', 'virtualInbound', conn.mtls);
   t.at(hop).cluster = `inbound|${conn.port}||`;
   const { peerAuth, service, cluster, policies } = inboundPort(t.mesh, w, conn.port);
@@ -57,6 +61,23 @@ export function sidecarInbound(t: Tracer, w: Workload, conn: Connection): TraceO
   if (!decision.allowed)
     return t.localReply(hop, 403, '-', `RBAC: access denied at ${w.namespace}/${w.name}: ${decision.reason}`);
   return answered(`${w.namespace}/${w.name}`, ` on port ${conn.port}`);
+}
+
+/**
+ * A connection to a port the pod does not redirect to its sidecar (docs/semantics.md, Sidecar traffic
+ * capture): the application takes it as it arrives, with no mTLS, authorization or report. A client
+ * sidecar still sends Istio mTLS to a pod labelled for it, which the application cannot terminate.
+ */
+function uncaptured(t: Tracer, w: Workload, conn: Connection): TraceOutcome {
+  const why = `${w.namespace}/${w.name} does not redirect port ${conn.port} to its sidecar (traffic.sidecar.istio.io annotations)`;
+  if (conn.mtls)
+    return t.localReply(
+      conn.senderHop,
+      503,
+      'UF',
+      `${why}: the application gets the client's Istio mTLS handshake, which fails`,
+    );
+  return answered(`${w.namespace}/${w.name}`, ` on port ${conn.port}, not through its sidecar: ${why}`);
 }
 
 export function authorize(

@@ -34,6 +34,7 @@ import {
 } from '../virtual-services.ts';
 import type { Workload } from '../workloads.ts';
 import { specIfKind } from '../../model/specs.ts';
+import { capturesOutbound } from '../capture.ts';
 import type { Mesh } from '../compiled.ts';
 
 /**
@@ -82,6 +83,8 @@ export function sidecarOutbound(t: Tracer, client: Workload, host: string, port:
   const resolution = resolveHost(t.mesh, host, client.namespace);
   if (resolution.kind === 'nxdomain')
     return t.localReply(-1, 0, 'DNS', `${host} does not resolve from ${client.namespace} (no such Service)`);
+  // A port or address the pod does not redirect to its sidecar: the application connects as if it had none.
+  if (!capturesOutbound(client, resolution.ip, port)) return direct(t, client, host, port);
   const scope = sidecarScopeOf(t.mesh, client);
   t.originalDestination = resolution.ip;
   const listener = outboundListener(t.mesh, scope, resolution.ip, port);
