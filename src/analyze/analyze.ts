@@ -7,6 +7,7 @@ import { formatLocation } from '../model/errors.ts';
 import { compareRefs } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh } from '../mesh/mesh.ts';
+import type { IstioVersion } from '../mesh/istio-version.ts';
 import type { AnalyzeContext, Rule } from './rule.ts';
 import { passthroughForMeshClients } from './rules/KFM101-passthrough-for-mesh-clients.ts';
 import { internalHostNotBoundToMesh } from './rules/KFM102-internal-host-not-bound-to-mesh.ts';
@@ -99,6 +100,8 @@ export const rules: readonly Rule[] = [
 
 export interface AnalyzeOptions {
   clusterDomain?: string;
+  /** The Istio version to simulate (default: the input's). */
+  istioVersion?: IstioVersion;
   /** The time certificates are judged at; without it, their validity periods are not checked. */
   now?: Date;
 }
@@ -107,7 +110,10 @@ export interface AnalyzeOptions {
 export function analyze(snapshot: Snapshot, options: AnalyzeOptions = {}): Finding[] {
   // Compiled whatever rules run: compiling checks the input (a malformed NetworkPolicy is an error even
   // where no rule that reads NetworkPolicies runs).
-  const mesh = compileMesh(snapshot, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {});
+  const mesh = compileMesh(snapshot, {
+    ...(options.clusterDomain ? { clusterDomain: options.clusterDomain } : {}),
+    ...(options.istioVersion ? { istioVersion: options.istioVersion } : {}),
+  });
   const context: AnalyzeContext = {
     snapshot,
     mesh: () => mesh,

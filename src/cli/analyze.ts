@@ -5,7 +5,17 @@ import { istioCodes, type Finding } from '../model/finding.ts';
 import { analyze, atOrAbove, findingsDocument, rules } from '../analyze/analyze.ts';
 import { toSarif } from '../analyze/sarif.ts';
 import { kubectlPatch } from '../analyze/patches.ts';
-import { ExitCode, nowFlag, oneOf, runCommand, snapshotFrom, type ClusterFlags, type Streams } from './io.ts';
+import {
+  ExitCode,
+  istioVersionFlag,
+  nowFlag,
+  oneOf,
+  runCommand,
+  snapshotFrom,
+  versionNote,
+  type ClusterFlags,
+  type Streams,
+} from './io.ts';
 import { version } from './version.ts';
 
 /** Options of `kfmesh analyze` as parsed from the command line. */
@@ -14,6 +24,7 @@ export interface AnalyzeFlags extends ClusterFlags {
   failOn: string;
   clusterDomain: string;
   now?: string;
+  istioVersion?: string;
 }
 
 /** Runs `kfmesh analyze`. */
@@ -23,7 +34,13 @@ export function analyzeCommand(paths: string[], flags: AnalyzeFlags, streams: St
     const failOn = oneOf('--fail-on', flags.failOn, ['error', 'warning', 'never'] as const);
     const now = nowFlag(flags.now);
     const snapshot = await snapshotFrom(paths, streams, flags);
-    const findings = analyze(snapshot, { clusterDomain: flags.clusterDomain, now });
+    const istioVersion = istioVersionFlag(flags.istioVersion);
+    streams.stderr(versionNote(snapshot, istioVersion));
+    const findings = analyze(snapshot, {
+      clusterDomain: flags.clusterDomain,
+      now,
+      ...(istioVersion ? { istioVersion } : {}),
+    });
     streams.stdout(
       format === 'json'
         ? findingsJson(findings)

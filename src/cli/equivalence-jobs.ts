@@ -4,6 +4,7 @@
  * same slices (`checkEquivalencePart`) and the same merge (`mergeEquivalence`) as the plain check, so
  * the report is the same bytes however the matrix was cut.
  */
+import { formatIstioVersion, type IstioVersion } from '../mesh/istio-version.ts';
 import { messageOf } from '../model/errors.ts';
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -50,7 +51,7 @@ export interface Tracing {
 export function inputsDigest(
   before: Snapshot,
   after: Snapshot,
-  options: { clusterDomain: string } & Tracing,
+  options: { clusterDomain: string; istioVersion?: IstioVersion } & Tracing,
 ): string {
   const hash = createHash('sha256');
   hash
@@ -58,7 +59,8 @@ export function inputsDigest(
     .update('\0')
     .update(toJson(after.all()))
     .update('\0')
-    .update(`${options.clusterDomain}\0${options.exhaustive}\0${options.symmetry}`);
+    .update(`${options.clusterDomain}\0${options.exhaustive}\0${options.symmetry}`)
+    .update(options.istioVersion ? `\0${formatIstioVersion(options.istioVersion)}` : '');
   return hash.digest('hex');
 }
 

@@ -19,6 +19,7 @@ import { kubectlPatch } from '../analyze/patches.ts';
 import {
   ExitCode,
   istioVersionFlag,
+  versionNote,
   oneOf,
   readFlagFile,
   runCommand,
@@ -44,9 +45,11 @@ export function explainCommand(paths: string[], flags: ExplainFlags, streams: St
     const after =
       flags.metricsAfter === undefined ? undefined : await readMetrics('--metrics-after', flags.metricsAfter);
     const snapshot = await snapshotFrom(paths, streams, flags);
-    const options = { istioVersion: version, clusterDomain: flags.clusterDomain };
+    const options = { ...(version ? { istioVersion: version } : {}), clusterDomain: flags.clusterDomain };
+    streams.stderr(versionNote(snapshot, version));
     const findings = analyze(snapshot, { clusterDomain: flags.clusterDomain });
-    const versionText = formatIstioVersion(version);
+    const mesh = compileMesh(snapshot, options);
+    const versionText = formatIstioVersion(mesh.version);
     if (after) {
       const change = explainChange(snapshot, options, findings, samples, after);
       streams.stdout(
@@ -56,7 +59,7 @@ export function explainCommand(paths: string[], flags: ExplainFlags, streams: St
       );
       return ExitCode.Ok;
     }
-    const report = explainMetrics(compileMesh(snapshot, options), findings, samples);
+    const report = explainMetrics(mesh, findings, samples);
     streams.stdout(
       format === 'json'
         ? `${JSON.stringify({ istioVersion: versionText, ...(seconds ? { window: flags.window, seconds } : {}), summary: summaryOf(report), ...report }, null, 2)}\n`

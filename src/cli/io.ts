@@ -2,11 +2,12 @@
 import { readFile } from 'node:fs/promises';
 import { formatObjectProblem, InputError, messageOf } from '../model/errors.ts';
 import {
+  formatIstioVersion,
   unmodelledVersion,
-  NewestModelledVersion,
   parseIstioVersion,
   type IstioVersion,
 } from '../mesh/istio-version.ts';
+import { chooseIstioVersion } from '../mesh/installed-version.ts';
 import { loadPaths, readStandardInput } from '../load/files.ts';
 import { parseManifests } from '../load/parse.ts';
 import { describeReplacement, Snapshot } from '../load/snapshot.ts';
@@ -109,11 +110,22 @@ export async function runCommand(streams: Streams, body: () => Promise<ExitCode>
 }
 
 /** Checks that a flag's value is one of the allowed words. */
-/** `--istio-version X.Y`: the version it names, the newest modelled when absent; a usage error otherwise. */
-export function istioVersionFlag(text: string | undefined): IstioVersion {
-  const version = text === undefined ? NewestModelledVersion : parseIstioVersion(text);
-  if (!version) throw new UsageError(unmodelledVersion('--istio-version', text ?? ''));
+/**
+ * `--istio-version X.Y`: the version it names; undefined when absent (the input's own version is then
+ * simulated, see `versionNote`); a usage error otherwise.
+ */
+export function istioVersionFlag(text: string | undefined): IstioVersion | undefined {
+  if (text === undefined) return undefined;
+  const version = parseIstioVersion(text);
+  if (!version) throw new UsageError(unmodelledVersion('--istio-version', text));
   return version;
+}
+
+/** What a command tells on standard error about the Istio version it simulates, when no flag chose it. */
+export function versionNote(snapshot: Snapshot, given: IstioVersion | undefined): string {
+  if (given) return '';
+  const { version, source } = chooseIstioVersion(snapshot);
+  return `kfmesh: simulating Istio ${formatIstioVersion(version)} (${source}); --istio-version picks another\n`;
 }
 
 /** `--now TIME`: an RFC 3339 time (`2026-12-05T10:00:00Z`), the clock when absent; a usage error otherwise. */

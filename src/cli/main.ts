@@ -88,6 +88,10 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .option('--fail-on <severity>', 'exit 1 when a finding is at or above: error, warning or never', 'error')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .option('--now <time>', "judge certificates' validity at this RFC 3339 time (default: the clock)")
+    .option(
+      '--istio-version <X.Y>',
+      "the Istio version whose behaviour to simulate (default: the input's, from istiod's image)",
+    )
     .action(async (paths: string[], flags: AnalyzeFlags) => {
       result.code = await analyzeCommand(paths, flags, streams);
     });
@@ -103,7 +107,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     )
     .option(
       '--istio-version <X.Y>',
-      'the Istio version whose telemetry to simulate (default: the newest modelled)',
+      "the Istio version whose telemetry to simulate (default: the input's, from istiod's image)",
     )
     .option('-o, --output <format>', 'text or json', 'text')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
@@ -128,7 +132,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     )
     .option(
       '--istio-version <X.Y>',
-      'the Istio version whose behaviour to simulate (default: the newest modelled)',
+      "the Istio version whose behaviour to simulate (default: the input's, from istiod's image)",
     )
     .option('-o, --output <format>', 'text or json', 'text')
     .option(
@@ -138,6 +142,10 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .option(
       '--via <gateway>',
       'with --from external: enter through this ingress gateway (NAMESPACE/NAME of its pods or of its Gateway API Gateway)',
+    )
+    .option(
+      '--port-forward',
+      "with --from external: come in by kubectl port-forward, inside the gateway's pod, where NetworkPolicies do not apply",
     )
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: TraceFlags) => {
@@ -153,6 +161,10 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       'with --cases: the configuration (the built-in example when none); with --equivalence: the one before and the one after (with --kubeconfig: the cluster is before, the path after)',
     )
     .option('--equivalence', 'compare two configurations request by request')
+    .option(
+      '--istio-version <X.Y>',
+      "the Istio version whose behaviour to simulate (default: the input's, from istiod's image)",
+    )
     .option(
       '--exhaustive',
       'with --equivalence: trace every request for every client, not one client per class (slower, the same result)',
@@ -239,7 +251,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .option('--port <port>', 'the port to listen on (0 picks a free one)', '8080')
     .option(
       '--istio-version <X.Y>',
-      'the Istio version whose behaviour the graphs and traces simulate (default: the newest modelled)',
+      "the Istio version whose behaviour the graphs and traces simulate (default: the input's, from istiod's image)",
     )
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: ServeFlags) => {

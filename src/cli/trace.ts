@@ -1,12 +1,13 @@
 /** `kfmesh trace`: follows one request through the mesh and prints the hops, the response and the metrics. */
 import { compileMesh } from '../mesh/mesh.ts';
-import { formatIstioVersion, NewestModelledVersion } from '../mesh/istio-version.ts';
+import { formatIstioVersion } from '../mesh/istio-version.ts';
 import { traceAllPaths, traceRequest } from '../mesh/trace.ts';
 import {
   ExitCode,
   oneOf,
   runCommand,
   snapshotFrom,
+  versionNote,
   UsageError,
   type ClusterFlags,
   type Streams,
@@ -25,6 +26,7 @@ export interface TraceFlags extends ClusterFlags {
   clusterDomain: string;
   allPaths?: boolean;
   via?: string;
+  portForward?: boolean;
 }
 
 /** Runs `kfmesh trace`. */
@@ -42,13 +44,17 @@ export function traceCommand(paths: string[], flags: TraceFlags, streams: Stream
       throw error;
     }
     const { input } = read;
-    const version = read.istio ?? NewestModelledVersion;
     const snapshot = await snapshotFrom(paths, streams, flags);
-    const mesh = compileMesh(snapshot, { istioVersion: version, clusterDomain: flags.clusterDomain });
+    const mesh = compileMesh(snapshot, {
+      ...(read.istio ? { istioVersion: read.istio } : {}),
+      clusterDomain: flags.clusterDomain,
+    });
     if (flags.via !== undefined && flags.from !== 'external')
       throw new UsageError(
         '--via names the ingress gateway of an external client: use it with --from external',
       );
+    if (flags.portForward && flags.from !== 'external')
+      throw new UsageError('--port-forward is how an external client comes in: use it with --from external');
     let result: TraceResult;
     let branches: TraceResult[] | undefined;
     try {
@@ -58,7 +64,8 @@ export function traceCommand(paths: string[], flags: TraceFlags, streams: Stream
       if (error instanceof TraceInputError) throw new UsageError(error.message);
       throw error;
     }
-    const versionText = formatIstioVersion(version);
+    const versionText = formatIstioVersion(mesh.version);
+    streams.stderr(versionNote(snapshot, read.istio));
     if (format === 'json') {
       streams.stdout(
         `${JSON.stringify({ istioVersion: versionText, ...result, ...(branches ? { paths: branches } : {}) }, null, 2)}\n`,

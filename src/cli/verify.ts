@@ -27,6 +27,8 @@ import {
 import { writeWhole } from './migrate.ts';
 import {
   ExitCode,
+  istioVersionFlag,
+  versionNote,
   oneOf,
   readFlagFile,
   runCommand,
@@ -54,6 +56,7 @@ export interface VerifyFlags extends ClusterFlags {
   part?: string;
   /** Merge the parts the paths name into the report. */
   merge?: boolean;
+  istioVersion?: string;
 }
 
 /**
@@ -129,12 +132,19 @@ async function verifyEquivalence(
     lastShown = Date.now();
     streams.stderr(`kfmesh: traced ${done} of ${total} requests\n`);
   };
+  const istioVersion = istioVersionFlag(flags.istioVersion);
+  streams.stderr(versionNote(before, istioVersion));
   const options = {
     clusterDomain: flags.clusterDomain,
     exhaustive: flags.exhaustive === true,
     symmetry: flags.symmetry !== false,
+    ...(istioVersion ? { istioVersion } : {}),
   };
-  const probesOf = () => checkProbes(before, after, { clusterDomain: flags.clusterDomain });
+  const probesOf = () =>
+    checkProbes(before, after, {
+      clusterDomain: flags.clusterDomain,
+      ...(istioVersion ? { istioVersion } : {}),
+    });
   if (shard) {
     const part = checkEquivalencePart(before, after, { ...options, shard, onProgress });
     const text = partFileText(

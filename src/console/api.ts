@@ -30,6 +30,7 @@ import {
 import type { Api, ApiError, SideBySide, Summary } from './wire.ts';
 import { TraceInputError, readTraceRequest } from '../mesh/trace/request.ts';
 import type { Mesh } from '../mesh/compiled.ts';
+import { chooseIstioVersion, type VersionChoice } from '../mesh/installed-version.ts';
 
 /** An answer: 200 with what the path answers (typed by the wire format), or an error status and why. */
 export type ConsoleAnswer =
@@ -186,7 +187,8 @@ export class ConsoleModel {
       namespaces: [...namespaces].sort(),
       inferenceServices: names('serving.kserve.io', 'InferenceService'),
       profiles: names('kubeflow.org', 'Profile'),
-      istio: this.#options.istioVersion ?? formatIstioVersion(NewestModelledVersion),
+      istio: formatIstioVersion(this.#standardVersion().version),
+      istioFrom: this.#standardVersion().source,
       newestIstio: formatIstioVersion(NewestModelledVersion),
       oldestIstio: formatIstioVersion(OldestModelledVersion),
       ...(this.#options.observed ? { observed: this.#options.observed.source } : {}),
@@ -196,13 +198,20 @@ export class ConsoleModel {
     };
   }
 
+  /** The version the console simulates unless a request names another: `--istio-version`, else the input's. */
+  #standardVersion(): VersionChoice {
+    return this.#once('version', () =>
+      chooseIstioVersion(this.#snapshot, parseIstioVersion(this.#options.istioVersion ?? '')),
+    );
+  }
+
   /**
    * The platform's mesh in a mode (ambient: its migration), as an Istio version behaves (default: the
-   * newest modelled). The default version's meshes are kept; meshes of other versions (a trace naming
+   * console's version, `#standardVersion`). The default version's meshes are kept; meshes of other versions (a trace naming
    * one) are kept for the last `otherVersionMeshes` asked, so memory stays bounded whatever is asked.
    */
   #mesh(mode: MeshMode, istio = ''): Mesh {
-    const standard = parseIstioVersion(this.#options.istioVersion ?? '') ?? NewestModelledVersion;
+    const standard = this.#standardVersion().version;
     const version = parseIstioVersion(istio) ?? standard;
     const compile = () => {
       const options = { ...this.#domain(), istioVersion: version };

@@ -57,6 +57,8 @@ export interface Summary {
   clients: string[];
   /** The Istio version the console simulates by default, and the newest it models. */
   istio: string;
+  /** Where the default version comes from (`--istio-version`, istiod's image, …). */
+  istioFrom: string;
   newestIstio: string;
   oldestIstio: string;
   /** Where observed metrics come from, when the console was given some. */

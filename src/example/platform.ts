@@ -356,7 +356,7 @@ function installation(): KubeObject[] {
       'istio-ingressgateway',
       gatewayLabels,
       'istio-ingressgateway-service-account',
-      'docker.io/istio/proxyv2:1.24.0',
+      'docker.io/istio/proxyv2:1.29.1',
     ),
     runningPod(
       'istio-system',

@@ -52,7 +52,7 @@ export function runningPod(
         ...(options.containers ?? [{ name: 'app', image: placeholderImage(deployment) }]),
         {
           name: ProxyContainer,
-          image: 'docker.io/istio/proxyv2:1.24.0',
+          image: 'docker.io/istio/proxyv2:1.29.1',
           args: ['proxy', proxy === 'gateway' ? 'router' : 'sidecar'],
         },
       ],

@@ -16,6 +16,7 @@ import type { Workload } from './workloads.ts';
 
 /** Options of compilation. */
 export interface CompileOptions {
+  /** The Istio version to simulate (default: the input's, from its images; else the newest modelled). */
   istioVersion?: IstioVersion;
   clusterDomain?: string;
 }
@@ -24,6 +25,8 @@ export interface CompileOptions {
 export interface Mesh {
   snapshot: Snapshot;
   version: IstioVersion;
+  /** Where the version came from, in words (`istiod's image …`, `--istio-version`). */
+  versionSource: string;
   behaviour: VersionBehaviour;
   config: MeshConfig;
   clusterDomain: string;

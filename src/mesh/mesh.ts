@@ -12,7 +12,8 @@ import { MeshPolicies } from './authorization.ts';
 import { httpRouteVirtualServices, syntheticGatewayWorkloads } from './gateway-api.ts';
 import { gatewayRouteTable, gatewaysFrom } from './gateways.ts';
 import { derivedIngressConfig } from './kube-ingress.ts';
-import { behaviourOf, NewestModelledVersion } from './istio-version.ts';
+import { behaviourOf } from './istio-version.ts';
+import { chooseIstioVersion } from './installed-version.ts';
 import { meshConfigFrom } from '../load/mesh-config.ts';
 import { NetworkPolicies } from './network-policy.ts';
 import { SecurityPolicies } from './security.ts';
@@ -29,7 +30,7 @@ import type { CompileOptions, Mesh } from './compiled.ts';
 
 /** Compiles a snapshot into the mesh the data plane would run. */
 export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): Mesh {
-  const version = options.istioVersion ?? NewestModelledVersion;
+  const { version, source: versionSource } = chooseIstioVersion(snapshot, options.istioVersion);
   const behaviour = behaviourOf(version);
   const config = meshConfigFrom(snapshot);
   const clusterDomain = options.clusterDomain ?? 'cluster.local';
@@ -75,6 +76,7 @@ export function compileMesh(snapshot: Snapshot, options: CompileOptions = {}): M
   const mesh: Mesh = {
     snapshot,
     version,
+    versionSource,
     behaviour,
     config,
     clusterDomain,

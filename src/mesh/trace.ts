@@ -55,7 +55,7 @@ function trace(
   const host = url.host;
   let outcome: TraceOutcome;
   if (input.from === 'external') {
-    outcome = fromExternal(tracer, host, port, url.scheme === 'https', input.via);
+    outcome = fromExternal(tracer, host, port, url.scheme === 'https', input.via, input.portForward);
   } else if (input.from === ApiServerClient) {
     outcome = direct(tracer, undefined, host, port);
   } else {

@@ -356,7 +356,7 @@ async function main(): Promise<void> {
   const oldest = Number(summary.oldestIstio.split('.')[1]);
   fill(
     byId('trace-istio'),
-    el('option', { value: '' }, `${summary.istio} (the console's)`),
+    el('option', { value: '', title: `from ${summary.istioFrom}` }, `${summary.istio} (the console's)`),
     ...Array.from({ length: newest - oldest + 1 }, (_, i) => `${major}.${newest - i}`).map((v) =>
       el('option', { value: v }, v),
     ),

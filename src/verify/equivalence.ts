@@ -16,6 +16,7 @@
  * whatever serves only Services (a waypoint for `service` traffic); the pod counts as reached when its
  * address or one of its Services answers from it.
  */
+import type { IstioVersion } from '../mesh/istio-version.ts';
 import { at } from '../model/checked.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh } from '../mesh/mesh.ts';
@@ -48,6 +49,8 @@ import { ClassPairs } from './class-pairs.ts';
 
 export interface EquivalenceOptions {
   clusterDomain?: string;
+  /** The Istio version to simulate on both sides (default: each side's own). */
+  istioVersion?: IstioVersion;
   /** Trace only this slice of the matrix (the whole matrix without it). */
   shard?: Shard;
   /** Trace every request for every client, instead of one client per class (slower; the same result). */
@@ -115,7 +118,10 @@ export class EquivalenceMatrix {
 
   constructor(before: Snapshot, after: Snapshot, options: EquivalenceOptions = {}) {
     const compile = (s: Snapshot) =>
-      compileMesh(s, options.clusterDomain ? { clusterDomain: options.clusterDomain } : {});
+      compileMesh(s, {
+        ...(options.clusterDomain ? { clusterDomain: options.clusterDomain } : {}),
+        ...(options.istioVersion ? { istioVersion: options.istioVersion } : {}),
+      });
     this.#meshes = [compile(before), compile(after)] as const;
     const { clients, shapes, pods, external } = requestShapes(this.#meshes[0], this.#meshes[1]);
     this.#clients = clients;

@@ -17,7 +17,9 @@
  * traced on both sides; a probe fails when its outcome changes as a matrix request's would be an error or
  * a warning. What kfmesh's own controller would write is not among the probes.
  */
+import type { IstioVersion } from '../mesh/istio-version.ts';
 import { at } from '../model/checked.ts';
+import { outsideEntry } from '../mesh/trace/gateway.ts';
 import type { KubeObject } from '../model/object.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import type { InferenceService } from '../model/inference-service.ts';
@@ -113,15 +115,22 @@ export interface ProbeReport {
 export function checkProbes(
   before: Snapshot,
   after: Snapshot,
-  options: { clusterDomain?: string } = {},
+  options: { clusterDomain?: string; istioVersion?: IstioVersion } = {},
 ): ProbeReport {
   const clusterDomain = options.clusterDomain ?? 'cluster.local';
   const set = probeSet(before, after, clusterDomain);
   const meshes = [before, after].map((s, i) =>
-    compileMesh(snapshotWith(s, set.objects[i] ?? []), { clusterDomain }),
+    compileMesh(snapshotWith(s, set.objects[i] ?? []), {
+      clusterDomain,
+      ...(options.istioVersion ? { istioVersion: options.istioVersion } : {}),
+    }),
   );
+  // Outside clients come in as the configuration before admits them, and keep coming in that way.
+  const portForward = outsideEntry(at(meshes, 0)).portForward;
   const results = set.probes.map((probe): ProbeResult => {
-    const [was, now] = meshes.map((m) => probeOutcome(probe, outcomesByEntry(m, probe.request)));
+    const request =
+      portForward && probe.request.from === 'external' ? { ...probe.request, portForward } : probe.request;
+    const [was, now] = meshes.map((m) => probeOutcome(probe, outcomesByEntry(m, request)));
     const intended = (o: RequestOutcome) =>
       (o.verdict === 'allowed' && o.answeredBy === probe.target) === (probe.intent === 'answered');
     const asIntended = { before: intended(was as RequestOutcome), after: intended(now as RequestOutcome) };

@@ -14,7 +14,7 @@ import type { Workload } from '../mesh/workloads.ts';
 import type { TracedOutcome } from './client-classes.ts';
 import type { Hop, TraceResult } from '../model/trace-result.ts';
 import { TraceInputError } from '../mesh/trace/request.ts';
-import { ingressGatewaysServing } from '../mesh/trace/gateway.ts';
+import { ingressGatewaysServing, outsideEntry } from '../mesh/trace/gateway.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 import { requestVariants } from '../mesh/request-variants.ts';
 
@@ -29,6 +29,8 @@ export interface MatrixRequest {
    * host. Each configuration has its own address for the pod; the URL holds the first one's.
    */
   pod?: string;
+  /** An outside client that enters by `kubectl port-forward` (`outsideEntry` of the configuration before). */
+  portForward?: boolean;
 }
 
 /** What became of a request. */
@@ -279,6 +281,8 @@ export function requestShapes(
         shapes.push({ url: `http://${target.authority}${path}`, method: v.method, headers: v.headers });
   }
   const external: MatrixRequest[] = [];
+  // Outside clients come in as the configuration before admits them, and keep coming in that way.
+  const entry = outsideEntry(before).portForward ? { portForward: true } : {};
   const ingressPaths = [...allPaths].sort().slice(0, maxPathsPerNamespace * 4);
   for (const host of ingressHosts([before, after]))
     for (const path of ingressPaths)
@@ -288,6 +292,7 @@ export function requestShapes(
           url: `http://${host}${path}`,
           method: v.method,
           headers: v.headers,
+          ...entry,
         });
   const pods: RequestShape[] = [];
   for (const target of podTargets(before, after))

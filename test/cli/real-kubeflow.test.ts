@@ -260,9 +260,19 @@ describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
   });
 
   test('the ingress gateway reaches dex under its NetworkPolicy (login), and the policy says so', () => {
-    const run = runKfmesh(['trace', platform, '--from', 'external', '--url', 'http://example.com/dex/auth']);
+    // istio-system's policies admit no one from outside: Kubeflow's instructions come in by port-forward.
+    const trace = (...more: string[]) =>
+      runKfmesh(['trace', platform, '--from', 'external', '--url', 'http://example.com/dex/auth', ...more]);
+    const network = trace();
+    assert.equal(network.code, 0, network.stderr);
+    assert.match(
+      network.stdout,
+      /NetworkPolicy istio-system\/allow-knative-to-istio-gateways, NetworkPolicy istio-system\/default-allow-same-namespace-istio-system refuses the connection to istio-system\/istio-ingressgateway:8080/,
+    );
+    const run = trace('--port-forward');
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /response: 200/);
+    assert.match(run.stdout, /entered by kubectl port-forward/);
     assert.match(
       run.stdout,
       /NetworkPolicy auth\/allow-istio-and-oauth2-proxy admits the connection to auth\/dex:5556/,
@@ -280,6 +290,7 @@ describe('the real Kubeflow platform', { skip: missing ?? false }, () => {
         'http://example.com/dex/auth',
         '--via',
         'kubeflow/kubeflow-gateway',
+        '--port-forward',
       ]);
     const migratedRun = login(migratedFile);
     assert.equal(migratedRun.code, 0, migratedRun.stderr);

@@ -2,6 +2,7 @@
  * One differential run: a platform and the requests kfmesh traced on it, every traced hop at a sidecar, a
  * gateway, a waypoint or a destination's ztunnel asked of Istio's oracle, and the fields that differ.
  */
+import { NewestModelledVersion } from '../../src/mesh/istio-version.ts';
 import { snapshotFromPath } from '../../src/cli/io.ts';
 import { compileMesh } from '../../src/mesh/mesh.ts';
 import { traceRequest } from '../../src/mesh/trace.ts';
@@ -49,7 +50,8 @@ interface Made {
 /** A platform as both sides see it: kfmesh's workloads, and every object with a pod for each made-up one. */
 async function platform(objects: readonly KubeObject[]) {
   const file = writeManifest(objects);
-  const mesh = compileMesh(await snapshotFromPath(file, quiet));
+  // The oracle is Istio's code at the pinned version, the newest kfmesh models: simulate that one.
+  const mesh = compileMesh(await snapshotFromPath(file, quiet), { istioVersion: NewestModelledVersion });
   return {
     file,
     mesh,

@@ -6,6 +6,7 @@
  * counted as not asked). Disagreements must be listed as open in open-disagreements.txt (by the platform's
  * prefix), which only shrinks.
  */
+import { NewestModelledVersion } from '../../src/mesh/istio-version.ts';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -30,7 +31,9 @@ const real = resolve(projectRoot, '../shared/real');
  * namespace) to every HTTP port of every ClusterIP Service.
  */
 async function requestsOn(objects: readonly KubeObject[], prefix: string, ambientClients = false) {
-  const mesh = compileMesh(await snapshotFromPath(writeManifest(objects), quiet));
+  const mesh = compileMesh(await snapshotFromPath(writeManifest(objects), quiet), {
+    istioVersion: NewestModelledVersion,
+  });
   const clients = new Map<string, string>();
   for (const w of mesh.workloads)
     if ((w.proxy === 'sidecar' || (ambientClients && w.proxy === 'ambient')) && !clients.has(w.namespace))

@@ -20,6 +20,7 @@ export function fromExternal(
   port: number,
   https: boolean,
   via?: string,
+  portForward = false,
 ): TraceOutcome {
   const names = (p: GatewayProxy) => [
     `${p.workload.namespace}/${p.workload.name}`,
@@ -52,6 +53,14 @@ export function fromExternal(
       proxy.workload,
       https,
     );
+    if (portForward) {
+      const first = t.hops.length;
+      const outcome = gateway(t, proxy, conn);
+      t.hops[first]?.notes.unshift(
+        'entered by kubectl port-forward, inside the pod: NetworkPolicies do not see the connection',
+      );
+      return outcome;
+    }
     // The gateway's pods are pods like any: their namespace's NetworkPolicies see the outside client too.
     return networkPolicyStep(t, conn) ?? gateway(t, proxy, conn);
   }
@@ -86,6 +95,32 @@ function onPort(
     if (server) return { proxy, server };
   }
   return undefined;
+}
+
+/**
+ * How outside clients reach the platform (docs/semantics.md, NetworkPolicy): through the network, unless
+ * the NetworkPolicies of every ingress gateway's pods refuse a client from outside on every port the
+ * gateway listens on; then the only way in is `kubectl port-forward` (as Kubeflow's own instructions
+ * reach it), which the policies do not see. `why` names the policies when so.
+ */
+export function outsideEntry(mesh: Mesh): { portForward: boolean; why?: string } {
+  const proxies = [...mesh.gateways.values()];
+  if (proxies.length === 0 || mesh.networkPolicies.empty) return { portForward: false };
+  const refusing = new Set<string>();
+  for (const proxy of proxies)
+    for (const server of proxy.servers) {
+      const verdict = mesh.networkPolicies.ingress(
+        { workload: undefined, ip: undefined },
+        proxy.workload,
+        server.listenPort,
+      );
+      if (!verdict.isolated || verdict.allowed) return { portForward: false };
+      for (const p of verdict.by) refusing.add(p);
+    }
+  return {
+    portForward: true,
+    why: `NetworkPolicy ${[...refusing].sort().join(', ')} refuses clients from outside at every ingress gateway, so they come in by kubectl port-forward`,
+  };
 }
 
 /** The ingress gateways an outside client can enter through for this host and port, as `--via` names them. */

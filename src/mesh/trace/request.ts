@@ -23,6 +23,11 @@ export interface TraceInput {
    * or of its Gateway API Gateway (default: the first gateway of the mesh that serves the host).
    */
   via?: string;
+  /**
+   * For an external client: it enters the gateway's pod by `kubectl port-forward`, inside the pod's own
+   * network, where the NetworkPolicies of its namespace do not see it (docs/semantics.md, NetworkPolicy).
+   */
+  portForward?: boolean;
 }
 
 /**
@@ -50,6 +55,7 @@ export interface WrittenRequest {
   /** `Name: value` lines. */
   headers: readonly string[];
   via?: string | null | undefined;
+  portForward?: boolean | null | undefined;
   /** `X.Y`: the Istio version to simulate (the caller's default when absent). */
   istio?: string | null | undefined;
 }
@@ -93,6 +99,7 @@ export function readTraceRequest(
     ...(written.method ? { method: written.method } : {}),
     headers,
     ...(written.via ? { via: written.via } : {}),
+    ...(written.portForward ? { portForward: true } : {}),
   };
   return { input, ...(istio ? { istio } : {}) };
 }

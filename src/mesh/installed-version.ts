@@ -1,0 +1,99 @@
+/**
+ * The Istio version an input runs (docs/semantics.md, Behaviour by Istio version): what istiod's image
+ * says, else what the proxies' images say. Every command simulates that version unless told another, and
+ * says where it took it from.
+ */
+import type { KubeObject } from '../model/object.ts';
+import { podTemplateOf, specOf } from '../model/specs.ts';
+import type { Snapshot } from '../load/snapshot.ts';
+import { GroupKind } from '../model/vocabulary.ts';
+import {
+  formatIstioVersion,
+  NewestModelledVersion,
+  OldestModelledVersion,
+  type IstioVersion,
+} from './istio-version.ts';
+
+/** The version to simulate and where it came from, in words (`istiod's image gcr.io/istio-release/pilot:1.28.0`). */
+export interface VersionChoice {
+  version: IstioVersion;
+  source: string;
+}
+
+/** `…/pilot:1.28.0`, `…/proxyv2:1.26.2-distroless`: the component and its X.Y. */
+const imagePattern = /(?:^|\/)(pilot|proxyv2):(\d+)\.(\d+)(?:\.\d+)?(?:[-_][A-Za-z0-9._-]*)?(?:@.*)?$/;
+
+interface Seen {
+  image: string;
+  version: IstioVersion;
+  istiod: boolean;
+  /** The Deployment `istiod` itself (not a revision's `istiod-<rev>`). */
+  defaultRevision: boolean;
+}
+
+function imagesOf(snapshot: Snapshot): Seen[] {
+  const seen: Seen[] = [];
+  const look = (owner: KubeObject, containers: readonly { image?: string }[]) => {
+    for (const c of containers) {
+      const match = imagePattern.exec(c.image ?? '');
+      if (!match) continue;
+      seen.push({
+        image: c.image ?? '',
+        version: { major: Number(match[2]), minor: Number(match[3]) },
+        istiod: match[1] === 'pilot',
+        defaultRevision: owner.metadata.name === 'istiod',
+      });
+    }
+  };
+  for (const d of snapshot.list(GroupKind.Deployment)) look(d, podTemplateOf(d).spec?.containers ?? []);
+  for (const p of snapshot.list(GroupKind.Pod)) look(p, specOf(p, '/Pod').containers ?? []);
+  return seen;
+}
+
+/**
+ * The version the input's istiod runs (the default revision's when there are several), else its proxies'
+ * (the oldest of them: the data plane lags the control plane in an upgrade); undefined when no image
+ * names one. A version outside the modelled range is simulated as the nearest modelled one, and said so.
+ */
+export function installedIstioVersion(snapshot: Snapshot): VersionChoice | undefined {
+  const seen = imagesOf(snapshot);
+  const istiod = seen.filter((s) => s.istiod);
+  const chosen =
+    istiod.find((s) => s.defaultRevision) ??
+    istiod[0] ??
+    [...seen].sort((a, b) => a.version.major - b.version.major || a.version.minor - b.version.minor)[0];
+  if (!chosen) return undefined;
+  const whose = chosen.istiod ? "istiod's image" : "the proxies' image";
+  const source = `${whose} ${chosen.image}`;
+  const clamp = (version: IstioVersion, bound: IstioVersion, word: string): VersionChoice => ({
+    version: bound,
+    source: `${source}: ${formatIstioVersion(version)} is ${word} than the ${word === 'older' ? 'oldest' : 'newest'} modelled, ${formatIstioVersion(bound)}`,
+  });
+  const v = chosen.version;
+  if (
+    v.major < OldestModelledVersion.major ||
+    (v.major === OldestModelledVersion.major && v.minor < OldestModelledVersion.minor)
+  )
+    return clamp(v, OldestModelledVersion, 'older');
+  if (
+    v.major > NewestModelledVersion.major ||
+    (v.major === NewestModelledVersion.major && v.minor > NewestModelledVersion.minor)
+  )
+    return clamp(v, NewestModelledVersion, 'newer');
+  return { version: v, source };
+}
+
+/** The version to simulate: the one given (a flag), else the input's, else the newest modelled. */
+export function chooseIstioVersion(
+  snapshot: Snapshot,
+  given?: IstioVersion,
+  flag = '--istio-version',
+): VersionChoice {
+  if (given) return { version: given, source: flag };
+  return (
+    installedIstioVersion(snapshot) ?? {
+      version: NewestModelledVersion,
+      source: 'the newest modelled: no Istio image in the input',
+    }
+  );
+}
