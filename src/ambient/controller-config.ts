@@ -12,7 +12,7 @@ import { GroupKind } from '../model/vocabulary.ts';
 import type { KubeObject } from '../model/object.ts';
 import { dataOf } from '../model/specs.ts';
 import { configMapOf } from '../model/inputs.ts';
-import { KServeConfigMap } from '../kserve/config.ts';
+import { KServeConfigMap, ModeName } from '../kserve/config.ts';
 import { KnativeConfigMaps } from '../kserve/knative.ts';
 import { KubeflowConfigMaps } from '../kubeflow/config.ts';
 import { step, type Facts, type MigrationInput } from './context.ts';
@@ -44,8 +44,8 @@ export function gatewaysNamedByControllers(input: MigrationInput): Map<string, G
       use(`${gateway[1]}/${gateway[2]}`, {
         configMap: knative,
         field: `data.${key}`,
-        builds: "Knative Serving binds every Knative Service's external routes (Serverless models) to it",
-        retire: 'move the Serverless models to RawDeployment, then remove this key',
+        builds: `Knative Serving binds every Knative Service's external routes (${ModeName.Knative} models) to it`,
+        retire: `move the ${ModeName.Knative} models to ${ModeName.Standard} mode, then remove this key`,
       });
   }
   const notebooks = configMapOf(KubeflowConfigMaps.notebooks, configMaps);
@@ -66,7 +66,7 @@ export function gatewaysNamedByControllers(input: MigrationInput): Map<string, G
         configMap: kserve,
         field: 'data.ingress: ingressGateway',
         builds: "KServe binds every new InferenceService's ingress routes to it",
-        retire: `set enableGatewayApi: true with kserveIngressGateway naming the converted gateway (${ingress.ingressGateway}), for RawDeployment models`,
+        retire: `set enableGatewayApi: true with kserveIngressGateway naming the converted gateway (${ingress.ingressGateway}), for ${ModeName.Standard} models`,
       });
   }
   return uses;

@@ -2,6 +2,7 @@
  * Migration phase: what controllers write. Converting an object a controller owns is not enough, and a
  * Serverless model keeps its namespace in sidecar mode: both are reported with what to change.
  */
+import { ModeName } from '../kserve/config.ts';
 import { Annotation } from '../model/vocabulary.ts';
 import { Label } from '../model/vocabulary.ts';
 import { step, type Facts } from './context.ts';
@@ -16,7 +17,7 @@ export function serverlessModels(facts: Pick<Facts, 'scope'>, output: OutputView
       isvc,
       action(
         `metadata.annotations.${Annotation.DeploymentMode}`,
-        'Serverless (Knative) has no ambient support (KEP-2676), so its namespace stays in sidecar mode: set RawDeployment (with enableGatewayApi) to move it to ambient',
+        `${ModeName.Knative} has no ambient support (KEP-2676), so its namespace stays in sidecar mode: set ${ModeName.SetStandard} (with enableGatewayApi) to move it to ambient`,
       ),
     );
   }

@@ -6,7 +6,7 @@
  */
 import { withoutInjection } from '../model/sidecar.ts';
 import { specOf, type DestinationRuleSpec } from '../model/specs.ts';
-import { isKnativeMode, parseDeploymentMode } from '../kserve/config.ts';
+import { isKnativeMode, parseDeploymentMode, ModeName } from '../kserve/config.ts';
 import { KnativeConfigMaps } from '../kserve/knative.ts';
 import { isConfigMapOf } from '../model/inputs.ts';
 import type { KubeObject } from '../model/object.ts';
@@ -27,7 +27,7 @@ export function keptNamespaces({ input }: Pick<Facts, 'input'>): Phase<Scope> {
   const keep = (ns: string, why: string, fix?: string) => {
     if (!kept.has(ns)) kept.set(ns, { why, ...(fix ? { fix } : {}) });
   };
-  const moveModels = 'move its models to RawDeployment, then migrate it';
+  const moveModels = `move its models to ${ModeName.Standard} mode, then migrate it`;
   if (input.only)
     for (const ns of input.snapshot.list(GroupKind.Namespace)) {
       const name = ns.metadata.name ?? '';
@@ -45,7 +45,7 @@ export function keptNamespaces({ input }: Pick<Facts, 'input'>): Phase<Scope> {
     serverless.push(isvc);
     keep(
       isvc.metadata.namespace ?? 'default',
-      `runs the Serverless InferenceService ${isvc.metadata.name}, and Knative has no ambient support`,
+      `runs the ${ModeName.Knative} InferenceService ${isvc.metadata.name}, and Knative has no ambient support`,
       moveModels,
     );
   }
@@ -60,7 +60,7 @@ export function keptNamespaces({ input }: Pick<Facts, 'input'>): Phase<Scope> {
       keep(
         cm.metadata.namespace ?? 'default',
         'runs Knative Serving, which has no ambient support',
-        'it can go once no Serverless model is left',
+        `it can go once no ${ModeName.Knative} model is left`,
       );
   return learnt(new Scope(input, kept, serverless));
 }

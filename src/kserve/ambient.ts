@@ -5,6 +5,7 @@
  * `:explain` to the explainer, with the headers KServe sets. Serverless InferenceServices can't run in
  * ambient mode (Knative is not supported there, KEP-2676): they get a finding instead.
  */
+import { ModeName } from './config.ts';
 import type { Finding } from '../model/finding.ts';
 import { isComponentReady, type Component, type InferenceService } from '../model/inference-service.ts';
 import { refOf, type KubeObject } from '../model/object.ts';
@@ -70,8 +71,7 @@ export function serverlessInAmbientFinding(isvc: InferenceService): Finding {
     severity: 'warning',
     object: refOf(isvc),
     field: `metadata.annotations.${Annotation.DeploymentMode}`,
-    message:
-      'Serverless (Knative) InferenceServices are not supported in ambient mode: Knative serving has no ambient support (net-istio), and KEP-2676 leaves it out; its sidecar-mode objects are rendered unchanged',
-    fix: 'set serving.kserve.io/deploymentMode: RawDeployment (with enableGatewayApi in inferenceservice-config), or keep this namespace in sidecar mode with the label kfmesh.io/mode: sidecar',
+    message: `${ModeName.Knative} InferenceServices are not supported in ambient mode: Knative serving has no ambient support (net-istio), and KEP-2676 leaves it out; its sidecar-mode objects are rendered unchanged`,
+    fix: `set serving.kserve.io/deploymentMode: ${ModeName.SetStandard} (with enableGatewayApi in inferenceservice-config), or keep this namespace in sidecar mode with the label kfmesh.io/mode: sidecar`,
   };
 }

@@ -42,6 +42,17 @@ export const DeploymentMode = {
 } as const;
 export type DeploymentMode = (typeof DeploymentMode)[keyof typeof DeploymentMode];
 
+/**
+ * The modes as messages name them: KServe 0.16's names, with the ones before it in brackets (both parse;
+ * a value to set says which release takes which).
+ */
+export const ModeName = {
+  Standard: 'Standard (RawDeployment)',
+  Knative: 'Knative (Serverless)',
+  /** The annotation value that moves a model to Standard, for every release. */
+  SetStandard: 'Standard (RawDeployment before KServe 0.16)',
+} as const;
+
 /** Everything KServe's ingress reconcilers read, resolved. */
 export interface KServeConfig {
   ingress: IngressConfig;

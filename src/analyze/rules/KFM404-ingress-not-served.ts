@@ -4,6 +4,7 @@
  * `ingressClassName: istio`; without an IngressClass `istio` naming Istio's controller, istiod's default
  * mode (STRICT) ignores it and the model's host is routed by whatever else the gateway has, or not at all.
  */
+import { ModeName } from '../../kserve/config.ts';
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { specOf } from '../../model/specs.ts';
@@ -38,7 +39,7 @@ export const ingressNotServed: Rule = {
             : ['spec', 'ingressClassName'],
           `names Istio's ingress class ${className}, but istiod does not serve it: ${why}; requests for ${hosts.join(', ') || 'its hosts'} take whatever else the ingress gateways route, or nothing`,
           {
-            fix: `create an IngressClass ${className} with spec.controller: ${IstioIngressController} (KServe's RawDeployment install does), or set ingressControllerMode: DEFAULT in the mesh config`,
+            fix: `create an IngressClass ${className} with spec.controller: ${IstioIngressController} (KServe's ${ModeName.Standard} install does), or set ingressControllerMode: DEFAULT in the mesh config`,
           },
         ),
       ];
