@@ -99,7 +99,12 @@ describe('kfmesh trace on the example platform', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.match(
       run.stdout,
-      /^GET http:\/\/sklearn-iris\.kubeflow-user-example-com\.svc\.cluster\.local\/v1\/models\/sklearn-iris:predict {2}from kubeflow-user-example-com\/curl-inside-mesh {2}\(Istio 1\.31\)/,
+      /^GET http:\/\/sklearn-iris\.kubeflow-user-example-com\.svc\.cluster\.local\/v1\/models\/sklearn-iris:predict {2}from kubeflow-user-example-com\/curl-inside-mesh {2}\(Istio 1\.29\)/,
+    );
+    // The version the example's proxies run, and where it was read.
+    assert.match(
+      run.stderr,
+      /simulating Istio 1\.29 \(the proxies' image docker\.io\/istio\/proxyv2:1\.29\.1\)/,
     );
     assert.match(run.stdout, /1\. sidecar kubeflow-user-example-com\/curl-inside-mesh \(outbound\)/);
     assert.match(
