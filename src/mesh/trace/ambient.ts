@@ -199,14 +199,8 @@ function waypointHop(
   t.at(hop).notes.push(
     `filter chain inbound-vip|${port}|http|${service.hostname} (${service.vip ?? service.hostname}:${port})`,
   );
-  const jwt = authenticate(t, hop, t.mesh.requestAuthentication.forWaypoint(waypoint, service));
-  if (jwt.rejected !== undefined)
-    return t.localReply(
-      hop,
-      401,
-      '-',
-      `Jwt verification fails at waypoint ${waypoint.namespace}/${waypoint.name}: ${jwt.rejected}`,
-    );
+  const jwt = authenticateAtWaypoint(t, hop, waypoint, service);
+  if ('refused' in jwt) return jwt.refused;
   const policies = ambientOf(t.mesh).policies(service, waypoint);
   const decision = authorizeAtWaypoint(t, hop, policies, client, port, service.vip ?? '', jwt.principal);
   const servicePort = service.ports.find((p) => p.port === port);
@@ -253,6 +247,24 @@ function waypointHop(
     `${endpoint.ip}:${endpointPort}${endpoint.workload ? ` (${endpoint.workload.namespace}/${endpoint.workload.name})` : ''}`;
   report(endpoint.workload);
   return t.walks.deliver(t, connection(w, hop, true, endpoint.ip, endpointPort, endpoint.workload));
+}
+
+/**
+ * A waypoint's JWT step, with the RequestAuthentications that target it or the Service addressed (none
+ * for requests addressed to a pod): the request principal, or the 401 it answers.
+ */
+function authenticateAtWaypoint(
+  t: Tracer,
+  hop: number,
+  waypoint: Waypoint,
+  service: MeshService | undefined,
+): { principal: string | undefined } | { refused: TraceOutcome } {
+  const jwt = authenticate(t, hop, t.mesh.requestAuthentication.forWaypoint(waypoint, service));
+  if (jwt.rejected === undefined) return { principal: jwt.principal };
+  const where = `${waypoint.namespace}/${waypoint.name}`;
+  return {
+    refused: t.localReply(hop, 401, '-', `Jwt verification fails at waypoint ${where}: ${jwt.rejected}`),
+  };
 }
 
 /** A waypoint's L7 authorization of the request, written on its hop. */
@@ -315,14 +327,8 @@ function toWorkloadWaypoint(
   t.waypointClient = client;
   const hop = t.hop('waypoint', waypoint.workload, 'inbound', `inbound-pod ${pod.ip}:${port}`, true);
   t.at(hop).tls = 'HBONE (mTLS)';
-  const jwt = authenticate(t, hop, t.mesh.requestAuthentication.forWaypoint(waypoint, undefined));
-  if (jwt.rejected !== undefined)
-    return t.localReply(
-      hop,
-      401,
-      '-',
-      `Jwt verification fails at waypoint ${waypoint.namespace}/${waypoint.name}: ${jwt.rejected}`,
-    );
+  const jwt = authenticateAtWaypoint(t, hop, waypoint, undefined);
+  if ('refused' in jwt) return jwt.refused;
   const policies = ambientOf(t.mesh).workloadPolicies(waypoint);
   const decision = authorizeAtWaypoint(t, hop, policies, client, port, pod.ip, jwt.principal);
   if (!decision.allowed)
