@@ -1,4 +1,5 @@
 /** `kfmesh explain`: observed Istio metrics, each series traced back to the configuration. */
+import { installedIstioVersion, observedIstioVersion } from '../mesh/installed-version.ts';
 import { messageOf } from '../model/errors.ts';
 import { describeRef } from '../model/object.ts';
 import { parseExposition, seriesText, type Sample } from '../load/exposition.ts';
@@ -45,8 +46,11 @@ export function explainCommand(paths: string[], flags: ExplainFlags, streams: St
     const after =
       flags.metricsAfter === undefined ? undefined : await readMetrics('--metrics-after', flags.metricsAfter);
     const snapshot = await snapshotFrom(paths, streams, flags);
-    const options = { ...(version ? { istioVersion: version } : {}), clusterDomain: flags.clusterDomain };
-    streams.stderr(versionNote(snapshot, version));
+    // With no version in the input, the one the metrics report (istio_build).
+    const observed = version || installedIstioVersion(snapshot) ? undefined : observedIstioVersion(samples);
+    const chosen = version ?? observed?.version;
+    const options = { ...(chosen ? { istioVersion: chosen } : {}), clusterDomain: flags.clusterDomain };
+    streams.stderr(versionNote(snapshot, version, observed));
     const findings = analyze(snapshot, { clusterDomain: flags.clusterDomain });
     const mesh = compileMesh(snapshot, options);
     const versionText = formatIstioVersion(mesh.version);

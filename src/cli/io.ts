@@ -7,7 +7,7 @@ import {
   parseIstioVersion,
   type IstioVersion,
 } from '../mesh/istio-version.ts';
-import { chooseIstioVersion } from '../mesh/installed-version.ts';
+import { chooseIstioVersion, installedIstioVersion, type VersionChoice } from '../mesh/installed-version.ts';
 import { loadPaths, readStandardInput } from '../load/files.ts';
 import { parseManifests } from '../load/parse.ts';
 import { describeReplacement, Snapshot } from '../load/snapshot.ts';
@@ -121,10 +121,17 @@ export function istioVersionFlag(text: string | undefined): IstioVersion | undef
   return version;
 }
 
-/** What a command tells on standard error about the Istio version it simulates, when no flag chose it. */
-export function versionNote(snapshot: Snapshot, given: IstioVersion | undefined): string {
+/**
+ * What a command tells on standard error about the Istio version it simulates, when no flag chose it:
+ * the input's, else `observed` (what metrics report), else the newest modelled.
+ */
+export function versionNote(
+  snapshot: Snapshot,
+  given: IstioVersion | undefined,
+  observed?: VersionChoice,
+): string {
   if (given) return '';
-  const { version, source } = chooseIstioVersion(snapshot);
+  const { version, source } = installedIstioVersion(snapshot) ?? observed ?? chooseIstioVersion(snapshot);
   return `kfmesh: simulating Istio ${formatIstioVersion(version)} (${source}); --istio-version picks another\n`;
 }
 

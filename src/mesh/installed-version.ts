@@ -83,6 +83,37 @@ export function installedIstioVersion(snapshot: Snapshot): VersionChoice | undef
   return { version: v, source };
 }
 
+/**
+ * The version observed metrics report: `istio_build`'s `tag` (istiod's, `component="pilot"`, else a
+ * proxy's), as the nearest modelled version; undefined when they have none.
+ */
+export function observedIstioVersion(
+  samples: readonly { name: string; labels: Readonly<Record<string, string>> }[],
+): VersionChoice | undefined {
+  const builds = samples.filter((s) => s.name === 'istio_build' && /^\d+\.\d+/.test(s.labels['tag'] ?? ''));
+  const build = builds.find((s) => s.labels['component'] === 'pilot') ?? builds[0];
+  const tag = build?.labels['tag'];
+  if (!build || tag === undefined) return undefined;
+  const [major = 0, minor = 0] = tag.split('.').map(Number);
+  const version = clampToModelled({ major, minor });
+  const nearest =
+    version.minor === minor && version.major === major ? '' : `, simulated as ${formatIstioVersion(version)}`;
+  return {
+    version,
+    source: `the metrics' istio_build (${build.labels['component'] ?? 'istio'} ${tag}${nearest})`,
+  };
+}
+
+function clampToModelled(v: IstioVersion): IstioVersion {
+  const below =
+    v.major < OldestModelledVersion.major ||
+    (v.major === OldestModelledVersion.major && v.minor < OldestModelledVersion.minor);
+  const above =
+    v.major > NewestModelledVersion.major ||
+    (v.major === NewestModelledVersion.major && v.minor > NewestModelledVersion.minor);
+  return below ? OldestModelledVersion : above ? NewestModelledVersion : v;
+}
+
 /** The version to simulate: the one given (a flag), else the input's, else the newest modelled. */
 export function chooseIstioVersion(
   snapshot: Snapshot,

@@ -144,3 +144,43 @@ describe('the example platform and its metrics (examples/metrics/example.prom, w
     assert.ok(requests.some((r) => r.includes('profiles-kfam.kubeflow.svc.cluster.local:8081/')));
   });
 });
+
+describe('the Istio version explain simulates', () => {
+  test("with no Istio image in the input, the one the metrics' istio_build reports, said on stderr", () => {
+    const input = writeManifest([
+      {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'apps', labels: { 'istio-injection': 'enabled' } },
+      },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: 'apps' },
+        spec: {
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] },
+          },
+        },
+      },
+    ]);
+    const metrics = writeText('istio_build{component="pilot",tag="1.26.3"} 1\n', 'metrics.prom');
+    const run = runKfmesh(['explain', input, '--metrics', metrics, '-o', 'json']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal((JSON.parse(run.stdout) as { istioVersion: string }).istioVersion, '1.26');
+    assert.match(run.stderr, /simulating Istio 1\.26 \(the metrics' istio_build \(pilot 1\.26\.3\)\)/);
+    const given = runKfmesh([
+      'explain',
+      input,
+      '--metrics',
+      metrics,
+      '-o',
+      'json',
+      '--istio-version',
+      '1.30',
+    ]);
+    assert.equal((JSON.parse(given.stdout) as { istioVersion: string }).istioVersion, '1.30');
+  });
+});

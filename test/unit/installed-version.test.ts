@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../src/model/object.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
-import { installedIstioVersion } from '../../src/mesh/installed-version.ts';
+import { installedIstioVersion, observedIstioVersion } from '../../src/mesh/installed-version.ts';
 import { compileMesh } from '../../src/mesh/mesh.ts';
 import { formatIstioVersion, parseIstioVersion } from '../../src/mesh/istio-version.ts';
 
@@ -64,5 +64,16 @@ describe("the input's Istio version", () => {
     assert.equal(compileMesh(Snapshot.of(objects)).behaviour.waypointReporter, 'waypoint');
     const older = [deployment('istio-system', 'istiod', 'docker.io/istio/pilot:1.21.0')];
     assert.equal(compileMesh(Snapshot.of(older)).behaviour.waypointReporter, 'destination');
+  });
+
+  test("metrics' istio_build: istiod's tag, else a proxy's, as the nearest modelled version", () => {
+    const build = (component: string, tag: string) => ({ name: 'istio_build', labels: { component, tag } });
+    const pilot = observedIstioVersion([build('proxy', '1.27.1'), build('pilot', '1.28.0')]);
+    assert.equal(pilot && formatIstioVersion(pilot.version), '1.28');
+    assert.equal(pilot?.source, "the metrics' istio_build (pilot 1.28.0)");
+    const proxy = observedIstioVersion([build('proxy', '1.33.0')]);
+    assert.equal(proxy && formatIstioVersion(proxy.version), '1.31');
+    assert.match(proxy?.source ?? '', /proxy 1\.33\.0, simulated as 1\.31/);
+    assert.equal(observedIstioVersion([{ name: 'istio_requests_total', labels: {} }]), undefined);
   });
 });
