@@ -25,6 +25,10 @@ import { Output, type Phase } from '../../src/ambient/output.ts';
 import { objectKey, refOf } from '../../src/model/object.ts';
 import { examplePlatform } from '../../src/example/platform.ts';
 
+// Seeded as the oracle's generated platforms are, so that a run can be replayed: KFMESH_PROPERTY_SEED
+// picks another (a failure prints its seed and path).
+const seed = Number(process.env['KFMESH_PROPERTY_SEED'] ?? 20261206);
+
 const namespaces = ['a', 'b'];
 const workloads = ['w0', 'w1', 'w2'];
 const gatewayPrincipal = 'cluster.local/ns/istio-system/sa/ingress';
@@ -262,7 +266,7 @@ describe('migrate properties', () => {
         const b = migrateToAmbient(Snapshot.of([...objects].reverse())).objects;
         assert.deepEqual(a, b);
       }),
-      { numRuns: 60 },
+      { numRuns: 60, seed },
     );
   });
 
@@ -280,7 +284,7 @@ describe('migrate properties', () => {
           ),
         );
       }),
-      { numRuns: 40 },
+      { numRuns: 40, seed },
     );
   });
 
@@ -308,7 +312,7 @@ describe('migrate properties', () => {
           `${JSON.stringify(widening)}: verify reports ${result.errors} errors, tracing finds ${opens.length} opened (${JSON.stringify(opens[0])})`,
         );
       }),
-      { numRuns: 30 },
+      { numRuns: 30, seed },
     );
     // Not vacuous: some of the generated widenings do open requests.
     assert.ok(opening > 0, 'no generated widening opened a request');
@@ -326,7 +330,7 @@ describe('migrate properties', () => {
     check(examplePlatform());
     fc.assert(
       fc.property(platformArb, (p) => check(platform(p))),
-      { numRuns: 30 },
+      { numRuns: 30, seed },
     );
   });
 
@@ -346,7 +350,7 @@ describe('migrate properties', () => {
           counts(checkEquivalence(before, after, { exhaustive: true })),
         );
       }),
-      { numRuns: 40 },
+      { numRuns: 40, seed },
     );
   });
 });
