@@ -15,6 +15,7 @@ import {
   type NetworkPolicySpec,
 } from '../model/specs.ts';
 import { CanonicalLabelKeys, injectedLabels } from '../model/sidecar.ts';
+import { portList } from '../mesh/capture.ts';
 import { Annotation, Group, GroupKind } from '../model/vocabulary.ts';
 import { step, type Facts, type Step } from './context.ts';
 import { action, changed } from './migration-report.ts';
@@ -41,23 +42,17 @@ export function sidecarCapture(facts: Pick<Facts, 'input' | 'scope'>, output: Ou
 function uncaptured(owner: KubeObject): number[] {
   const template = podTemplateOf(owner);
   const annotations = template.metadata?.annotations ?? {};
-  const list = (v: string | undefined) =>
-    (v ?? '')
-      .split(',')
-      .map((p) => p.trim())
-      .filter((p) => /^[0-9]+$/.test(p))
-      .map(Number);
   const included = annotations[Annotation.IncludeInboundPorts];
   if (included !== undefined && included.trim() !== '*') {
     const declared = (template.spec?.containers ?? []).flatMap((c) =>
       (c.ports ?? []).map((p) => p.containerPort),
     );
-    const kept = new Set(list(included));
+    const kept = portList(included);
     return [...new Set(declared.filter((p): p is number => p !== undefined && !kept.has(p)))].sort(
       (a, b) => a - b,
     );
   }
-  return [...new Set(list(annotations[Annotation.ExcludeInboundPorts]))].sort((a, b) => a - b);
+  return [...portList(annotations[Annotation.ExcludeInboundPorts])].sort((a, b) => a - b);
 }
 
 function uncapturedPorts(m: Step<'input'>, owner: KubeObject): void {

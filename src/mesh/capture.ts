@@ -10,7 +10,7 @@ import { ipInBlock } from './authorization.ts';
 import type { Workload } from './workloads.ts';
 
 /** The ports of a list annotation (`80,443`); entries that are not ports are left out, as the injector refuses them. */
-function ports(value: string | undefined): Set<number> {
+export function portList(value: string | undefined): Set<number> {
   const out = new Set<number>();
   for (const part of (value ?? '').split(',')) {
     const text = part.trim();
@@ -32,8 +32,8 @@ function ranges(value: string | undefined): string[] {
  */
 export function capturesInbound(w: Workload, port: number): boolean {
   const included = w.annotations[Annotation.IncludeInboundPorts];
-  if (included !== undefined && included.trim() !== '*') return ports(included).has(port);
-  return !ports(w.annotations[Annotation.ExcludeInboundPorts]).has(port);
+  if (included !== undefined && included.trim() !== '*') return portList(included).has(port);
+  return !portList(w.annotations[Annotation.ExcludeInboundPorts]).has(port);
 }
 
 /**
@@ -41,7 +41,7 @@ export function capturesInbound(w: Workload, port: number): boolean {
  * address range, and to an address `includeOutboundIPRanges` covers (every address when unset or `*`).
  */
 export function capturesOutbound(w: Workload, ip: string, port: number): boolean {
-  if (ports(w.annotations[Annotation.ExcludeOutboundPorts]).has(port)) return false;
+  if (portList(w.annotations[Annotation.ExcludeOutboundPorts]).has(port)) return false;
   if (ranges(w.annotations[Annotation.ExcludeOutboundIpRanges]).some((r) => ipInBlock(ip, r))) return false;
   const included = w.annotations[Annotation.IncludeOutboundIpRanges];
   if (included === undefined || included.trim() === '*') return true;

@@ -8,6 +8,7 @@ import { podTemplateOf, specOf } from '../model/specs.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { GroupKind } from '../model/vocabulary.ts';
 import {
+  compareVersions,
   formatIstioVersion,
   NewestModelledVersion,
   OldestModelledVersion,
@@ -65,22 +66,14 @@ export function installedIstioVersion(snapshot: Snapshot): VersionChoice | undef
   if (!chosen) return undefined;
   const whose = chosen.istiod ? "istiod's image" : "the proxies' image";
   const source = `${whose} ${chosen.image}`;
-  const clamp = (version: IstioVersion, bound: IstioVersion, word: string): VersionChoice => ({
-    version: bound,
-    source: `${source}: ${formatIstioVersion(version)} is ${word} than the ${word === 'older' ? 'oldest' : 'newest'} modelled, ${formatIstioVersion(bound)}`,
-  });
   const v = chosen.version;
-  if (
-    v.major < OldestModelledVersion.major ||
-    (v.major === OldestModelledVersion.major && v.minor < OldestModelledVersion.minor)
-  )
-    return clamp(v, OldestModelledVersion, 'older');
-  if (
-    v.major > NewestModelledVersion.major ||
-    (v.major === NewestModelledVersion.major && v.minor > NewestModelledVersion.minor)
-  )
-    return clamp(v, NewestModelledVersion, 'newer');
-  return { version: v, source };
+  const version = clampToModelled(v);
+  if (compareVersions(version, v) === 0) return { version, source };
+  const word = compareVersions(v, version) < 0 ? 'older' : 'newer';
+  return {
+    version,
+    source: `${source}: ${formatIstioVersion(v)} is ${word} than the ${word === 'older' ? 'oldest' : 'newest'} modelled, ${formatIstioVersion(version)}`,
+  };
 }
 
 /**
@@ -97,7 +90,7 @@ export function observedIstioVersion(
   const [major = 0, minor = 0] = tag.split('.').map(Number);
   const version = clampToModelled({ major, minor });
   const nearest =
-    version.minor === minor && version.major === major ? '' : `, simulated as ${formatIstioVersion(version)}`;
+    compareVersions(version, { major, minor }) === 0 ? '' : `, simulated as ${formatIstioVersion(version)}`;
   return {
     version,
     source: `the metrics' istio_build (${build.labels['component'] ?? 'istio'} ${tag}${nearest})`,
@@ -105,13 +98,8 @@ export function observedIstioVersion(
 }
 
 function clampToModelled(v: IstioVersion): IstioVersion {
-  const below =
-    v.major < OldestModelledVersion.major ||
-    (v.major === OldestModelledVersion.major && v.minor < OldestModelledVersion.minor);
-  const above =
-    v.major > NewestModelledVersion.major ||
-    (v.major === NewestModelledVersion.major && v.minor > NewestModelledVersion.minor);
-  return below ? OldestModelledVersion : above ? NewestModelledVersion : v;
+  if (compareVersions(v, OldestModelledVersion) < 0) return OldestModelledVersion;
+  return compareVersions(v, NewestModelledVersion) > 0 ? NewestModelledVersion : v;
 }
 
 /** The version to simulate: the one given (a flag), else the input's, else the newest modelled. */

@@ -38,7 +38,8 @@ function modelledRange(): string {
   return `${formatIstioVersion(OldestModelledVersion)} to ${formatIstioVersion(NewestModelledVersion)}`;
 }
 
-function compareVersions(a: IstioVersion, b: IstioVersion): number {
+/** Orders versions: negative when `a` is older than `b`. */
+export function compareVersions(a: IstioVersion, b: IstioVersion): number {
   return a.major - b.major || a.minor - b.minor;
 }
 
