@@ -16,23 +16,28 @@ export const layers = [
   { folder: 'kserve', may: ['model', 'load'], about: "KServe's networking objects for an InferenceService" },
   { folder: 'kubeflow', may: ['model', 'load'], about: "Kubeflow's Profile, Notebook and waypoint objects" },
   {
+    folder: 'flows',
+    may: ['model', 'load', 'mesh', 'kserve', 'kubeflow'],
+    about: 'the flows a Kubeflow platform lives on, from its objects',
+  },
+  {
     folder: 'render',
     may: ['model', 'load', 'kserve', 'kubeflow'],
     about: 'the desired state of a platform',
   },
   {
     folder: 'ambient',
-    may: ['model', 'load', 'mesh', 'kserve', 'kubeflow'],
+    may: ['model', 'load', 'mesh', 'kserve', 'kubeflow', 'flows'],
     about: 'the migration from sidecar to ambient mode',
   },
   {
     folder: 'analyze',
-    may: ['model', 'load', 'mesh', 'kserve', 'kubeflow', 'ambient'],
+    may: ['model', 'load', 'mesh', 'kserve', 'kubeflow', 'flows', 'ambient'],
     about: 'the analyzer and its rules',
   },
   {
     folder: 'verify',
-    may: ['model', 'load', 'mesh', 'kserve', 'kubeflow'],
+    may: ['model', 'load', 'mesh', 'kserve', 'kubeflow', 'flows'],
     about: 'request cases, the equivalence proof and its probes of what controllers create next',
   },
   {
@@ -42,7 +47,7 @@ export const layers = [
   },
   {
     folder: 'plan',
-    may: ['model', 'load', 'mesh', 'kserve', 'kubeflow', 'ambient', 'verify'],
+    may: ['model', 'load', 'mesh', 'kserve', 'kubeflow', 'flows', 'ambient', 'verify'],
     about: 'the migration as steps, every state between them simulated',
   },
   {
@@ -53,7 +58,7 @@ export const layers = [
   { folder: 'controller', may: ['model', 'kube', 'load', 'render'], about: 'the controller and its manager' },
   {
     folder: 'console',
-    may: ['model', 'load', 'mesh', 'render', 'ambient', 'analyze', 'explain', 'verify', 'plan'],
+    may: ['model', 'load', 'mesh', 'flows', 'render', 'ambient', 'analyze', 'explain', 'verify', 'plan'],
     about: "the console's server and API",
   },
   // The page in the browser: only the console's wire types and its pure layout.
@@ -75,6 +80,7 @@ export const layers = [
       'kube',
       'load',
       'mesh',
+      'flows',
       'render',
       'ambient',
       'analyze',

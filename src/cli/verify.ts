@@ -15,6 +15,7 @@ import {
   type MatrixRequest,
 } from '../verify/equivalence.ts';
 import { checkProbes, type ProbeReport } from '../verify/probes.ts';
+import type { FlowReport } from '../verify/flows.ts';
 import {
   equivalenceInWorkers,
   inputsDigest,
@@ -183,9 +184,11 @@ function report(
   streams.stdout(
     format === OutputFormat.Json
       ? `${JSON.stringify(probes ? { ...result, probes } : result, null, 2)}\n`
-      : `${equivalenceText(result, tracing)}${probes ? probesText(probes) : ''}`,
+      : `${probes ? flowsText(probes.flows) : ''}${equivalenceText(result, tracing)}${probes ? probesText(probes) : ''}`,
   );
-  return result.errors > 0 || (probes?.opened ?? 0) > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
+  return result.errors > 0 || (probes?.opened ?? 0) > 0 || (probes?.flows.broken ?? 0) > 0
+    ? ExitCode.CheckFailed
+    : ExitCode.Ok;
 }
 
 async function verifyCases(
@@ -258,6 +261,30 @@ function requestText(r: MatrixRequest): string {
     .map(([k, v]) => ` -H '${k}: ${k === 'authorization' ? 'Bearer …' : v}'`)
     .join('');
   return `${r.method} ${r.url}${r.pod ? ` (pod of ${r.pod})` : ''} from ${r.from}${headers}`;
+}
+
+/**
+ * The platform's flows, first: each broken one with both outcomes and what to do, then the count of those
+ * that did not work before either.
+ */
+function flowsText(report: FlowReport): string {
+  if (report.flows === 0) return '';
+  const lines = [
+    `${report.flows} flows of the platform (its front door, its Profiles' calls, the API server's webhook calls): ${report.broken} broken.`,
+  ];
+  for (const r of report.results) {
+    if (!r.broken) continue;
+    lines.push('', `error: broken flow: ${r.name}`, `  - ${requestText(r.request)}`);
+    lines.push(`  before: ${describeOutcome(r.before)}`, `  after:  ${describeOutcome(r.after)}`);
+    if (r.fix) lines.push(`  fix:    ${r.fix}`);
+  }
+  const neither = report.results.filter((r) => !r.asIntended.before && !r.asIntended.after);
+  if (neither.length > 0)
+    lines.push(
+      '',
+      `${neither.length} flow(s) did not work before the change either (first: ${neither[0]?.name ?? ''}: ${neither[0] ? describeOutcome(neither[0].after) : ''}).`,
+    );
+  return `${lines.join('\n')}\n\n`;
 }
 
 /**

@@ -55,8 +55,8 @@ export function requestVariants(
 }
 
 /** A bearer token the simulator reads as `iss/sub` (its signature is not checked offline). */
-export function bearerToken(issuer: string): string {
+export function bearerToken(issuer: string, claims: Readonly<Record<string, string>> = {}): string {
   const part = (o: object) =>
     btoa(JSON.stringify(o)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-  return `Bearer ${part({ alg: 'none' })}.${part({ iss: issuer, sub: 'user' })}.c2ln`;
+  return `Bearer ${part({ alg: 'none' })}.${part({ iss: issuer, sub: 'user', ...claims })}.c2ln`;
 }

@@ -43,7 +43,8 @@ import { compileMesh } from '../mesh/mesh.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 import { ingressServed } from '../mesh/kube-ingress.ts';
 import { specOf } from '../model/specs.ts';
-import { outcomesByEntry, type MatrixRequest, type RequestOutcome } from './equivalence.ts';
+import { checkFlows, type FlowReport } from './flows.ts';
+import { outcomeOf, outcomesByEntry, type MatrixRequest, type RequestOutcome } from './equivalence.ts';
 
 /** One probe request, and what the platform is meant to do with it. */
 export interface Probe {
@@ -104,6 +105,8 @@ export interface ProbeReport {
   /** Failed probes that were refused before and reach their target after: access the change opens. */
   opened: number;
   results: ProbeResult[];
+  /** The platform's flows over the objects it has now (flows.ts). */
+  flows: FlowReport;
 }
 
 /**
@@ -130,7 +133,11 @@ export function checkProbes(
   const results = set.probes.map((probe): ProbeResult => {
     const request =
       portForward && probe.request.from === 'external' ? { ...probe.request, portForward } : probe.request;
-    const [was, now] = meshes.map((m) => probeOutcome(probe, outcomesByEntry(m, request)));
+    const [was, now] = meshes.map((m) => {
+      // A host split between front doors fails whatever one door does (docs/semantics.md, One front door).
+      const combined = outcomeOf(m, request);
+      return combined.split === true ? combined : probeOutcome(probe, outcomesByEntry(m, request));
+    });
     const intended = (o: RequestOutcome) =>
       (o.verdict === 'allowed' && o.answeredBy === probe.target) === (probe.intent === 'answered');
     const asIntended = { before: intended(was as RequestOutcome), after: intended(now as RequestOutcome) };
@@ -147,7 +154,14 @@ export function checkProbes(
       ...(whyBefore || whyAfter ? { why } : {}),
     };
   });
+  const compiled = (s: Snapshot) =>
+    compileMesh(s, {
+      clusterDomain,
+      ...(options.istioVersion ? { istioVersion: options.istioVersion } : {}),
+    });
+  const flows = checkFlows(compiled(before), compiled(after), { portForward });
   return {
+    flows,
     controllers: set.controllers,
     probes: results.length,
     failed: results.filter((r) => r.failed).length,

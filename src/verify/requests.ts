@@ -14,7 +14,8 @@ import type { Workload } from '../mesh/workloads.ts';
 import type { TracedOutcome } from './client-classes.ts';
 import type { Hop, TraceResult } from '../model/trace-result.ts';
 import { TraceInputError } from '../mesh/trace/request.ts';
-import { ingressGatewaysServing, outsideEntry } from '../mesh/trace/gateway.ts';
+import { AnyIngressHost } from '../flows/flows.ts';
+import { frontDoors, ingressGatewaysServing, outsideEntry } from '../mesh/trace/gateway.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 import { requestVariants } from '../mesh/request-variants.ts';
 
@@ -43,20 +44,27 @@ export interface RequestOutcome {
   where?: string;
   /** The workload whose own sidecar refused the request (denied at the destination). */
   refusedBy?: string;
+  /** From outside: the front doors of its host answer it differently (docs/semantics.md, One front door). */
+  split?: boolean;
   summary: string;
 }
 
 export const ChangeSeverity = { Error: 'error', Warning: 'warning', Note: 'note' } as const;
 export type ChangeSeverity = (typeof ChangeSeverity)[keyof typeof ChangeSeverity];
 
-/** The host an external client uses where the ingress routes every host (`*`). */
-const AnyIngressHost = 'ingress.example.com';
 const maxPathsPerNamespace = 8;
 
 /** How serious a change is; undefined when the outcome is the same. */
 export function changeSeverity(was: RequestOutcome, now: RequestOutcome): ChangeSeverity | undefined {
-  if (was.verdict === now.verdict && was.code === now.code && was.answeredBy === now.answeredBy)
+  if (
+    was.verdict === now.verdict &&
+    was.code === now.code &&
+    was.answeredBy === now.answeredBy &&
+    was.split === now.split
+  )
     return undefined;
+  // A host split between two front doors: its clients get one answer or the other, as DNS decides.
+  if (now.split === true && was.split !== true) return ChangeSeverity.Error;
   // Denied before and answered after opens access, unless the request was refused by one workload's own
   // sidecar and is now routed to another workload (a routing change, not a wider policy).
   if (now.verdict === 'allowed' && was.verdict === 'denied')
@@ -77,11 +85,26 @@ export function describeOutcome(o: RequestOutcome, rename = (text: string) => te
 }
 
 /**
- * Traces one request and sums up its outcome. A request from outside is traced through every ingress
- * gateway that serves its host, since a client can reach any of them: it is answered if some gateway lets
- * it through (the first that does, in the mesh's gateway order), denied if none does and some refuses it.
+ * Traces one request and sums up its outcome. A request from outside goes to the one address its host
+ * resolves to: it is traced through every front door of its host (the gateways that route it), and when
+ * they answer it differently the host is split between them (docs/semantics.md, One front door): the
+ * outcome says so, with each door's answer. A host no gateway routes is traced through the gateways that
+ * serve it (the first that lets it through, else the first that refuses it).
  */
 export function outcomeOf(mesh: Mesh, request: MatrixRequest): RequestOutcome {
+  const doors = frontDoorsOf(mesh, request);
+  if (doors.length > 0) {
+    const outcomes = doors.map((via) => ({ via, outcome: traceOutcome(mesh, { ...request, via }) }));
+    const first = at(outcomes, 0).outcome;
+    const alike = outcomes.every(
+      ({ outcome: o }) =>
+        o.verdict === first.verdict && o.code === first.code && o.answeredBy === first.answeredBy,
+    );
+    if (alike) return first;
+    const each = outcomes.map(({ via, outcome }) => `${describeOutcome(outcome)} through ${via}`).join('; ');
+    const where = `the front door of its host is split: ${each}`;
+    return { verdict: 'failed', code: 0, where, split: true, summary: where };
+  }
   const outcomes = outcomesByEntry(mesh, request);
   return (
     outcomes.find((o) => o.verdict === 'allowed') ??
@@ -90,12 +113,23 @@ export function outcomeOf(mesh: Mesh, request: MatrixRequest): RequestOutcome {
   );
 }
 
-/** A request's outcome through each ingress gateway that serves its host (from outside), else its one outcome. */
+/** The front doors of an outside request's host (none for a request from inside). */
+function frontDoorsOf(mesh: Mesh, request: MatrixRequest): string[] {
+  if (request.from !== 'external') return [];
+  const url = new URL(request.url);
+  return frontDoors(mesh, url.hostname, url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80);
+}
+
+/**
+ * A request's outcome through each ingress gateway that serves its host (from outside): its front doors
+ * when some gateway routes the host, else every gateway that serves it; else its one outcome.
+ */
 export function outcomesByEntry(mesh: Mesh, request: MatrixRequest): RequestOutcome[] {
   if (request.from !== 'external') return [traceOutcome(mesh, request)];
   const url = new URL(request.url);
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-  const vias = ingressGatewaysServing(mesh, url.hostname, port);
+  const doors = frontDoors(mesh, url.hostname, port);
+  const vias = doors.length > 0 ? doors : ingressGatewaysServing(mesh, url.hostname, port);
   if (vias.length === 0) return [traceOutcome(mesh, request)];
   return vias.map((via) => traceOutcome(mesh, { ...request, via }));
 }

@@ -9,9 +9,9 @@
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { pointerOf } from '../../model/finding.ts';
-import { webhooksOf } from '../../model/specs.ts';
 import { GroupKind, Label } from '../../model/vocabulary.ts';
 import { ApiServerClient } from '../../mesh/trace/request.ts';
+import { webhookCalls } from '../../flows/flows.ts';
 import { traceRequest } from '../../mesh/trace.ts';
 import { ProxyKind, type Workload } from '../../mesh/workloads.ts';
 import type { Mesh } from '../../mesh/compiled.ts';
@@ -28,7 +28,7 @@ export const optedOutPodEnrolled: Rule = {
   check(context: AnalyzeContext): Finding[] {
     const { snapshot } = context;
     const mesh = context.mesh();
-    const webhooks = webhookCalls(context);
+    const webhooks = webhookCalls(snapshot);
     const seen = new Set<string>();
     return mesh.workloads.flatMap((w) => {
       const says = w.labels[Label.SidecarInject] ?? w.annotations[Label.SidecarInject];
@@ -66,35 +66,6 @@ export const optedOutPodEnrolled: Rule = {
     });
   },
 };
-
-/** A call the API server makes to a webhook Service. */
-interface WebhookCall {
-  webhook: string;
-  namespace: string;
-  service: string;
-  url: string;
-}
-
-function webhookCalls(context: AnalyzeContext): WebhookCall[] {
-  const kinds = ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'];
-  return kinds.flatMap((kind) =>
-    context.snapshot.list(`admissionregistration.k8s.io/${kind}`).flatMap((configuration) =>
-      webhooksOf(configuration).flatMap((hook) => {
-        const service = hook.clientConfig?.service;
-        if (!service?.namespace || !service.name) return [];
-        const url = `https://${service.name}.${service.namespace}.svc:${service.port ?? 443}${service.path ?? '/'}`;
-        return [
-          {
-            webhook: `${configuration.metadata.name ?? ''}/${hook.name ?? ''}`,
-            namespace: service.namespace,
-            service: service.name,
-            url,
-          },
-        ];
-      }),
-    ),
-  );
-}
 
 function servesService(mesh: Mesh, workload: Workload, namespace: string, name: string): boolean {
   const service = mesh.services.find((s) => s.namespace === namespace && s.name === name);

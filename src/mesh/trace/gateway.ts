@@ -123,6 +123,26 @@ export function outsideEntry(mesh: Mesh): { portForward: boolean; why?: string }
   };
 }
 
+/**
+ * The front doors of a host and port: the ingress gateways that serve it and have routes for it, as `--via`
+ * names them: of those, the ones that name the host most specifically. DNS or a load balancer sends a
+ * host's clients to one address, so every front door of a host must answer its requests alike
+ * (docs/semantics.md, One front door).
+ */
+export function frontDoors(mesh: Mesh, host: string, port: number): string[] {
+  // A host resolves to the gateway that names it most specifically (its own name over `*.suffix` over `*`).
+  const specificity = (domain: string) => (domain === host ? Infinity : domain === '*' ? 0 : domain.length);
+  const routed = serving([...mesh.gateways.values()], host, port).flatMap(({ proxy, server }) => {
+    const table = gatewayRouteTable(mesh, proxy, server.listenPort);
+    const vhost = table ? pickDomain(table.virtualHosts, host) : undefined;
+    return vhost ? [{ proxy, rank: specificity(vhost.domain) }] : [];
+  });
+  const best = Math.max(...routed.map((r) => r.rank));
+  return routed
+    .filter((r) => r.rank === best)
+    .map(({ proxy }) => `${proxy.workload.namespace}/${proxy.workload.name}`);
+}
+
 /** The ingress gateways an outside client can enter through for this host and port, as `--via` names them. */
 export function ingressGatewaysServing(mesh: Mesh, host: string, port: number): string[] {
   return serving([...mesh.gateways.values()], host, port).map(
