@@ -16,6 +16,7 @@ import type { KubeObject } from '../model/object.ts';
 import type { MigrationReport } from './migration-report.ts';
 import { Draft, type OutputView } from './output.ts';
 import { gatewayServiceAccount, principalOf } from '../model/identity.ts';
+import { hostMatches } from '../mesh/security.ts';
 
 /** Options of a migration. */
 export interface MigrateOptions {
@@ -137,21 +138,38 @@ export class Scope {
   readonly kept: ReadonlyMap<string, Kept>;
   /** The Serverless InferenceServices (their namespaces stay in sidecar mode). */
   readonly serverless: readonly KubeObject[];
+  /**
+   * Workloads (`ns/name`) of moved namespaces that keep their sidecar, and why: clients that stay in sidecar
+   * mode call them, and a policy of theirs needs L7, which those clients (which skip waypoints) would
+   * then meet nowhere (docs/semantics.md, Sidecar clients of L7 policies).
+   */
+  readonly held: ReadonlyMap<string, Kept>;
   #podsByNamespace: Map<string, Workload[]> | undefined;
 
-  constructor(input: MigrationInput, kept: ReadonlyMap<string, Kept>, serverless: readonly KubeObject[]) {
+  constructor(
+    input: MigrationInput,
+    kept: ReadonlyMap<string, Kept>,
+    serverless: readonly KubeObject[],
+    held: ReadonlyMap<string, Kept> = new Map(),
+  ) {
     this.input = input;
     this.kept = kept;
     this.serverless = serverless;
+    this.held = held;
   }
 
   isKept(namespace: string): boolean {
     return this.kept.has(namespace);
   }
 
+  /** Whether a workload of a moved namespace keeps its sidecar (`held`). */
+  keepsSidecar(w: { namespace: string; name: string }): boolean {
+    return this.held.has(`${w.namespace}/${w.name}`);
+  }
+
   /** Whether a pod runs a sidecar now and goes ambient with the migration (its namespace is not kept). */
   goesAmbient(w: Workload): boolean {
-    return w.proxy === 'sidecar' && !this.isKept(w.namespace);
+    return w.proxy === 'sidecar' && !this.isKept(w.namespace) && !this.keepsSidecar(w);
   }
 
   /** Pods in the mesh in sidecar mode (the ones policies applied to) that go ambient, by namespace. */
@@ -198,6 +216,26 @@ export interface GatewayPlan {
   readonly oldGatewaysInUse: ReadonlySet<Workload>;
   /** Istio Gateways (`ns/name`) converted and also kept, because controllers build on them. */
   readonly keptForControllers: ReadonlySet<string>;
+  /**
+   * By the old Istio Gateway's `ns/name`: the hosts it keeps serving as the one front door, because routes
+   * of namespaces that stay in sidecar mode use them there (docs/semantics.md, One front door). A route of a
+   * moved namespace on one of these hosts stays on the old gateway too, so no host is split between two.
+   */
+  readonly heldHosts: ReadonlyMap<string, readonly string[]>;
+}
+
+/** Whether a route's hosts meet a host the old gateway keeps (`GatewayPlan.heldHosts`). */
+export function isHeld(plan: GatewayPlan, gateway: string, hosts: readonly string[]): boolean {
+  return hostsMeet(hosts, plan.heldHosts.get(gateway) ?? []);
+}
+
+/**
+ * Whether a held host takes requests for one of these hosts (`*` and `*.suffix` cover the hosts they
+ * match). A wildcard route beside a more specific held host can move: on the old gateway the held host's
+ * own virtual host takes its requests, and clients of every other host can use the new gateway.
+ */
+export function hostsMeet(hosts: readonly string[], held: readonly string[]): boolean {
+  return hosts.some((h) => held.some((k) => hostMatches(k, h)));
 }
 
 /** The old gateway pods a policy applies to, and the new gateways that replace them. */

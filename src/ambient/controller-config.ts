@@ -21,12 +21,19 @@ import { action, changed } from './migration-report.ts';
 
 /** A controller's configuration that names an Istio Gateway: where, and what the controller does with it. */
 export interface GatewayUse {
+  /** The controller, by name. */
+  controller: string;
   configMap: KubeObject;
   field: string;
   /** What the controller builds on the gateway, in a sentence. */
   builds: string;
   /** How to stop it, so the old gateway can go. */
   retire: string;
+  /**
+   * The hosts of the routes it writes there (docs/semantics.md, One front door): they stay on the old
+   * gateway while it does. None when its routes are cluster-local only.
+   */
+  hosts: string[];
 }
 
 /** The Istio Gateways (`ns/name`) the controllers' configuration names, with each place that names it. */
@@ -42,31 +49,39 @@ export function gatewaysNamedByControllers(input: MigrationInput): Map<string, G
     const gateway = /^gateway\.([^.]+)\.([^.]+)$/.exec(key);
     if (knative && gateway)
       use(`${gateway[1]}/${gateway[2]}`, {
+        controller: 'Knative Serving',
         configMap: knative,
         field: `data.${key}`,
         builds: `Knative Serving binds every Knative Service's external routes (${ModeName.Knative} models) to it`,
         retire: `move the ${ModeName.Knative} models to ${ModeName.Standard} mode, then remove this key`,
+        hosts: input.kserve.domainList.map((d) => `*.${d}`),
       });
   }
   const notebooks = configMapOf(KubeflowConfigMaps.notebooks, configMaps);
   const { notebookRoutes, istioGateway } = input.kubeflow;
   if (notebooks && notebookRoutes)
     use(istioGateway, {
+      controller: 'the notebook controller',
       configMap: notebooks,
       field: 'data.ISTIO_GATEWAY',
       builds: "the notebook controller binds every new notebook's VirtualService to it",
       retire:
         'the notebook controller writes only VirtualServices: keep this gateway while notebooks are created',
+      // Every notebook's route takes any host (notebook.ts writes the controller's route the same way).
+      hosts: ['*'],
     });
   const kserve = configMapOf(KServeConfigMap, configMaps);
   if (kserve) {
     const { ingress } = input.kserve;
     if (!ingress.enableGatewayApi)
       use(ingress.ingressGateway, {
+        controller: 'KServe',
         configMap: kserve,
         field: 'data.ingress: ingressGateway',
         builds: "KServe binds every new InferenceService's ingress routes to it",
         retire: `set enableGatewayApi: true with kserveIngressGateway naming the converted gateway (${ingress.ingressGateway}), for ${ModeName.Standard} models`,
+        // A model's hosts are made under the ingress domain; with a path template, also the domain itself.
+        hosts: [`*.${ingress.ingressDomain}`, ...(ingress.pathTemplate ? [ingress.ingressDomain] : [])],
       });
   }
   return uses;

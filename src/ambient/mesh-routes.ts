@@ -7,7 +7,7 @@ import { GroupKind, Group } from '../model/vocabulary.ts';
 import { specOf, type HTTPRouteSpec, type VirtualServiceSpec } from '../model/specs.ts';
 import { Mesh as MeshGateway, resolveGatewayName, resolveShortName } from '../mesh/virtual-services.ts';
 import type { KubeObject } from '../model/object.ts';
-import { step, type Facts, type RouteGraph, type Step, type WaypointNeed } from './context.ts';
+import { isHeld, step, type Facts, type RouteGraph, type Step, type WaypointNeed } from './context.ts';
 import type { OutputView, Phase } from './output.ts';
 import { type BackendTarget, type RouteContext, type RouteRule, convertHttpRoutes } from './http-routes.ts';
 
@@ -78,7 +78,10 @@ function convertVirtualService(m: RouteStep, vs: KubeObject): void {
     mesh: boolean;
     label: string;
   }[] = [];
+  // Gateways that keep this route: a host of it stays on the old gateway (the one front door).
+  const held = gateways.filter((g) => g !== MeshGateway && isHeld(m.gateways, g, spec.hosts ?? []));
   for (const parent of gateways) {
+    if (held.includes(parent)) continue;
     let parentRefs: ParentRef[];
     let hostnames: string[] = [];
     let label: string;
@@ -111,10 +114,15 @@ function convertVirtualService(m: RouteStep, vs: KubeObject): void {
   }
   for (const g of groups) if (g.mesh) recordMeshBackends(m, ns, g.parents, g.rules);
   const routes = httpRoutesOf(m, vs, groups, notes);
-  const keptForGateways = routes.length > 0 ? keptOnControllersGateways(m, vs, notes) : [];
+  if (held.length === gateways.length) {
+    // Every parent keeps it: the route stays as it is, on the old front door.
+    m.draft.note(vs, changed('spec.gateways', heldNote(m, held)), ...dedupe(notes));
+    return;
+  }
+  const keptForGateways = routes.length > 0 || held.length > 0 ? keptOnGateways(m, vs, held, notes) : [];
   m.draft.replace(vs, [...keptForGateways, ...routes]);
   m.draft.note(vs, ...dedupe(notes));
-  if (routes.length === 0)
+  if (routes.length === 0 && held.length === 0)
     m.draft.note(
       vs,
       action(
@@ -124,24 +132,36 @@ function convertVirtualService(m: RouteStep, vs: KubeObject): void {
     );
 }
 
+/** Why a route stays on old gateways that keep its host as the one front door. */
+function heldNote(m: RouteStep, held: readonly string[]): string {
+  const hosts = [...new Set(held.flatMap((g) => m.gateways.heldHosts.get(g) ?? []))].sort();
+  return `stays on ${held.join(', ')}, the one front door for ${hosts.map((h) => `"${h}"`).join(', ')} (why: that Gateway's entry): clients reach one address per host, and it must serve all of the host's routes`;
+}
+
 /**
- * The VirtualService as it stays on gateways kept for the controllers (bound only to those), so that
- * their clients keep their routes until DNS moves to the converted gateway; none when it has no such gateway.
+ * The VirtualService as it stays on old gateways (bound only to those): gateways kept for the controllers,
+ * so that their clients keep their routes until DNS moves to the converted gateway, and gateways that keep
+ * its host as the one front door (`held`); none when it has no such gateway.
  */
-function keptOnControllersGateways(m: RouteStep, vs: KubeObject, notes: Note[]): KubeObject[] {
+function keptOnGateways(m: RouteStep, vs: KubeObject, held: readonly string[], notes: Note[]): KubeObject[] {
   const ns = vs.metadata.namespace ?? 'default';
   const spec = specOf(vs, 'networking.istio.io/VirtualService');
-  const bound = (spec.gateways ?? []).filter((g) =>
-    m.gateways.keptForControllers.has(resolveGatewayName(g, ns)),
+  const forControllers = (spec.gateways ?? []).filter((g) => {
+    const name = resolveGatewayName(g, ns);
+    return m.gateways.keptForControllers.has(name) && !held.includes(name);
+  });
+  const bound = (spec.gateways ?? []).filter(
+    (g) => forControllers.includes(g) || held.includes(resolveGatewayName(g, ns)),
   );
   if (bound.length === 0) return [];
-  const kept = bound.map((g) => resolveGatewayName(g, ns));
-  notes.push(
-    changed(
-      'spec.gateways',
-      `also kept, bound only to ${kept.join(', ')}, which stays for the controllers: its clients keep their routes until DNS moves to the converted gateway`,
-    ),
-  );
+  if (forControllers.length > 0)
+    notes.push(
+      changed(
+        'spec.gateways',
+        `also kept, bound only to ${forControllers.map((g) => resolveGatewayName(g, ns)).join(', ')}, which stays for the controllers: its clients keep their routes until DNS moves to the converted gateway`,
+      ),
+    );
+  if (held.length > 0) notes.push(changed('spec.gateways', heldNote(m, held)));
   return [{ ...vs, spec: { ...spec, gateways: bound } }];
 }
 
