@@ -5,14 +5,29 @@
  * mode has no use for.
  */
 import { withoutInjection } from '../model/sidecar.ts';
-import { specOf, type DestinationRuleSpec } from '../model/specs.ts';
+import { labelsMatch } from '../load/snapshot.ts';
+import { isKind, specOf, type DestinationRuleSpec } from '../model/specs.ts';
 import { isKnativeMode, parseDeploymentMode, ModeName } from '../kserve/config.ts';
 import { KnativeConfigMaps } from '../kserve/knative.ts';
 import { isConfigMapOf } from '../model/inputs.ts';
 import type { KubeObject } from '../model/object.ts';
 import { gatewayClassOf } from '../model/specs.ts';
 import { Annotation, GatewayClass, Label, GroupKind, Group } from '../model/vocabulary.ts';
-import { Scope, step, type Facts, type Kept, type Step } from './context.ts';
+import {
+  MigrationInput,
+  Scope,
+  actionOf,
+  isTargeted,
+  step,
+  type Facts,
+  type Kept,
+  type Step,
+} from './context.ts';
+import { needsWaypoint } from './policies.ts';
+import { admitsPeer } from '../mesh/authorization.ts';
+import { platformFlows } from '../flows/flows.ts';
+import { principalOf } from '../model/identity.ts';
+import { ProxyKind, type Workload } from '../mesh/workloads.ts';
 import { learnt, type OutputView, type Phase } from './output.ts';
 import { Outcome, action, changed } from './migration-report.ts';
 
@@ -62,7 +77,53 @@ export function keptNamespaces({ input }: Pick<Facts, 'input'>): Phase<Scope> {
         'runs Knative Serving, which has no ambient support',
         `it can go once no ${ModeName.Knative} model is left`,
       );
-  return learnt(new Scope(input, kept, serverless));
+  return learnt(new Scope(input, kept, serverless, heldSidecars(input, kept)));
+}
+
+/**
+ * Workloads of moved namespaces that keep their sidecar: a flow of the platform (flows/flows.ts) comes to
+ * them from a client that stays in sidecar mode, and an ALLOW policy of theirs that admits that client
+ * needs L7 (so it would move to a waypoint). Such a client skips waypoints, so ztunnel's guard would refuse
+ * it, and widening the guard would skip the policy's L7 conditions (docs/semantics.md, Sidecar clients of
+ * L7 policies). Other callers that keep sidecars lose such calls, which verify reports as warnings.
+ */
+function heldSidecars(input: MigrationInput, kept: ReadonlyMap<string, Kept>): Map<string, Kept> {
+  const held = new Map<string, Kept>();
+  if (kept.size === 0) return held;
+  const key = (w: Workload) => `${w.namespace}/${w.name}`;
+  const sidecars = input.mesh.workloads.filter((w) => w.proxy === ProxyKind.Sidecar);
+  const policies = input.snapshot.list(GroupKind.AuthorizationPolicy).filter((p) => {
+    const spec = specOf(p, 'security.istio.io/AuthorizationPolicy');
+    return (
+      actionOf(p) === 'ALLOW' &&
+      !isTargeted(spec) &&
+      !input.isMeshWide(p) &&
+      !kept.has(p.metadata.namespace ?? 'default') &&
+      needsWaypoint(spec)
+    );
+  });
+  for (const flow of platformFlows(input.mesh)) {
+    if (flow.intent !== 'answered') continue;
+    const client = sidecars.find((w) => key(w) === flow.request.from && kept.has(w.namespace));
+    const service = input.mesh.serviceByHostname.get(new URL(flow.request.url).hostname);
+    if (!client || !service?.selector || kept.has(service.namespace)) continue;
+    const pods = sidecars.filter(
+      (w) => w.namespace === service.namespace && labelsMatch(w.labels, service.selector ?? {}),
+    );
+    const peer = { principal: principalOf(client, input.trustDomain), ip: client.ip };
+    for (const policy of policies) {
+      const namespaceWide = specOf(policy, 'security.istio.io/AuthorizationPolicy').selector === undefined;
+      const selected = pods.filter((w) =>
+        namespaceWide ? w.namespace === policy.metadata.namespace : input.selectsPod(policy, [w]),
+      );
+      if (selected.length === 0 || !admitsPeer(policy, peer)) continue;
+      const why = `serves a flow of the platform from ${client.namespace}, which keeps sidecars and so skips waypoints (${flow.name}), and AuthorizationPolicy ${policy.metadata.namespace ?? 'default'}/${policy.metadata.name ?? ''} needs L7`;
+      for (const pod of selected)
+        if (!held.has(key(pod)))
+          held.set(key(pod), { why, fix: `it goes ambient when ${client.namespace} moves` });
+    }
+  }
+  return held;
 }
 
 export function waypoints(facts: Pick<Facts, 'input' | 'waypoints'>, output: OutputView): Phase {
@@ -183,8 +244,11 @@ function namespaces(m: Step<'input' | 'scope' | 'waypoints'>): Set<string> {
   return migrated;
 }
 
-/** Pod templates of migrated namespaces: opted-out pods stay out; a pod's own injection opt-in goes. */
-function workloadTemplates(m: Step<'input'>, migrated: ReadonlySet<string>): void {
+/**
+ * Pod templates of migrated namespaces: opted-out pods stay out; a pod's own injection opt-in goes, except
+ * on workloads that keep their sidecar (`Scope.held`), which opt in (the namespace no longer injects).
+ */
+function workloadTemplates(m: Step<'input' | 'scope'>, migrated: ReadonlySet<string>): void {
   for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet']) {
     for (const object of m.input.snapshot.list(`apps/${kind}`)) {
       if (!migrated.has(object.metadata.namespace ?? 'default')) continue;
@@ -199,7 +263,24 @@ function workloadTemplates(m: Step<'input'>, migrated: ReadonlySet<string>): voi
       const meta = spec.template?.metadata ?? {};
       let labels = { ...meta.labels };
       let annotations = { ...meta.annotations };
-      if (optedOut(labels, annotations)) {
+      const held = m.scope.held.get(
+        `${object.metadata.namespace ?? 'default'}/${object.metadata.name ?? ''}`,
+      );
+      if (held !== undefined && !optedOut(labels, annotations)) {
+        if (labels[Label.SidecarInject] === 'true') continue;
+        labels[Label.SidecarInject] = 'true';
+        annotations = without(annotations, Label.SidecarInject);
+        m.draft.note(
+          object,
+          action(
+            `spec.template.metadata.labels.${Label.SidecarInject}`,
+            `"true": keeps its sidecar in the ambient namespace, as it ${held.why}; ${held.fix ?? ''}`,
+          ),
+        );
+      } else if (optedOut(labels, annotations) && alreadyAmbient(m, object)) {
+        m.draft.note(object, action('spec.template.metadata.labels', alreadyAmbientNote(m)));
+        continue;
+      } else if (optedOut(labels, annotations)) {
         labels[Label.DataplaneMode] = 'none';
         m.draft.note(
           object,
@@ -230,14 +311,46 @@ function workloadTemplates(m: Step<'input'>, migrated: ReadonlySet<string>): voi
   }
 }
 
-/** Running pods of migrated namespaces, as they will run after a restart: without the sidecar. */
-function runningPods(m: Step<'input'>, migrated: ReadonlySet<string>): void {
+/**
+ * A workload that opted out of sidecars and is already in ambient mode in the input (its namespace carries
+ * both labels, as upstream Kubeflow's ambient overlay leaves it): the migration's target already, left as
+ * it is rather than taken out of the mesh, which would lift every policy that applies to it now.
+ */
+function alreadyAmbient(m: Step<'input'>, object: KubeObject): boolean {
+  const ns = object.metadata.namespace ?? 'default';
+  const name = object.metadata.name ?? '';
+  return m.input.mesh.workloads.some(
+    (w) => w.namespace === ns && w.name === name && w.proxy === ProxyKind.Ambient,
+  );
+}
+
+/** What a person must do for a workload already in ambient mode: the mesh-wide policies refuse its callers. */
+function alreadyAmbientNote(m: Step<'input'>): string {
+  const denyAll = m.input.snapshot
+    .list(GroupKind.AuthorizationPolicy)
+    .filter(
+      (p) =>
+        m.input.isMeshWide(p) &&
+        actionOf(p) === 'ALLOW' &&
+        (specOf(p, 'security.istio.io/AuthorizationPolicy').rules ?? []).length === 0,
+    )
+    .map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
+  const refused =
+    denyAll.length > 0
+      ? `; ${denyAll.join(', ')} refuses at ztunnel every caller no ALLOW policy names (the API server's webhook calls, which carry no identity, among them): write ALLOW policies for its callers, or take it out of the mesh (${Label.DataplaneMode}: none) as it was with sidecars`
+      : '';
+  return `opted out of sidecars and already in ambient mode (its namespace is labelled ${Label.DataplaneMode}: ambient): left as it is${refused}`;
+}
+
+/** Running pods of migrated namespaces, as they will run after a restart: without the sidecar (unless held). */
+function runningPods(m: Step<'input' | 'scope'>, migrated: ReadonlySet<string>): void {
   let restarted = 0;
+  const held = new Set(m.input.mesh.workloads.filter((w) => m.scope.keepsSidecar(w)).map((w) => w.object));
   for (const pod of m.input.snapshot.list(GroupKind.Pod)) {
-    if (!migrated.has(pod.metadata.namespace ?? 'default')) continue;
+    if (!migrated.has(pod.metadata.namespace ?? 'default') || held.has(pod)) continue;
     const given = { labels: pod.metadata.labels ?? {}, annotations: pod.metadata.annotations ?? {} };
     const hadSidecar = given.annotations[Annotation.SidecarStatus] !== undefined;
-    const out = optedOut(given.labels, given.annotations);
+    const out = optedOut(given.labels, given.annotations) && !alreadyAmbient(m, pod);
     if (!out && !hadSidecar) continue;
     const { labels, annotations, spec } = withoutInjection(
       out ? { ...given.labels, [Label.DataplaneMode]: 'none' } : given.labels,
@@ -264,12 +377,37 @@ function runningPods(m: Step<'input'>, migrated: ReadonlySet<string>): void {
 function staysForSidecars(m: Step<'input' | 'scope'>, object: KubeObject): boolean {
   const ns = object.metadata.namespace ?? 'default';
   if (m.scope.isKept(ns)) return true;
-  if (ns !== m.input.root || m.scope.kept.size === 0) return false;
+  // A Sidecar's own selector; an EnvoyFilter is taken as namespace-wide (kept wherever a held pod runs).
+  const selector = isKind(object, 'networking.istio.io/Sidecar')
+    ? specOf(object, 'networking.istio.io/Sidecar').workloadSelector?.labels
+    : undefined;
+  const held = m.input.mesh.workloads.filter(
+    (w) => m.scope.keepsSidecar(w) && (ns === m.input.root || w.namespace === ns),
+  );
+  const heldSelected = held.filter((w) => labelsMatch(w.labels, selector ?? {}));
+  if (heldSelected.length > 0 && ns !== m.input.root) {
+    m.draft.note(
+      object,
+      changed(
+        '',
+        `kept: it configures the sidecars of ${[...new Set(heldSelected.map((w) => `${w.namespace}/${w.name}`))].sort().join(', ')}, which stay`,
+      ),
+    );
+    return true;
+  }
+  if (ns !== m.input.root || (m.scope.kept.size === 0 && held.length === 0)) return false;
   m.draft.note(
     object,
     changed(
       '',
-      `kept: it applies mesh-wide, and namespaces ${[...m.scope.kept.keys()].sort().join(', ')} stay in sidecar mode`,
+      `kept: it applies mesh-wide, and ${[
+        ...(m.scope.kept.size > 0
+          ? [`namespaces ${[...m.scope.kept.keys()].sort().join(', ')} stay in sidecar mode`]
+          : []),
+        ...(m.scope.held.size > 0
+          ? [`workloads ${[...m.scope.held.keys()].sort().join(', ')} keep their sidecars`]
+          : []),
+      ].join(', and ')}`,
     ),
   );
   return true;

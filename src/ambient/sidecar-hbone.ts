@@ -22,7 +22,10 @@ export function sidecarHbone(facts: Pick<Facts, 'input' | 'scope'>, output: Outp
   if (m.input.mesh.config.sidecarsAcceptHbone) return m.draft.done();
   const sidecars = m.input.mesh.workloads.filter((w) => w.proxy === ProxyKind.Sidecar);
   if (sidecars.length === 0) return m.draft.done();
-  const staying = [...m.scope.kept.keys()].filter((ns) => sidecars.some((w) => w.namespace === ns)).sort();
+  const staying = [
+    ...[...m.scope.kept.keys()].filter((ns) => sidecars.some((w) => w.namespace === ns)),
+    ...m.scope.held.keys(),
+  ].sort();
   const restart =
     staying.length > 0
       ? `restart the sidecar workloads of ${staying.join(', ')} (kubectl rollout restart) once istiod has the new config, so they are injected with it`

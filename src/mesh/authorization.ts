@@ -287,8 +287,37 @@ export interface Peer {
 export function peerSignature(policy: KubeObject, peer: Peer): string {
   const spec = policySpec(policy);
   const namespace = policy.metadata.namespace ?? 'default';
-  const requests: AuthzRequest[] = [peer.principal, undefined].map((principal) => ({
-    principal,
+  const requests = [peerRequest(peer), peerRequest({ ...peer, principal: undefined })];
+  let out = '';
+  for (const rule of spec.rules ?? []) {
+    for (const f of rule.from ?? [])
+      for (const r of requests) out += peerSourceMatches(f.source ?? {}, r, namespace) ? '1' : '0';
+    for (const c of rule.when ?? [])
+      if (c.key?.startsWith('source.') || c.key === 'remote.ip')
+        for (const r of requests) out += conditionMatches(c, r) ? '1' : '0';
+    out += '|';
+  }
+  return out;
+}
+
+/**
+ * Whether some rule of the policy can admit a request from this peer: its `from` takes the peer (with
+ * mTLS), whatever the rule says of the request (`to`, `when`), which the peer's requests may meet.
+ */
+export function admitsPeer(policy: KubeObject, peer: Peer): boolean {
+  const namespace = policy.metadata.namespace ?? 'default';
+  const request = peerRequest(peer);
+  return (policySpec(policy).rules ?? []).some(
+    (rule) =>
+      (rule.from ?? []).length === 0 ||
+      (rule.from ?? []).some((f) => peerSourceMatches(f.source ?? {}, request, namespace)),
+  );
+}
+
+/** A request that says only who sends it (with mTLS when it has a principal). */
+function peerRequest(peer: { principal: string | undefined; ip: string }): AuthzRequest {
+  return {
+    principal: peer.principal,
     sourceIp: peer.ip,
     requestPrincipal: undefined,
     host: '',
@@ -297,19 +326,13 @@ export function peerSignature(policy: KubeObject, peer: Peer): string {
     port: 0,
     headers: {},
     destinationIp: '',
-  }));
-  let out = '';
-  for (const rule of spec.rules ?? []) {
-    for (const f of rule.from ?? []) {
-      const { requestPrincipals: _rp, notRequestPrincipals: _nrp, ...peerFields } = f.source ?? {};
-      for (const r of requests) out += sourceMatches(peerFields, r, namespace) ? '1' : '0';
-    }
-    for (const c of rule.when ?? [])
-      if (c.key?.startsWith('source.') || c.key === 'remote.ip')
-        for (const r of requests) out += conditionMatches(c, r) ? '1' : '0';
-    out += '|';
-  }
-  return out;
+  };
+}
+
+/** A source's peer fields against a peer: its request principals are the request's, not the peer's. */
+function peerSourceMatches(source: Source, request: AuthzRequest, namespace: string): boolean {
+  const { requestPrincipals: _rp, notRequestPrincipals: _nrp, ...peerFields } = source;
+  return sourceMatches(peerFields, request, namespace);
 }
 
 /** A test of one value of a policy field against the request. */
