@@ -44,12 +44,17 @@ export async function writePlan(snapshot: Snapshot, flags: PlanFlags, streams: S
   });
   await writeFolder(flags.plan, planFiles(plan, plan.choice, check));
   const windowed = check.windows.reduce((n, w) => n + w.count, 0);
+  const blocking = check.prerequisites.blocking.length;
   streams.stderr(
     `kfmesh: planned ${plan.steps.length} steps in ${flags.plan} (see ${join(flags.plan, 'plan.md')}): ` +
-      `every state simulated: ${check.errors} errors, ${windowed} requests in outage windows, ` +
-      `${check.badUndos.length} steps whose undo differs\n`,
+      `every state simulated: ${check.errors} errors, ${check.brokenFlows} broken flows, ${windowed} requests in outage windows, ` +
+      `${check.badUndos.length} steps whose undo differs` +
+      (blocking > 0
+        ? `; step 1 fails: ${blocking} thing${blocking > 1 ? 's' : ''} in the input block${blocking > 1 ? '' : 's'} ambient mode`
+        : '') +
+      '\n',
   );
-  return check.errors > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
+  return check.errors > 0 || check.brokenFlows > 0 || blocking > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
 }
 
 /** DIR must not exist, or be an empty folder. */

@@ -154,16 +154,6 @@ function injects(
   return podSays === 'true' || labels[Label.IstioRev] !== undefined;
 }
 
-/**
- * A namespace whose pods are in ambient mode: labelled `istio.io/dataplane-mode=ambient` without turning on
- * sidecar injection (`istio-injection: enabled` or a revision label), which would give its pods sidecars.
- */
-export function namespaceIsAmbient(nsLabels: Readonly<Record<string, string>>): boolean {
-  if (nsLabels[Label.DataplaneMode] !== 'ambient') return false;
-  if (nsLabels[Label.IstioInjection] === 'disabled') return true;
-  return nsLabels[Label.IstioInjection] !== 'enabled' && nsLabels[Label.IstioRev] === undefined;
-}
-
 /** Ambient enrollment: the pod's or its namespace's `istio.io/dataplane-mode=ambient`, unless the pod says `none`. */
 function ambientEnrolled(
   labels: Readonly<Record<string, string>>,

@@ -107,3 +107,30 @@ export function withoutInjection(
   if (spec.initContainers) next.initContainers = strip(spec.initContainers);
   return { labels: restLabels, annotations: restAnnotations, spec: next };
 }
+
+/**
+ * A namespace whose pods are in ambient mode: labelled `istio.io/dataplane-mode=ambient` without turning on
+ * sidecar injection (`istio-injection: enabled` or a revision label), which would give its pods sidecars.
+ */
+export function namespaceIsAmbient(nsLabels: Readonly<Record<string, string>>): boolean {
+  if (nsLabels[Label.DataplaneMode] !== 'ambient') return false;
+  if (nsLabels[Label.IstioInjection] === 'disabled') return true;
+  return nsLabels[Label.IstioInjection] !== 'enabled' && nsLabels[Label.IstioRev] === undefined;
+}
+
+/** Where a namespace stands between the two modes, by its labels (docs/semantics.md, The migration plan). */
+export const NamespaceStanding = {
+  Sidecar: 'sidecar',
+  HalfAmbient: 'ambient with injection still on',
+  Ambient: 'ambient',
+  Outside: 'outside the mesh',
+} as const;
+export type NamespaceStanding = (typeof NamespaceStanding)[keyof typeof NamespaceStanding];
+
+/** Where a namespace stands: injection only, both labels (its pods still get sidecars), ambient, or neither. */
+export function namespaceStanding(nsLabels: Readonly<Record<string, string>>): NamespaceStanding {
+  if (namespaceIsAmbient(nsLabels)) return NamespaceStanding.Ambient;
+  const injected = nsLabels[Label.IstioInjection] === 'enabled' || nsLabels[Label.IstioRev] !== undefined;
+  if (injected && nsLabels[Label.DataplaneMode] === 'ambient') return NamespaceStanding.HalfAmbient;
+  return injected ? NamespaceStanding.Sidecar : NamespaceStanding.Outside;
+}

@@ -94,6 +94,7 @@ export interface Container {
   image?: string;
   args?: string[];
   ports?: { name?: string; containerPort?: number; protocol?: string }[];
+  env?: { name?: string; value?: string; [field: string]: unknown }[];
   securityContext?: SecurityContext;
   [field: string]: unknown;
 }

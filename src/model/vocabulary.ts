@@ -7,6 +7,8 @@
 
 /** Label keys (a few, such as `sidecar.istio.io/inject`, are read as annotations too). */
 export const Label = {
+  /** The Pod Security level a namespace enforces. */
+  PodSecurityEnforce: 'pod-security.kubernetes.io/enforce',
   TopologyRegion: 'topology.kubernetes.io/region',
   TopologyZone: 'topology.kubernetes.io/zone',
   TopologySubzone: 'topology.istio.io/subzone',

@@ -10,6 +10,8 @@ import { Label, Group } from '../model/vocabulary.ts';
 import type { MatrixRequest } from '../verify/equivalence.ts';
 import { describeOutcome } from '../verify/equivalence.ts';
 import type { MigrationPlan, PlanStep } from './plan.ts';
+import type { Prerequisites } from './prerequisites.ts';
+import { NamespaceStanding, namespaceStanding } from '../model/sidecar.ts';
 import type { OrderChoice } from './order.ts';
 import type { PlanCheck, StateCheck } from './simulate.ts';
 import { Stage } from './stages.ts';
@@ -51,8 +53,10 @@ function planJson(plan: MigrationPlan, choice: OrderChoice, check: PlanCheck) {
   return {
     groups: plan.groups,
     errors: check.errors,
+    brokenFlows: check.brokenFlows,
     windows: check.windows,
     badUndos: check.badUndos,
+    prerequisites: check.prerequisites,
     orderCosts: choice.costs.map((c) => ({ first: c.first, then: c.then, requests: c.requests })),
     steps: plan.steps.map((step) => {
       const state = check.states[step.number - 1];
@@ -71,6 +75,7 @@ function planJson(plan: MigrationPlan, choice: OrderChoice, check: PlanCheck) {
                 warnings: state.result.warnings,
                 notes: state.result.notes,
                 probesFailed: state.probes.failed,
+                flowsBroken: state.probes.flows.broken,
                 probesOpened: state.probes.opened,
                 undoIdentical: state.undo.identical,
               },
@@ -137,21 +142,51 @@ export function planMarkdown(plan: MigrationPlan, choice: OrderChoice, check: Pl
     '',
     `Every state between the steps was simulated and compared with the start (${last?.result.requests ?? 0} requests of the matrix and the probes of what controllers create next, per state): ` +
       `**${check.errors} ${check.errors === 1 ? 'error' : 'errors'}** (a request denied at the start and answered in some state), ` +
+      `**${check.brokenFlows} broken ${check.brokenFlows === 1 ? 'flow' : 'flows'}** (a flow of the platform that works at the start and not in some state), ` +
       `**${check.windows.reduce((n, w) => n + w.count, 0)} requests in outage windows** (answered at the start, refused in some state, answered again later), ` +
       `and ${check.badUndos.length === 0 ? 'every undo gives back the state before its step' : `the undo of steps ${check.badUndos.join(', ')} does not give back the state before them`}.`,
     '',
     'Apply a step, check it, then go on. Objects to create are applied server-side; objects that exist are changed with JSON patches, which change exactly what differs (a server-side apply cannot remove what another field manager set).',
     '',
   );
+  lines.push(...standingSection(plan));
   lines.push(...orderSection(plan, choice));
   if (check.windows.length > 0) lines.push(...windowsSection(check));
   for (const step of plan.steps)
     lines.push(
-      ...stepSection(step, check.states[step.number - 1]),
-      ...(step.stage === Stage.Prerequisites ? prerequisitesFound(plan) : []),
+      ...stepSection(step, check.states[step.number - 1], check.prerequisites),
+      ...(step.stage === Stage.Prerequisites ? prerequisitesFound(check) : []),
     );
   lines.push(...endSection(last));
   return `${lines.join('\n').replace(/\n{3,}/g, '\n\n')}\n`;
+}
+
+/** Where each namespace in the mesh stands at the start, and at the end. */
+function standingSection(plan: MigrationPlan): string[] {
+  const [start, end] = [plan.states[0], plan.states.at(-1)];
+  const standing = (objects: Iterable<KubeObject> | undefined, name: string) => {
+    const ns = [...(objects ?? [])].find((o) => o.kind === 'Namespace' && o.metadata.name === name);
+    return namespaceStanding(ns?.metadata.labels ?? {});
+  };
+  const rows = [...(start?.objects.values() ?? [])]
+    .filter((o) => o.kind === 'Namespace')
+    .map((o) => o.metadata.name ?? '')
+    .sort()
+    .map((name) => ({
+      name,
+      was: standing(start?.objects.values(), name),
+      now: standing(end?.objects.values(), name),
+    }))
+    .filter((r) => r.was !== NamespaceStanding.Outside || r.now !== NamespaceStanding.Outside);
+  if (rows.length === 0) return [];
+  return [
+    '## Where each namespace stands',
+    '',
+    '| namespace | at the start | at the end |',
+    '|---|---|---|',
+    ...rows.map((r) => `| ${r.name} | ${r.was} | ${r.now} |`),
+    '',
+  ];
 }
 
 function orderSection(plan: MigrationPlan, choice: OrderChoice): string[] {
@@ -199,31 +234,25 @@ function windowsSection(check: PlanCheck): string[] {
   return [...lines, ''];
 }
 
-/** The node agents ambient mode runs on every node, by DaemonSet name. */
-const nodeAgents = ['ztunnel', 'istio-cni-node'];
-
-/** What the input says of the prerequisites: the node agents' DaemonSets where it holds them. */
-function prerequisitesFound(plan: MigrationPlan): string[] {
-  const start = plan.states[0];
-  const found = [...(start?.objects.values() ?? [])].filter(
-    (o) => o.kind === 'DaemonSet' && nodeAgents.includes(o.metadata.name ?? ''),
-  );
-  const missing = nodeAgents.filter((name) => !found.some((o) => o.metadata.name === name));
-  const lines = found.map(
-    (o) =>
-      `- DaemonSet ${o.metadata.namespace}/${o.metadata.name} is in the input (check that it is rolled out).`,
-  );
-  if (missing.length > 0)
-    lines.push(
-      `- Not in the input: ${missing.map((n) => `DaemonSet ${n}`).join(', ')}. Install ambient mode's node agents before step 2 (Istio's \`ztunnel\` and \`cni\` charts, as Istio's guide \"Migrate from Sidecar to Ambient\" describes).`,
-    );
+/** What the input says of the prerequisites, and what in it blocks ambient mode (the first step fails). */
+function prerequisitesFound(check: PlanCheck): string[] {
+  const { found, blocking } = check.prerequisites;
+  const lines = ['What the input shows:', '', ...found.map((f) => `- ${f}`)];
   lines.push(
     '- kfmesh does not read CustomResourceDefinitions: the first command above checks the Gateway API ones.',
+    '',
   );
-  return ['What the input shows:', '', ...lines, ''];
+  if (blocking.length > 0)
+    lines.push(
+      `**This step fails**: ${blocking.length === 1 ? 'one thing' : `${blocking.length} things`} in the input keep${blocking.length === 1 ? 's' : ''} ambient mode from working. Fix ${blocking.length === 1 ? 'it' : 'them'} before step 2:`,
+      '',
+      ...blocking.map((b) => `- ${b}`),
+      '',
+    );
+  return lines;
 }
 
-function stepSection(step: PlanStep, state: StateCheck | undefined): string[] {
+function stepSection(step: PlanStep, state: StateCheck | undefined, prerequisites: Prerequisites): string[] {
   const where = step.namespaces.length > 0 ? ` (${step.namespaces.join(', ')})` : '';
   const lines = [
     `## Step ${step.number}: ${stageTitles[step.stage]}${where}`,
@@ -236,7 +265,7 @@ function stepSection(step: PlanStep, state: StateCheck | undefined): string[] {
     for (const o of step.operations) lines.push(`- ${operationText(o)}`);
     lines.push('', '```sh', ...commands(step.id, step.operations, ''), '```', '');
   }
-  lines.push('Check before going on:', '', '```sh', ...checks(step), '```', '');
+  lines.push('Check before going on:', '', '```sh', ...checks(step, prerequisites), '```', '');
   if (state) lines.push(...simulatedText(state));
   if (step.undo.length > 0)
     lines.push('Undo:', '', '```sh', ...commands(step.id, step.undo, '.undo'), '```', '');
@@ -253,7 +282,7 @@ function simulatedText(state: StateCheck): string[] {
       : `its undo gives back a state that answers ${differ} requests otherwise than the one before it`;
   return [
     `Simulated after this step, against the start: ${r.requests} requests, ${r.unchanged} unchanged; ${r.errors} errors, ${r.warnings} warnings, ${r.notes} notes; ` +
-      `${state.probes.probes} probes, ${state.probes.failed} failed (${state.probes.opened} opening access); ${undo}.`,
+      `${state.probes.probes} probes, ${state.probes.failed} failed (${state.probes.opened} opening access); ${state.probes.flows.flows} flows of the platform, ${state.probes.flows.broken} broken; ${undo}.`,
     '',
   ];
 }
@@ -330,13 +359,15 @@ function restartCommand(w: WorkloadRef): string {
 }
 
 /** What to check after a step, as commands. */
-function checks(step: PlanStep): string[] {
+function checks(step: PlanStep, prerequisites: Prerequisites): string[] {
   const out: string[] = [];
   if (step.stage === Stage.Prerequisites)
     out.push(
       'kubectl get crd gateways.gateway.networking.k8s.io httproutes.gateway.networking.k8s.io',
-      'kubectl -n istio-system rollout status daemonset/ztunnel',
-      'kubectl -n istio-system rollout status daemonset/istio-cni-node',
+      // Where the input runs each node agent (Istio's namespace when it has none).
+      ...prerequisites.agents.map(
+        (a) => `kubectl -n ${a.namespace ?? 'istio-system'} rollout status daemonset/${a.name}`,
+      ),
       'istioctl version',
     );
   for (const o of step.operations) {

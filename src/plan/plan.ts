@@ -11,6 +11,7 @@
  * - Restarts are asked for exactly where a pod would come back different (its proxy, or HBONE), found
  *   by restarting every candidate in a trial state and comparing the pods.
  */
+import { namespaceIsAmbient } from '../model/sidecar.ts';
 import { at } from '../model/checked.ts';
 import { migrateToAmbient, type MigrationResult } from '../ambient/migrate.ts';
 import type { Snapshot } from '../load/snapshot.ts';
@@ -187,7 +188,11 @@ function groupName(namespaces: readonly string[]): string {
   return namespaces.length <= 3 ? namespaces.join('+') : `${namespaces[0]}+${namespaces.length - 1}-more`;
 }
 
-/** Namespaces the migration labels ambient that were not. */
+/**
+ * Namespaces the migration puts in ambient mode that were not: labelled ambient now, and either not before
+ * or with sidecar injection still on beside the label (a half-way start, as upstream Kubeflow's ambient
+ * overlay leaves `kubeflow`), whose pods still run sidecars.
+ */
 function movingNamespaces(
   before: ReadonlyMap<string, KubeObject>,
   after: ReadonlyMap<string, KubeObject>,
@@ -195,8 +200,8 @@ function movingNamespaces(
   const out: string[] = [];
   for (const [key, ns] of after) {
     if (!key.startsWith('/Namespace/')) continue;
-    const was = before.get(key)?.metadata.labels?.[Label.DataplaneMode];
-    if (ns.metadata.labels?.[Label.DataplaneMode] === 'ambient' && was !== 'ambient')
+    const was = before.get(key)?.metadata.labels ?? {};
+    if (namespaceIsAmbient(ns.metadata.labels ?? {}) && !namespaceIsAmbient(was))
       out.push(ns.metadata.name ?? '');
   }
   return out.sort();

@@ -4,6 +4,7 @@
  * checked against the state before the step; and the outage windows: requests that stop working in some
  * state and work again in a later one, with the steps they span.
  */
+import { ambientPrerequisites, type Prerequisites } from './prerequisites.ts';
 import {
   checkEquivalence,
   describeOutcome,
@@ -38,8 +39,12 @@ export interface PlanCheck {
   windows: OutageWindow[];
   /** Requests denied at the start and answered in some state (and probes opening access), over all states. */
   errors: number;
+  /** Flows of the platform (flows/flows.ts) that work at the start and not in some state, over all states. */
+  brokenFlows: number;
   /** Steps whose undo does not give back the state before them. */
   badUndos: number[];
+  /** What ambient mode needs, as the start shows it; its `blocking` fail the first step. */
+  prerequisites: Prerequisites;
 }
 
 export interface CheckPlanOptions {
@@ -90,7 +95,9 @@ export function checkPlan(plan: MigrationPlan, options: CheckPlanOptions = {}): 
     states,
     windows: windows.closed(),
     errors: states.reduce((n, s) => n + s.result.errors + s.probes.opened, 0),
+    brokenFlows: states.reduce((n, s) => n + s.probes.flows.broken, 0),
     badUndos,
+    prerequisites: ambientPrerequisites(start.objects.values()),
   };
 }
 

@@ -4,6 +4,7 @@
  * default and a namespace label `kfmesh.io/mode: sidecar|ambient` overrides it, so a platform can move one
  * namespace at a time.
  */
+import { NamespaceStanding, namespaceStanding } from '../model/sidecar.ts';
 import type { ObjectProblem } from '../model/errors.ts';
 import type { Finding } from '../model/finding.ts';
 import type { InferenceService } from '../model/inference-service.ts';
@@ -140,7 +141,9 @@ function runsSidecars(out: Rendering, namespace: string, moved: ReadonlySet<stri
   if (out.modeOf(namespace) === MeshMode.Sidecar) return true;
   if (moved.has(namespace)) return false;
   const labels = out.snapshot.get(GroupKind.Namespace, '', namespace)?.metadata.labels ?? {};
-  return labels[Label.IstioInjection] === 'enabled' && labels[Label.DataplaneMode] !== 'ambient';
+  // Injection on gives pods sidecars whatever the ambient label says (docs/semantics.md, Sidecar injection).
+  const standing = namespaceStanding(labels);
+  return standing === NamespaceStanding.Sidecar || standing === NamespaceStanding.HalfAmbient;
 }
 
 /** Each Profile's namespace objects; returns the Profiles' namespaces. */

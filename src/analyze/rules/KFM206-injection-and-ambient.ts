@@ -9,7 +9,8 @@ import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { pointerOf } from '../../model/finding.ts';
 import { GroupKind, Label } from '../../model/vocabulary.ts';
-import { namespaceIsAmbient, ProxyKind } from '../../mesh/workloads.ts';
+import { ProxyKind } from '../../mesh/workloads.ts';
+import { namespaceIsAmbient } from '../../model/sidecar.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const injectionAndAmbient: Rule = {

@@ -8,7 +8,8 @@ import type { Finding } from '../../model/finding.ts';
 import { specOf } from '../../model/specs.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
 import { labelsMatch } from '../../load/snapshot.ts';
-import { namespaceIsAmbient, ProxyKind } from '../../mesh/workloads.ts';
+import { ProxyKind } from '../../mesh/workloads.ts';
+import { namespaceIsAmbient } from '../../model/sidecar.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const sidecarResourceOnAmbient: Rule = {

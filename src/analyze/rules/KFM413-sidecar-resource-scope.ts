@@ -12,7 +12,8 @@ import { specOf } from '../../model/specs.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
 import { labelsMatch } from '../../load/snapshot.ts';
 import { addTo } from '../../model/multimap.ts';
-import { namespaceIsAmbient, ProxyKind, type Workload } from '../../mesh/workloads.ts';
+import { ProxyKind, type Workload } from '../../mesh/workloads.ts';
+import { namespaceIsAmbient } from '../../model/sidecar.ts';
 import { selectorText } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
