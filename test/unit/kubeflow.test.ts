@@ -358,10 +358,13 @@ describe('mixed meshes: what each pairing needs', () => {
     const platform = [profile('one'), ns('kubeflow', { 'istio-injection': 'enabled' })];
     assert.equal(codes(platform, 'ambient').filter((c) => c === 'KFM303').length, 2);
     assert.ok(codes(platform, 'ambient').includes('KFM302'));
-    const ambientKubeflow = ns('kubeflow', {
+    // Both labels (upstream's ambient overlay): injection still gives the pods sidecars.
+    const halfAmbient = ns('kubeflow', {
       'istio-injection': 'enabled',
       'istio.io/dataplane-mode': 'ambient',
     });
+    assert.equal(codes([profile('one'), halfAmbient], 'ambient').filter((c) => c === 'KFM303').length, 2);
+    const ambientKubeflow = ns('kubeflow', { 'istio.io/dataplane-mode': 'ambient' });
     assert.deepEqual(
       codes([profile('one'), ambientKubeflow], 'ambient').filter((c) => c === 'KFM303'),
       [],

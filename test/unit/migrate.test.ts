@@ -286,6 +286,124 @@ function object(apiVersion: string, kind: string, namespace: string, name: strin
   return { apiVersion, kind, metadata: { name, namespace } };
 }
 
+describe('migrate: one front door', () => {
+  /** A namespace that stays in sidecar mode, with a route on gateway `web` for these hosts. */
+  const sidecarTeam = (hosts: string[]): KubeObject[] => [
+    ns('team', { 'istio-injection': 'enabled', 'kfmesh.io/mode': 'sidecar' }),
+    deployment('team', 'nb', { app: 'nb' }),
+    service('team', 'nb', { app: 'nb' }),
+    {
+      ...object('networking.istio.io/v1beta1', 'VirtualService', 'team', 'nb'),
+      spec: {
+        gateways: ['apps/web'],
+        hosts,
+        http: [
+          {
+            match: [{ uri: { prefix: '/nb/' } }],
+            route: [{ destination: { host: 'nb.team.svc.cluster.local' } }],
+          },
+        ],
+      },
+    },
+  ];
+  const base = [...ingress, ns('apps'), ...app('ui'), routed];
+
+  test("a host a sidecar namespace's route uses stays on the old gateway, with every route it covers", () => {
+    const result = migrate([...base, ...sidecarTeam(['*'])]);
+    // Not converted: "*" is used by the namespace that stays, so the moved namespace's "*" route stays too.
+    assert.ok(!result.objects.some((o) => o.kind === 'HTTPRoute'));
+    assert.ok(!result.objects.some((o) => o.kind === 'Gateway' && o.apiVersion.startsWith('gateway.')));
+    assert.deepEqual(find(result, 'VirtualService', 'apps', 'ui'), routed);
+    assert.ok(
+      notesOf(result, 'Gateway', 'web').some(
+        (n) =>
+          n.startsWith('action') && /one front door for "\*": routes of team \(in sidecar mode\)/.test(n),
+      ),
+    );
+    assert.ok(
+      notesOf(result, 'VirtualService', 'ui').some((n) => /stays on apps\/web, the one front door/.test(n)),
+    );
+  });
+
+  test('a wildcard route beside a named host that stays moves to the Gateway API gateway', () => {
+    const result = migrate([...base, ...sidecarTeam(['nb.example.com'])]);
+    assert.ok(find(result, 'HTTPRoute', 'apps', 'ui'));
+    assert.ok(find(result, 'Gateway', 'apps', 'web', 'gateway.networking.k8s.io'));
+    // The old gateway stays for the named host, whose own virtual host takes its requests there.
+    assert.ok(find(result, 'Gateway', 'apps', 'web', 'networking.istio.io'));
+    assert.equal(find(result, 'VirtualService', 'team', 'nb').metadata.name, 'nb');
+    assert.ok(
+      notesOf(result, 'Gateway', 'web').some((n) =>
+        /point DNS .* for the hosts of the converted routes \(not "nb\.example\.com", which stay on the old gateway until team moves\)/.test(
+          n,
+        ),
+      ),
+    );
+  });
+});
+
+describe('migrate: sidecar clients of L7 policies', () => {
+  const profile: KubeObject[] = [
+    {
+      ...ns('user', {
+        'istio-injection': 'enabled',
+        'app.kubernetes.io/part-of': 'kubeflow-profile',
+        'kfmesh.io/mode': 'sidecar',
+      }),
+      metadata: {
+        name: 'user',
+        labels: {
+          'istio-injection': 'enabled',
+          'app.kubernetes.io/part-of': 'kubeflow-profile',
+          'kfmesh.io/mode': 'sidecar',
+        },
+        annotations: { owner: 'user@example.com' },
+      },
+    },
+    deployment('user', 'client', { app: 'client' }, 'default-editor'),
+  ];
+  const pipelines: KubeObject[] = [
+    ns('kubeflow'),
+    deployment('kubeflow', 'ml-pipeline', { app: 'ml-pipeline' }),
+    service('kubeflow', 'ml-pipeline', { app: 'ml-pipeline' }, 8888),
+    policy('kubeflow', 'ml-pipeline', {
+      selector: { matchLabels: { app: 'ml-pipeline' } },
+      rules: [
+        { from: [{ source: { principals: ['cluster.local/ns/kubeflow/sa/ml-pipeline'] } }] },
+        { when: [{ key: 'request.headers[kubeflow-userid]', notValues: ['*'] }] },
+      ],
+    }),
+  ];
+
+  test("the pipelines API keeps its sidecar while a sidecar Profile's notebook calls it; its policy stays whole", () => {
+    const result = migrate([...profile, ...pipelines]);
+    const template = (
+      find(result, 'Deployment', 'kubeflow', 'ml-pipeline')['spec'] as {
+        template: { metadata: { labels: Record<string, string> } };
+      }
+    ).template;
+    assert.equal(template.metadata.labels['sidecar.istio.io/inject'], 'true');
+    assert.deepEqual(find(result, 'AuthorizationPolicy', 'kubeflow', 'ml-pipeline'), pipelines[3]);
+    assert.ok(!result.objects.some((o) => o.kind === 'Gateway'), 'no waypoint');
+    assert.ok(
+      notesOf(result, 'Deployment', 'ml-pipeline').some((n) =>
+        /keeps its sidecar in the ambient namespace, as it serves a flow of the platform from user/.test(n),
+      ),
+    );
+  });
+
+  test('without a sidecar client it goes ambient behind a waypoint', () => {
+    const result = migrate(pipelines);
+    const template = (
+      find(result, 'Deployment', 'kubeflow', 'ml-pipeline')['spec'] as {
+        template: { metadata: { labels: Record<string, string> } };
+      }
+    ).template;
+    assert.equal(template.metadata.labels['sidecar.istio.io/inject'], undefined);
+    assert.ok(find(result, 'Gateway', 'kubeflow', 'waypoint'));
+  });
+});
+
 describe("migrate: the controllers' configuration", () => {
   const configMap = (namespace: string, name: string, data: Record<string, string>): KubeObject => ({
     ...object('v1', 'ConfigMap', namespace, name),
@@ -311,7 +429,7 @@ describe("migrate: the controllers' configuration", () => {
     assert.match(notes[0] ?? '', /^changed data\.ISTIO_INGRESS_GATEWAY_PRINCIPAL: .*web-istio/);
   });
 
-  test('a gateway that KServe, Knative or the notebook controller builds on is kept beside its conversion, with why', () => {
+  test('a gateway that KServe or Knative builds on is kept beside its conversion, with why', () => {
     const namers = [
       configMap('kubeflow', 'inferenceservice-config', {
         ingress: JSON.stringify({ ingressGateway: 'apps/web', localGateway: 'apps/web' }),
@@ -319,7 +437,6 @@ describe("migrate: the controllers' configuration", () => {
       configMap('knative-serving', 'config-istio', {
         'gateway.apps.web': 'istio-ingressgateway.istio-system.svc',
       }),
-      configMap('kubeflow', 'notebook-controller-config-x', { USE_ISTIO: 'true', ISTIO_GATEWAY: 'apps/web' }),
     ];
     for (const namer of namers) {
       const result = migrate([...base, namer]);
@@ -343,6 +460,24 @@ describe("migrate: the controllers' configuration", () => {
         ),
       );
     }
+  });
+
+  test('a gateway the notebook controller writes every notebook onto for any host stays the one front door, not converted', () => {
+    const notebooks = configMap('kubeflow', 'notebook-controller-config-x', {
+      USE_ISTIO: 'true',
+      ISTIO_GATEWAY: 'apps/web',
+    });
+    const result = migrate([...base, notebooks]);
+    assert.ok(istioGateway(result));
+    assert.ok(!result.objects.some((o) => o.kind === 'Gateway' && o.apiVersion.startsWith('gateway.')));
+    assert.ok(!result.objects.some((o) => o.kind === 'HTTPRoute'));
+    assert.deepEqual(find(result, 'VirtualService', 'apps', 'ui'), routed);
+    assert.ok(
+      notesOf(result, 'Gateway', 'web').some(
+        (n) => n.startsWith('action') && /kept, not converted: it stays the one front door for "\*"/.test(n),
+      ),
+    );
+    assert.equal(principal(result), oldGatewayPrincipal);
   });
 
   test('KServe with enableGatewayApi does not keep the Istio gateway', () => {
