@@ -33,7 +33,7 @@ describe('kfmesh migrate --to ambient --plan DIR', () => {
     assert.match(run.stderr, /kfmesh: simulating the state after step 1 of \d+/);
     assert.match(
       run.stderr,
-      /planned \d+ steps in .*: every state simulated: 0 errors, 0 requests in outage windows/,
+      /planned \d+ steps in .*: every state simulated: 0 errors, 0 broken flows, 0 requests in outage windows/,
     );
     const files = readdirSync(dir).sort();
     assert.ok(files.includes('plan.md') && files.includes('plan.json'));

@@ -1,7 +1,9 @@
 /**
  * The example platform in ambient mode (`kfmesh example --mode ambient`, the migration of the sidecar
- * example), traced end to end: a user reaching their notebook through the Gateway API ingress and the
- * namespace's waypoint, another user denied at the waypoint, a pipeline run calling the pipelines API, an
+ * example), traced end to end: a user reaching their notebook through the one front door (the Istio
+ * ingress gateway, kept while a Profile in sidecar mode routes `*` there) and the namespace's waypoint,
+ * another user denied at the waypoint, a pipeline run calling the pipelines API (which keeps its sidecar
+ * for the sidecar Profile's notebook), an
  * in-mesh client calling an InferenceService, and an L7-only ALLOW policy without a waypoint, which
  * ztunnel turns into deny-all.
  */
@@ -33,7 +35,7 @@ const asUser = (user: string) =>
     '--from',
     'external',
     '--via',
-    'kubeflow/kubeflow-gateway',
+    'istio-system/istio-ingressgateway',
     '-H',
     `Authorization: Bearer ${token}`,
     '-H',
@@ -43,11 +45,11 @@ const asUser = (user: string) =>
   ]);
 
 describe('the example platform in ambient mode, traced', () => {
-  test('the owner reaches the notebook: Gateway API ingress, the waypoint (owner policy), ztunnel', () => {
+  test('the owner reaches the notebook: the front door, the waypoint (owner policy), ztunnel', () => {
     const r = asUser('researcher@example.com');
     assert.equal(r.response.code, 200);
     assert.deepEqual(hops(r), [
-      'gateway kubeflow/kubeflow-gateway-istio',
+      'gateway istio-system/istio-ingressgateway',
       'waypoint ml-research/waypoint',
       'ztunnel istio-system/ztunnel',
     ]);
@@ -60,25 +62,25 @@ describe('the example platform in ambient mode, traced', () => {
     assert.equal(record?.labels['destination_workload'], 'lab');
     assert.equal(
       record?.labels['source_principal'],
-      'spiffe://cluster.local/ns/kubeflow/sa/kubeflow-gateway-istio',
+      'spiffe://cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account',
     );
   });
 
   test('another user is denied at the waypoint with 403', () => {
     const r = asUser('user@example.com');
     assert.equal(r.response.code, 403);
-    assert.deepEqual(hops(r), ['gateway kubeflow/kubeflow-gateway-istio', 'waypoint ml-research/waypoint']);
+    assert.deepEqual(hops(r), ['gateway istio-system/istio-ingressgateway', 'waypoint ml-research/waypoint']);
     assert.equal(r.hops[1]?.decision, 'deny');
     assert.equal(r.telemetry.find((t) => t.reporter === 'waypoint')?.labels['response_code'], '403');
   });
 
-  test('without a token the new ingress gateway refuses, as the old one did (require-JWT DENY moved onto it)', () => {
-    const r = trace(['--from', 'external', '--via', 'kubeflow/kubeflow-gateway', '--url', notebook]);
+  test('without a token the front door refuses, as before (the require-JWT DENY stays on it)', () => {
+    const r = trace(['--from', 'external', '--via', 'istio-system/istio-ingressgateway', '--url', notebook]);
     assert.equal(r.response.code, 403);
-    assert.equal(r.hops[0]?.policy, 'kubeflow/istio-ingressgateway-require-jwt');
+    assert.equal(r.hops[0]?.policy, 'istio-system/istio-ingressgateway-require-jwt');
   });
 
-  test('a pipeline run calls the pipelines API: through the kubeflow waypoint, which enforces its policy', () => {
+  test('a pipeline run calls the pipelines API: ztunnel to its sidecar, which enforces its policy', () => {
     const r = trace([
       '--from',
       'ml-research/pipeline-step',
@@ -86,15 +88,12 @@ describe('the example platform in ambient mode, traced', () => {
       'http://ml-pipeline.kubeflow:8888/apis/v2beta1/runs',
     ]);
     assert.equal(r.response.code, 200);
-    assert.deepEqual(hops(r), [
-      'ztunnel istio-system/ztunnel',
-      'waypoint kubeflow/waypoint',
-      'ztunnel istio-system/ztunnel',
-    ]);
+    // The Profile that stays in sidecar mode calls it too, and a sidecar client skips waypoints: its pods
+    // keep their sidecar, reached over HBONE with the step's identity.
+    assert.deepEqual(hops(r), ['ztunnel istio-system/ztunnel', 'sidecar kubeflow/ml-pipeline']);
     assert.equal(r.hops[1]?.policy, 'kubeflow/ml-pipeline');
-    assert.equal(r.hops[2]?.policy, 'kubeflow/ml-pipeline-l4');
     // With a user header the pipelines API policy's second rule no longer matches, and the step's identity is
-    // not one of the pipelines' own: the waypoint refuses.
+    // not one of the pipelines' own: its sidecar refuses.
     const withUser = trace([
       '--from',
       'ml-research/pipeline-step',
@@ -104,7 +103,7 @@ describe('the example platform in ambient mode, traced', () => {
       'kubeflow-userid: researcher@example.com',
     ]);
     assert.equal(withUser.response.code, 403);
-    assert.equal(withUser.hops.at(-1)?.kind, 'waypoint');
+    assert.equal(withUser.hops.at(-1)?.kind, 'sidecar');
   });
 
   test('an in-mesh client calls an InferenceService: ztunnel, the namespace waypoint, the predictor', () => {

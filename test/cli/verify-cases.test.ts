@@ -30,13 +30,15 @@ describe('kfmesh verify --cases', () => {
     const owner = result.cases[0];
     assert.equal(owner?.passed, false);
     assert.ok(
-      owner?.failures.some((f) => /^the request cannot be traced: --via kubeflow\/kubeflow-gateway/.test(f)),
+      owner?.failures.some((f) =>
+        /^expected hops \[gateway, waypoint, ztunnel\], got \[gateway, sidecar\]$/.test(f),
+      ),
+      owner?.failures.join('\n'),
     );
     const api = result.cases.find((c) => c.name.startsWith('a pipeline step calls the pipelines API'));
     assert.ok(
-      api?.failures.some((f) =>
-        /^expected policy kubeflow\/ml-pipeline-l4, got kubeflow\/ml-pipeline$/.test(f),
-      ),
+      api?.failures.some((f) => /^expected hops \[ztunnel, sidecar\], got \[sidecar, sidecar\]$/.test(f)),
+      api?.failures.join('\n'),
     );
   });
 

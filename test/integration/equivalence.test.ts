@@ -41,7 +41,7 @@ describe('verify --equivalence on the example platform', () => {
     const result = check(migrated);
     assert.ok(result.requests > 1000, `${result.requests} requests`);
     assert.equal(result.errors, 0, JSON.stringify(result.groups.filter((g) => g.severity === 'error')));
-    // What does change is listed: the pipelines API is no longer reachable from outside the mesh without
+    // What does change is listed: the pipelines UI is no longer reachable from outside the mesh without
     // the waypoint (ztunnel enforces its L4 rules there).
     assert.ok(result.groups.some((g) => g.severity === 'warning' && /kubeflow\/ml-pipeline/.test(g.cause)));
     assert.equal(result.unchanged + result.errors + result.warnings + result.notes, result.requests);
@@ -65,7 +65,7 @@ describe('verify --equivalence on the example platform', () => {
     assert.deepEqual(result.groups, []);
   });
 
-  test('catches a widened policy: the pipelines API waypoint policy allowing everyone', () => {
+  test('catches a widened policy: the pipelines API policy (on its kept sidecar) allowing everyone', () => {
     const widened = edited('AuthorizationPolicy', 'kubeflow', 'ml-pipeline', (o) => ({
       ...o,
       spec: { ...(o['spec'] as object), rules: [{}] },
@@ -79,36 +79,42 @@ describe('verify --equivalence on the example platform', () => {
     );
   });
 
-  test('catches a ztunnel ALLOW that lets callers of the pipelines API pod skip its waypoint (finding 4)', () => {
+  test('catches a ztunnel ALLOW that lets callers of the pipelines UI pod skip its waypoint (finding 4)', () => {
     // Only requests to the pod's own address open: Service requests still pass the waypoint.
     const allowAll: KubeObject = {
       apiVersion: 'security.istio.io/v1',
       kind: 'AuthorizationPolicy',
       metadata: { name: 'allow-all', namespace: 'kubeflow' },
-      spec: { selector: { matchLabels: { app: 'ml-pipeline' } }, rules: [{}] },
+      spec: { selector: { matchLabels: { app: 'ml-pipeline-ui' } }, rules: [{}] },
     };
     const result = check([...migrated, allowAll]);
     assert.ok(result.errors > 0);
     const errors = result.groups.filter((g) => g.severity === 'error');
     assert.ok(
-      errors.some((g) => / → answered by kubeflow\/ml-pipeline \(addressed to the pod\)$/.test(g.cause)),
+      errors.some((g) => / → answered by kubeflow\/ml-pipeline-ui \(addressed to the pod\)$/.test(g.cause)),
       errors.map((g) => g.cause).join('\n'),
     );
-    const example = errors.flatMap((g) => g.examples).find((e) => e.request.pod === 'kubeflow/ml-pipeline');
+    const example = errors
+      .flatMap((g) => g.examples)
+      .find((e) => e.request.pod === 'kubeflow/ml-pipeline-ui');
     assert.ok(example, 'an example request addressed to the pod');
     assert.match(example.request.url, /^http:\/\/\d+\.\d+\.\d+\.\d+:\d+\/$/);
   });
 
-  test('catches a dropped L7 rule: the require-JWT DENY left off the new ingress gateway', () => {
-    const result = check(edited('AuthorizationPolicy', 'kubeflow', 'istio-ingressgateway-require-jwt'));
+  test('catches a dropped L7 rule: the require-JWT DENY left off the front door', () => {
+    const result = check(edited('AuthorizationPolicy', 'istio-system', 'istio-ingressgateway-require-jwt'));
     assert.ok(result.errors > 0);
     const error = result.groups.find((g) => g.severity === 'error');
     assert.match(
       error?.cause ?? '',
       /^denied at gateway istio-system\/istio-ingressgateway \(istio-system\/istio-ingressgateway-require-jwt\)/,
     );
+    // From outside, and from pods calling the gateway's Service: the requests without a token.
+    assert.ok(error?.examples.every((e) => !('authorization' in e.request.headers)));
     assert.ok(
-      error?.examples.every((e) => e.request.from === 'external' && !('authorization' in e.request.headers)),
+      result.groups.some(
+        (g) => g.severity === 'error' && g.examples.some((e) => e.request.from === 'external'),
+      ),
     );
   });
 });
