@@ -256,7 +256,7 @@ describe('kfmesh controller beside the profile controller', apiServerTestOptions
         '--from',
         'external',
         '--via',
-        'kubeflow/kubeflow-gateway',
+        'istio-system/istio-ingressgateway',
         '-H',
         `Authorization: Bearer ${token}`,
         '-H',
