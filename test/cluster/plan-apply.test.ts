@@ -286,7 +286,8 @@ describe(
           if (ref.kind === 'AuthorizationPolicy') assert.deepEqual(got['spec'], want['spec'], refText(ref));
           compared++;
         }
-      assert.ok(compared > 50, `${compared} objects compared`);
+      // 47 since the front door stays on the Istio gateway (no converted routes and their policies).
+      assert.ok(compared > 40, `${compared} objects compared`);
     });
   },
 );
