@@ -164,8 +164,15 @@ describe('kfmesh controller beside the profile controller', apiServerTestOptions
 
   before(async () => {
     server = await TestApiServer.start();
+    // The settings, the namespaces, and the Istio Gateways: the migrated example keeps its ingress gateway
+    // as the one front door, and the owner policy kfmesh writes admits the gateways the cluster has.
     await server.create(
-      example.filter((o) => o.kind === 'ConfigMap' || (o.kind === 'Namespace' && o.metadata.name !== team)),
+      example.filter(
+        (o) =>
+          o.kind === 'ConfigMap' ||
+          (o.kind === 'Namespace' && o.metadata.name !== team) ||
+          (o.kind === 'Gateway' && o.apiVersion.startsWith('networking.istio.io')),
+      ),
     );
     const profile = example.find((o) => o.kind === 'Profile' && o.metadata.name === team);
     assert.ok(profile);
