@@ -44,7 +44,7 @@ import type { Mesh } from '../mesh/compiled.ts';
 import { ingressServed } from '../mesh/kube-ingress.ts';
 import { specOf } from '../model/specs.ts';
 import { checkFlows, type FlowReport } from './flows.ts';
-import { outcomeOf, outcomesByEntry, type MatrixRequest, type RequestOutcome } from './equivalence.ts';
+import { outcomesByEntry, type MatrixRequest, type RequestOutcome } from './equivalence.ts';
 
 /** One probe request, and what the platform is meant to do with it. */
 export interface Probe {
@@ -135,8 +135,8 @@ export function checkProbes(
       portForward && probe.request.from === 'external' ? { ...probe.request, portForward } : probe.request;
     const [was, now] = meshes.map((m) => {
       // A host split between front doors fails whatever one door does (docs/semantics.md, One front door).
-      const combined = outcomeOf(m, request);
-      return combined.split === true ? combined : probeOutcome(probe, outcomesByEntry(m, request));
+      const { outcomes, outcome } = outcomesByEntry(m, request);
+      return outcome.split === true ? outcome : probeOutcome(probe, outcomes);
     });
     const intended = (o: RequestOutcome) =>
       (o.verdict === 'allowed' && o.answeredBy === probe.target) === (probe.intent === 'answered');

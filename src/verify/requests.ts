@@ -92,46 +92,41 @@ export function describeOutcome(o: RequestOutcome, rename = (text: string) => te
  * serve it (the first that lets it through, else the first that refuses it).
  */
 export function outcomeOf(mesh: Mesh, request: MatrixRequest): RequestOutcome {
-  const doors = frontDoorsOf(mesh, request);
-  if (doors.length > 0) {
-    const outcomes = doors.map((via) => ({ via, outcome: traceOutcome(mesh, { ...request, via }) }));
-    const first = at(outcomes, 0).outcome;
-    const alike = outcomes.every(
-      ({ outcome: o }) =>
-        o.verdict === first.verdict && o.code === first.code && o.answeredBy === first.answeredBy,
-    );
-    if (alike) return first;
-    const each = outcomes.map(({ via, outcome }) => `${describeOutcome(outcome)} through ${via}`).join('; ');
-    const where = `the front door of its host is split: ${each}`;
-    return { verdict: 'failed', code: 0, where, split: true, summary: where };
-  }
-  const outcomes = outcomesByEntry(mesh, request);
-  return (
-    outcomes.find((o) => o.verdict === 'allowed') ??
-    outcomes.find((o) => o.verdict === 'denied') ??
-    at(outcomes, 0)
-  );
-}
-
-/** The front doors of an outside request's host (none for a request from inside). */
-function frontDoorsOf(mesh: Mesh, request: MatrixRequest): string[] {
-  if (request.from !== 'external') return [];
-  const url = new URL(request.url);
-  return frontDoors(mesh, url.hostname, url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80);
+  return outcomesByEntry(mesh, request).outcome;
 }
 
 /**
- * A request's outcome through each ingress gateway that serves its host (from outside): its front doors
- * when some gateway routes the host, else every gateway that serves it; else its one outcome.
+ * A request's outcome through each way in (from outside: its host's front doors when some gateway routes
+ * it, else every gateway that serves it; else its one outcome), and what they sum up to (`outcomeOf`).
  */
-export function outcomesByEntry(mesh: Mesh, request: MatrixRequest): RequestOutcome[] {
-  if (request.from !== 'external') return [traceOutcome(mesh, request)];
+export function outcomesByEntry(
+  mesh: Mesh,
+  request: MatrixRequest,
+): { outcomes: RequestOutcome[]; outcome: RequestOutcome } {
+  const one = (outcome: RequestOutcome) => ({ outcomes: [outcome], outcome });
+  if (request.from !== 'external') return one(traceOutcome(mesh, request));
   const url = new URL(request.url);
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   const doors = frontDoors(mesh, url.hostname, port);
   const vias = doors.length > 0 ? doors : ingressGatewaysServing(mesh, url.hostname, port);
-  if (vias.length === 0) return [traceOutcome(mesh, request)];
-  return vias.map((via) => traceOutcome(mesh, { ...request, via }));
+  if (vias.length === 0) return one(traceOutcome(mesh, request));
+  const outcomes = vias.map((via) => traceOutcome(mesh, { ...request, via }));
+  const first = at(outcomes, 0);
+  if (doors.length === 0)
+    return {
+      outcomes,
+      outcome:
+        outcomes.find((o) => o.verdict === 'allowed') ??
+        outcomes.find((o) => o.verdict === 'denied') ??
+        first,
+    };
+  const alike = outcomes.every(
+    (o) => o.verdict === first.verdict && o.code === first.code && o.answeredBy === first.answeredBy,
+  );
+  if (alike) return { outcomes, outcome: first };
+  const each = outcomes.map((o, i) => `${describeOutcome(o)} through ${vias[i] ?? ''}`).join('; ');
+  const where = `the front door of its host is split: ${each}`;
+  return { outcomes, outcome: { verdict: 'failed', code: 0, where, split: true, summary: where } };
 }
 
 function traceOutcome(mesh: Mesh, request: MatrixRequest & { via?: string }): RequestOutcome {
