@@ -2,7 +2,8 @@
 // proxy and what that configuration does with each request. kfmesh's differential tests compare its model
 // with these answers.
 //
-// Usage: oracle < input.json > answers.json (the formats are Input and Output in protocol.go).
+// Usage: oracle < input.json > answers.json (the formats are Input and Output in protocol.go), or
+// oracle analyze ... for what istioctl analyze reports (analyze.go).
 //
 // Istio's configuration comes from its own packages at the pinned version (go.mod): the fake discovery
 // server Istio's tests use (pilot/test/xds), fed the platform's Kubernetes objects and Istio and Gateway
@@ -24,7 +25,13 @@ func main() {
 	for _, scope := range istiolog.Scopes() {
 		scope.SetOutputLevel(istiolog.NoneLevel)
 	}
-	if err := run(os.Stdin, os.Stdout); err != nil {
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "analyze" {
+		err = runAnalyze(os.Args[2:], os.Stdout)
+	} else {
+		err = run(os.Stdin, os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "oracle:", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,247 @@
+/**
+ * istioctl's analyzers as the judge of `kfmesh analyze`: the oracle's analyze mode (oracle/istio/analyze.go)
+ * runs Istio's own analyzers (`analyzers.AllCombined()` at the pinned version) on files, and this module
+ * compares what they report with kfmesh's findings that name an istioctl counterpart, both ways, by
+ * analyzer, message code and object.
+ *
+ * An istioctl message is accounted for when a kfmesh finding gives the same analyzer and code on the same
+ * object, or when its analyzer is one kfmesh lists as not applicable (src/analyze/istio-analyzers.ts), or
+ * when its analyzer and code are a counterpart no kfmesh rule claims and the listing says why
+ * (`uncoveredCodes`). Anything else is a difference: `missing` (istioctl reports it, kfmesh does not) or
+ * `extra` (kfmesh claims istioctl would, and it does not).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { analyze, rules } from '../../src/analyze/analyze.ts';
+import { notApplicable, uncoveredCodes } from '../../src/analyze/istio-analyzers.ts';
+import { loadPaths } from '../../src/load/files.ts';
+import { Snapshot } from '../../src/load/snapshot.ts';
+import type { Finding } from '../../src/model/finding.ts';
+import type { KubeObject } from '../../src/model/object.ts';
+import { compileMesh } from '../../src/mesh/mesh.ts';
+import type { Workload } from '../../src/mesh/workloads.ts';
+import { oracleBinary } from './istio-oracle.ts';
+
+export interface IstioMessage {
+  analyzer: string;
+  code: string;
+  level: string;
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  text: string;
+}
+
+export interface IstioAnalysis {
+  analyzers: { name: string; type: string; inputs: string[] }[];
+  skipped: string[];
+  messages: IstioMessage[];
+  catalogue: { code: string; level: string; template: string }[];
+  loadErrors?: string;
+}
+
+export interface AnalyzeRunOptions {
+  /** A MeshConfig file (istioctl's --meshConfigFile). */
+  meshConfig?: string;
+  /** Run only these analyzers (istioctl's --analyzer). */
+  analyzers?: readonly string[];
+  suppress?: readonly string[];
+}
+
+/**
+ * The files as the API server stores their objects, for istioctl, which on files reads fields as written:
+ * a Service port without a protocol is TCP (the API server's default; Istio's gateway port analyzer counts
+ * only ports whose protocol says TCP, and kfmesh applies the default, as a cluster read would give it).
+ */
+export function asStored(paths: readonly string[]): string[] {
+  return paths.map((path) => {
+    const files = statSync(path).isDirectory() ? filesUnder(path) : [path];
+    const objects = files.flatMap((f) =>
+      parseAllDocuments(readFileSync(f, 'utf8'))
+        .map((d) => d.toJS() as KubeObject | null)
+        .filter((o): o is KubeObject => o !== null && typeof o === 'object'),
+    );
+    const stored = objects.flatMap((o) =>
+      o.kind === 'List' && Array.isArray(o['items']) ? (o['items'] as KubeObject[]) : [o],
+    );
+    for (const o of stored) {
+      const ports = o.kind === 'Service' ? (o['spec'] as { ports?: unknown } | undefined)?.ports : undefined;
+      if (Array.isArray(ports))
+        for (const p of ports as Record<string, unknown>[])
+          if (p && typeof p === 'object' && p['protocol'] === undefined) p['protocol'] = 'TCP';
+    }
+    const out = join(mkdtempSync(join(tmpdir(), 'kfmesh-stored-')), basename(path) + '.yaml');
+    writeFileSync(out, stored.map((o) => stringify(o)).join('---\n'));
+    return out;
+  });
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .flatMap((e) =>
+      e.isDirectory()
+        ? filesUnder(join(dir, e.name))
+        : /\.(ya?ml|json)$/.test(e.name)
+          ? [join(dir, e.name)]
+          : [],
+    );
+}
+
+/** What Istio's analyzers report on these files (and directories). */
+export function istioAnalyze(paths: readonly string[], options: AnalyzeRunOptions = {}): IstioAnalysis {
+  const binary = oracleBinary();
+  if (!binary.path) throw new Error(binary.missing);
+  const args = ['analyze'];
+  if (options.meshConfig) args.push('--mesh-config', options.meshConfig);
+  for (const a of options.analyzers ?? []) args.push('--analyzer', a);
+  for (const s of options.suppress ?? []) args.push('--suppress', s);
+  const run = spawnSync(binary.path, [...args, ...paths], { encoding: 'utf8', maxBuffer: 512 << 20 });
+  if (run.status !== 0) throw new Error(`the oracle's analyze failed: ${run.stderr.slice(-2000)}`);
+  return JSON.parse(run.stdout) as IstioAnalysis;
+}
+
+/**
+ * What istioctl adds to files it analyzes without a cluster (`AddDefaultResources`, unless the mesh
+ * configuration turns Ingress off): a stand-in ingress gateway pod and its Service in istio-system. kfmesh
+ * is given the same objects, first, so the input's own replace them as they do for istioctl.
+ */
+export function istioDefaultsFile(ingressService = 'istio-ingressgateway'): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kfmesh-istio-defaults-'));
+  const path = join(dir, 'istio-defaults.yaml');
+  const port = (name: string, number: number, nodePort: number) => ({
+    name,
+    nodePort,
+    port: number,
+    protocol: 'TCP',
+    targetPort: number,
+  });
+  const objects = [
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `${ingressService}-dummypod`,
+        namespace: 'istio-system',
+        labels: { istio: 'ingressgateway' },
+      },
+      spec: { containers: [{ name: 'istio-proxy' }] },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: ingressService, namespace: 'istio-system' },
+      spec: {
+        selector: { istio: 'ingressgateway' },
+        ports: [
+          port('http2', 80, 31380),
+          port('https', 443, 31390),
+          port('tcp', 31400, 31400),
+          port('tls', 15443, 31447),
+        ],
+      },
+    },
+  ];
+  writeFileSync(path, objects.map((o) => stringify(o)).join('---\n'));
+  return path;
+}
+
+/**
+ * kfmesh's findings on the files, istioctl's defaults first; and the pods the files' workloads run (those
+ * kfmesh makes of templates), as a cluster would have them, for istioctl, which matches selectors against
+ * Pods only: on rendered manifests without pods it would find every selector empty.
+ */
+export async function kfmeshAnalyze(
+  paths: readonly string[],
+): Promise<{ findings: Finding[]; standIns: KubeObject[] }> {
+  const snapshot = new Snapshot(await loadPaths([istioDefaultsFile(), ...paths]));
+  const [problem] = snapshot.problems;
+  if (problem) throw new Error(`kfmesh refuses the input: ${problem.message}`);
+  return { findings: analyze(snapshot), standIns: standInPods(compileMesh(snapshot).workloads) };
+}
+
+/** A running pod for each workload given only as a template, with the sidecar injection adds where it does. */
+function standInPods(workloads: readonly Workload[]): KubeObject[] {
+  return workloads
+    .filter((w) => w.ipAssigned)
+    .map((w) => {
+      const spec = (w.object['spec'] ?? {}) as { containers?: unknown[] };
+      const proxied = w.proxy === 'sidecar' || w.proxy === 'gateway' || w.proxy === 'waypoint';
+      return {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: w.podName,
+          namespace: w.namespace,
+          labels: { ...w.labels },
+          annotations: {
+            ...w.annotations,
+            [standInAnnotation]: 'true',
+            // The CNI marks the pods it redirects to ztunnel.
+            ...(w.proxy === 'ambient' ? { 'ambient.istio.io/redirection': 'enabled' } : {}),
+          },
+        },
+        spec: {
+          ...spec,
+          containers: [
+            ...(spec.containers ?? []),
+            ...(proxied ? [{ name: 'istio-proxy', image: 'docker.io/istio/proxyv2:1.31.0' }] : []),
+          ],
+        },
+        status: { phase: 'Running', podIP: w.ip, podIPs: [{ ip: w.ip }] },
+      };
+    });
+}
+
+const standInAnnotation = 'kfmesh.test/stand-in';
+
+export interface AnalysisComparison {
+  /** istioctl messages a kfmesh finding answers. */
+  agreed: number;
+  /** istioctl messages of analyzers that do not apply, or codes kfmesh leaves out with a reason. */
+  explained: number;
+  missing: string[];
+  extra: string[];
+}
+
+const key = (analyzer: string, code: string, kind = '', namespace = '', name = '') =>
+  `${analyzer} ${code} ${kind} ${namespace ? `${namespace}/` : ''}${name}`;
+
+/** Istio's messages against kfmesh's findings, by analyzer, code and object. */
+export function compareAnalysis(
+  istio: IstioAnalysis,
+  findings: readonly Finding[],
+  label = '',
+  standIns: readonly KubeObject[] = [],
+): AnalysisComparison {
+  // Messages about the stand-in pods are about objects that are not in the input.
+  const standIn = new Set(standIns.map((p) => `Pod ${p.metadata.namespace}/${p.metadata.name}`));
+  const claimed = new Set(rules.flatMap((r) => (r.istio ?? []).map((c) => `${c.analyzer} ${c.code}`)));
+  const inapplicable = new Set(notApplicable.map((a) => a.analyzer));
+  const leftOut = new Set(uncoveredCodes.map((c) => `${c.analyzer} ${c.code}`));
+  // Counterparts of analyzers istioctl does not run (Istio's code has them) are not judged here.
+  const ran = new Set(istio.analyzers.map((a) => a.type));
+  const reported = new Set<string>();
+  for (const f of findings)
+    for (const c of (f.istio ?? []).filter((x) => ran.has(x.analyzer)))
+      reported.add(key(c.analyzer, c.code, f.object.kind, f.object.namespace ?? '', f.object.name));
+  const result: AnalysisComparison = { agreed: 0, explained: 0, missing: [], extra: [] };
+  const istioKeys = new Set<string>();
+  for (const m of istio.messages) {
+    const k = key(m.analyzer, m.code, m.kind, m.namespace, m.name);
+    if (istioKeys.has(k) || standIn.has(`${m.kind} ${m.namespace}/${m.name}`)) continue;
+    istioKeys.add(k);
+    if (reported.has(k)) result.agreed++;
+    else if (inapplicable.has(m.analyzer) || leftOut.has(`${m.analyzer} ${m.code}`)) result.explained++;
+    else if (!claimed.has(`${m.analyzer} ${m.code}`))
+      result.missing.push(`${label}${k}: no kfmesh rule claims it (${m.text})`);
+    else result.missing.push(`${label}${k}: ${m.text}`);
+  }
+  for (const k of reported) if (!istioKeys.has(k)) result.extra.push(`${label}${k}`);
+  result.missing.sort();
+  result.extra.sort();
+  return result;
+}
