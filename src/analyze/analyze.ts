@@ -41,6 +41,8 @@ import { claimRouteWithoutJwt } from './rules/KFM416-claim-route-without-jwt.ts'
 import { deprecatedFields } from './rules/KFM417-deprecated-fields.ts';
 import { ruleNeverUsed } from './rules/KFM418-rule-never-used.ts';
 import { gatewayCredential } from './rules/KFM419-gateway-credential.ts';
+import { httpDenyRefusesTcp } from './rules/KFM420-http-deny-refuses-tcp.ts';
+import { gatewaySharedCertificate } from './rules/KFM421-gateway-shared-certificate.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
@@ -86,6 +88,8 @@ export const rules: readonly Rule[] = [
   deprecatedFields,
   ruleNeverUsed,
   gatewayCredential,
+  httpDenyRefusesTcp,
+  gatewaySharedCertificate,
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,

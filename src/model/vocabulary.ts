@@ -12,6 +12,8 @@ export const Label = {
   TopologyRegion: 'topology.kubernetes.io/region',
   TopologyZone: 'topology.kubernetes.io/zone',
   TopologySubzone: 'topology.istio.io/subzone',
+  /** `false` on a ServiceEntry: istiod allocates it no address. */
+  EnableAutoallocateIp: 'networking.istio.io/enable-autoallocate-ip',
   Hostname: 'kubernetes.io/hostname',
   // Istio: injection and revisions (docs/semantics.md, "Sidecar injection").
   IstioInjection: 'istio-injection',

@@ -16,13 +16,14 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { analyze, rules } from '../../src/analyze/analyze.ts';
-import { notApplicable, uncoveredCodes } from '../../src/analyze/istio-analyzers.ts';
+import { divergences, notApplicable, uncoveredCodes } from '../../src/analyze/istio-analyzers.ts';
 import { loadPaths } from '../../src/load/files.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import type { Finding } from '../../src/model/finding.ts';
 import type { KubeObject } from '../../src/model/object.ts';
 import { compileMesh } from '../../src/mesh/mesh.ts';
 import type { Workload } from '../../src/mesh/workloads.ts';
+import { GroupKind } from '../../src/model/vocabulary.ts';
 import { oracleBinary } from './istio-oracle.ts';
 
 export interface IstioMessage {
@@ -160,40 +161,41 @@ export async function kfmeshAnalyze(
   const snapshot = new Snapshot(await loadPaths([istioDefaultsFile(), ...paths]));
   const [problem] = snapshot.problems;
   if (problem) throw new Error(`kfmesh refuses the input: ${problem.message}`);
-  return { findings: analyze(snapshot), standIns: standInPods(compileMesh(snapshot).workloads) };
+  // Certificates are judged now, as the CLI does.
+  const given = new Set(snapshot.list(GroupKind.Pod));
+  const templated = compileMesh(snapshot).workloads.filter((w) => !given.has(w.object));
+  return { findings: analyze(snapshot, { now: new Date() }), standIns: standInPods(templated) };
 }
 
 /** A running pod for each workload given only as a template, with the sidecar injection adds where it does. */
 function standInPods(workloads: readonly Workload[]): KubeObject[] {
-  return workloads
-    .filter((w) => w.ipAssigned)
-    .map((w) => {
-      const spec = (w.object['spec'] ?? {}) as { containers?: unknown[] };
-      const proxied = w.proxy === 'sidecar' || w.proxy === 'gateway' || w.proxy === 'waypoint';
-      return {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: {
-          name: w.podName,
-          namespace: w.namespace,
-          labels: { ...w.labels },
-          annotations: {
-            ...w.annotations,
-            [standInAnnotation]: 'true',
-            // The CNI marks the pods it redirects to ztunnel.
-            ...(w.proxy === 'ambient' ? { 'ambient.istio.io/redirection': 'enabled' } : {}),
-          },
+  return workloads.map((w) => {
+    const spec = (w.object['spec'] ?? {}) as { containers?: unknown[] };
+    const proxied = w.proxy === 'sidecar' || w.proxy === 'gateway' || w.proxy === 'waypoint';
+    return {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: w.podName,
+        namespace: w.namespace,
+        labels: { ...w.labels },
+        annotations: {
+          ...w.annotations,
+          [standInAnnotation]: 'true',
+          // The CNI marks the pods it redirects to ztunnel.
+          ...(w.proxy === 'ambient' ? { 'ambient.istio.io/redirection': 'enabled' } : {}),
         },
-        spec: {
-          ...spec,
-          containers: [
-            ...(spec.containers ?? []),
-            ...(proxied ? [{ name: 'istio-proxy', image: 'docker.io/istio/proxyv2:1.31.0' }] : []),
-          ],
-        },
-        status: { phase: 'Running', podIP: w.ip, podIPs: [{ ip: w.ip }] },
-      };
-    });
+      },
+      spec: {
+        ...spec,
+        containers: [
+          ...(spec.containers ?? []),
+          ...(proxied ? [{ name: 'istio-proxy', image: 'docker.io/istio/proxyv2:1.31.0' }] : []),
+        ],
+      },
+      status: { phase: 'Running', podIP: w.ip, podIPs: [{ ip: w.ip }] },
+    };
+  });
 }
 
 const standInAnnotation = 'kfmesh.test/stand-in';
@@ -201,10 +203,14 @@ const standInAnnotation = 'kfmesh.test/stand-in';
 export interface AnalysisComparison {
   /** istioctl messages a kfmesh finding answers. */
   agreed: number;
+  /** istioctl messages where kfmesh parts from it on purpose, by divergence (its index). */
+  diverged: number[];
   /** istioctl messages of analyzers that do not apply, or codes kfmesh leaves out with a reason. */
   explained: number;
   missing: string[];
   extra: string[];
+  /** istioctl's message text for each missing one. */
+  texts: Map<string, string>;
 }
 
 const key = (analyzer: string, code: string, kind = '', namespace = '', name = '') =>
@@ -228,17 +234,30 @@ export function compareAnalysis(
   for (const f of findings)
     for (const c of (f.istio ?? []).filter((x) => ran.has(x.analyzer)))
       reported.add(key(c.analyzer, c.code, f.object.kind, f.object.namespace ?? '', f.object.name));
-  const result: AnalysisComparison = { agreed: 0, explained: 0, missing: [], extra: [] };
+  const result: AnalysisComparison = {
+    agreed: 0,
+    diverged: [],
+    explained: 0,
+    missing: [],
+    extra: [],
+    texts: new Map(),
+  };
   const istioKeys = new Set<string>();
   for (const m of istio.messages) {
     const k = key(m.analyzer, m.code, m.kind, m.namespace, m.name);
     if (istioKeys.has(k) || standIn.has(`${m.kind} ${m.namespace}/${m.name}`)) continue;
     istioKeys.add(k);
+    const divergence = divergences.findIndex(
+      (d) => d.analyzer === m.analyzer && d.code === m.code && d.text.test(m.text),
+    );
     if (reported.has(k)) result.agreed++;
+    else if (divergence >= 0) result.diverged.push(divergence);
     else if (inapplicable.has(m.analyzer) || leftOut.has(`${m.analyzer} ${m.code}`)) result.explained++;
-    else if (!claimed.has(`${m.analyzer} ${m.code}`))
-      result.missing.push(`${label}${k}: no kfmesh rule claims it (${m.text})`);
-    else result.missing.push(`${label}${k}: ${m.text}`);
+    else {
+      result.missing.push(`${label}${k}`);
+      const claim = claimed.has(`${m.analyzer} ${m.code}`) ? '' : 'no kfmesh rule claims it: ';
+      result.texts.set(`${label}${k}`, `${claim}${m.text}`);
+    }
   }
   for (const k of reported) if (!istioKeys.has(k)) result.extra.push(`${label}${k}`);
   result.missing.sort();

@@ -62,3 +62,79 @@ describe('KFM602 policy-names-missing-namespace', () => {
     assert.deepEqual(only([from({ namespaces: ['bogus'] })], 'KFM602'), []);
   });
 });
+
+describe('KFM420 http-deny-refuses-tcp', () => {
+  const base = [ns('apps', { 'istio-injection': 'enabled' }), ...app('apps', 'api'), ns('istio-system', {})];
+  const deny = (rules: unknown[]) =>
+    policy('apps', 'p', { selector: { matchLabels: { app: 'api' } }, action: 'DENY', rules });
+
+  test('a DENY rule of only HTTP conditions: sources of request principals, or operations without ports', () => {
+    const tokens = only([...base, deny([{ from: [{ source: { notRequestPrincipals: ['*'] } }] }])], 'KFM420');
+    assert.equal(tokens.length, 1);
+    assert.equal(tokens[0]?.field, 'spec.rules[0]');
+    assert.deepEqual(tokens[0]?.istio, [
+      { analyzer: 'schemaValidation.CollectionValidationAnalyzer', code: 'IST0133' },
+    ]);
+    assert.equal(only([...base, deny([{ to: [{ operation: { paths: ['/admin'] } }] }])], 'KFM420').length, 1);
+    // The second rule is the one that has only HTTP conditions.
+    const second = only(
+      [
+        ...base,
+        deny([
+          { from: [{ source: { namespaces: ['x'] } }] },
+          { to: [{ operation: { methods: ['DELETE'] } }] },
+        ]),
+      ],
+      'KFM420',
+    );
+    assert.equal(second[0]?.field, 'spec.rules[1]');
+  });
+
+  test('a port, a TCP-level source, or another action: nothing', () => {
+    for (const rules of [
+      [{ to: [{ operation: { paths: ['/admin'], ports: ['8080'] } }] }],
+      [{ from: [{ source: { principals: ['a'], requestPrincipals: ['*'] } }] }],
+      [{ from: [{ source: { namespaces: ['x'] } }], to: [{ operation: { notPorts: ['9090'] } }] }],
+      [{ when: [{ key: 'request.headers[x]', values: ['1'] }] }],
+    ])
+      assert.deepEqual(only([...base, deny(rules)], 'KFM420'), [], JSON.stringify(rules));
+    assert.deepEqual(
+      only(
+        [
+          ...base,
+          policy('apps', 'p', {
+            action: 'ALLOW',
+            rules: [{ to: [{ operation: { paths: ['/admin'] } }] }],
+          }),
+        ],
+        'KFM420',
+      ),
+      [],
+    );
+  });
+
+  test('names the TCP ports of the selected workloads that it refuses', () => {
+    const service = base.find((o) => o.kind === 'Service');
+    assert.ok(service);
+    const withTcp = {
+      ...service,
+      spec: {
+        ...(service['spec'] as object),
+        ports: [
+          { name: 'http', port: 80 },
+          { name: 'tcp-db', port: 5432 },
+        ],
+      },
+    };
+    const objects = [
+      ...base.filter((o) => o !== service),
+      withTcp,
+      deny([{ to: [{ operation: { hosts: ['a'] } }] }]),
+    ];
+    assert.match(only(objects, 'KFM420')[0]?.message ?? '', /refused whole: apps\/api:5432 \(TCP\)/);
+    assert.match(
+      only([...base, deny([{ to: [{ operation: { hosts: ['a'] } }] }])], 'KFM420')[0]?.message ?? '',
+      /no port under its scope is TCP today/,
+    );
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * KFM401: a VirtualService route or mirror to a host no Service or ServiceEntry gives to the namespaces the
  * VirtualService applies in, to a port that host lacks, or without a port where the host has several
- * (docs/semantics.md, Route destinations). Requests on that route get 503 NC (no cluster).
+ * (docs/semantics.md, Route destinations). Requests on that route get 503 NC (no cluster). So do requests
+ * on a route to a subset that no DestinationRule of the host defines: istiod makes no cluster for it.
  */
 import { specOf } from '../../model/specs.ts';
 import { addTo } from '../../model/multimap.ts';
@@ -19,17 +20,22 @@ import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 const analyzer = 'virtualservice.DestinationHostAnalyzer';
 const notFound: IstioCounterpart = { analyzer, code: 'IST0101' };
 const portRequired: IstioCounterpart = { analyzer, code: 'IST0112' };
+const subsetNotFound: IstioCounterpart = {
+  analyzer: 'virtualservice.DestinationRuleAnalyzer',
+  code: 'IST0101',
+};
 
 export const routeToMissingTarget: Rule = {
   code: 'KFM401',
   name: 'route-to-missing-target',
   severity: Severity.Error,
   description:
-    'a route or mirror to a host or port that no Service or ServiceEntry visible to the VirtualService has',
+    'a route or mirror to a host or port that no Service or ServiceEntry visible to the VirtualService has, or to a subset no DestinationRule defines',
   reads: [GroupKind.VirtualService],
-  istio: [notFound, portRequired],
+  istio: [notFound, portRequired, subsetNotFound],
   check(context: AnalyzeContext): Finding[] {
     const targets = targetsOf(context);
+    const subsets = subsetsOf(context);
     const exact = new Map<string, Target[]>();
     for (const t of targets) if (!t.host.startsWith('*')) addTo(exact, t.host, t);
     const wildcards = targets.filter((t) => t.host.startsWith('*'));
@@ -46,7 +52,10 @@ export const routeToMissingTarget: Rule = {
         const target =
           (exact.get(host) ?? []).find(visible) ??
           wildcards.find((t) => hostMatches(t.host, host) && visible(t));
-        return target ? portFindings(context, vs, d, host, target) : [missing(context, vs, d, host)];
+        const found = target ? portFindings(context, vs, d, host, target) : [missing(context, vs, d, host)];
+        if (d.subset !== undefined && !subsets.has(`${host} ${d.subset}`))
+          found.push(missingSubset(context, vs, d, host, d.subset));
+        return found;
       });
     });
   },
@@ -84,10 +93,47 @@ function targetsOf(context: AnalyzeContext): Target[] {
   return [...services, ...entries];
 }
 
+/** `host subset` for every subset a DestinationRule defines, the host as a full name. */
+function subsetsOf(context: AnalyzeContext): Set<string> {
+  const out = new Set<string>();
+  for (const dr of context.snapshot.list(GroupKind.DestinationRule)) {
+    const spec = specOf(dr, 'networking.istio.io/DestinationRule');
+    if (typeof spec.host !== 'string') continue;
+    const host = resolveShortName(
+      spec.host,
+      dr.metadata.namespace ?? 'default',
+      context.mesh().clusterDomain,
+    );
+    for (const s of spec.subsets ?? []) if (typeof s?.name === 'string') out.add(`${host} ${s.name}`);
+  }
+  return out;
+}
+
+function missingSubset(
+  context: AnalyzeContext,
+  vs: KubeObject,
+  d: Destination,
+  host: string,
+  subset: string,
+): Finding {
+  return findingOf(
+    routeToMissingTarget,
+    context,
+    vs,
+    [...d.field, 'subset'],
+    `${d.mirror ? 'mirrors' : 'routes'} to subset ${subset} of ${host}, which no DestinationRule defines: istiod makes no cluster for it, and ${d.mirror ? 'the mirrored copies go nowhere' : 'requests on this route get 503 NC'}`,
+    {
+      fix: `define subset ${subset} in a DestinationRule for ${host}, or route without the subset`,
+      istio: subsetNotFound,
+    },
+  );
+}
+
 /** A destination of a route or mirror, where it is written. */
 interface Destination {
   host: string;
   port: number | undefined;
+  subset: string | undefined;
   field: FieldPath;
   mirror: boolean;
 }
@@ -96,11 +142,12 @@ function destinationsOf(vs: KubeObject): Destination[] {
   const spec = specOf(vs, 'networking.istio.io/VirtualService');
   const out: Destination[] = [];
   const add = (
-    d: { host?: string; port?: { number?: number } } | undefined,
+    d: { host?: string; port?: { number?: number }; subset?: string } | undefined,
     field: FieldPath,
     mirror = false,
   ) => {
-    if (typeof d?.host === 'string') out.push({ host: d.host, port: d.port?.number, field, mirror });
+    if (typeof d?.host === 'string')
+      out.push({ host: d.host, port: d.port?.number, subset: d.subset || undefined, field, mirror });
   };
   for (const kind of ['http', 'tcp', 'tls'] as const)
     (spec[kind] ?? []).forEach((rule, r) =>

@@ -8,7 +8,7 @@
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { specOf, statusOf } from '../../model/specs.ts';
-import { GroupKind } from '../../model/vocabulary.ts';
+import { GroupKind, Label } from '../../model/vocabulary.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const serviceEntryWithoutAddress: Rule = {
@@ -18,7 +18,11 @@ export const serviceEntryWithoutAddress: Rule = {
   description:
     'a ServiceEntry with a TCP port and no address: sidecars catch every connection to that port for it',
   reads: [GroupKind.ServiceEntry],
-  istio: [{ analyzer: 'serviceentry.ProtocolAddressesAnalyzer', code: 'IST0134' }],
+  // istioctl reports it twice: its analyzer, and Istio's validation warning.
+  istio: [
+    { analyzer: 'serviceentry.ProtocolAddressesAnalyzer', code: 'IST0134' },
+    { analyzer: 'schemaValidation.CollectionValidationAnalyzer', code: 'IST0133' },
+  ],
   check(context: AnalyzeContext): Finding[] {
     if (context.mesh().config.dnsAutoAllocate) return [];
     return context.snapshot.list(GroupKind.ServiceEntry).flatMap((entry) => {
@@ -28,6 +32,14 @@ export const serviceEntryWithoutAddress: Rule = {
         (statusOf(entry, 'networking.istio.io/ServiceEntry').addresses ?? []).length > 0
       )
         return [];
+      // Istio's validation warns too where istiod allocates the entry no address (resolution NONE, or
+      // allocation turned off on it).
+      const unallocated =
+        (spec.resolution ?? 'NONE') === 'NONE' ||
+        entry.metadata.labels?.[Label.EnableAutoallocateIp]?.toLowerCase() === 'false';
+      const istio = (serviceEntryWithoutAddress.istio ?? []).filter(
+        (c) => unallocated || c.code !== 'IST0133',
+      );
       return (spec.ports ?? []).flatMap((port, i) => {
         if (port.protocol && port.protocol.toUpperCase() !== 'TCP') return [];
         return [
@@ -38,6 +50,7 @@ export const serviceEntryWithoutAddress: Rule = {
             ['spec', 'ports', i],
             `port ${port.number ?? '?'} is TCP and the entry has no addresses: sidecars send every connection to port ${port.number ?? '?'} (any address) here`,
             {
+              istio,
               fix: "give the entry addresses, or turn on sidecar DNS capture with auto-allocation (ISTIO_META_DNS_CAPTURE and ISTIO_META_DNS_AUTO_ALLOCATE in the mesh's proxyMetadata)",
             },
           ),

@@ -1,0 +1,97 @@
+/**
+ * KFM420: a DENY AuthorizationPolicy rule whose conditions are all HTTP attributes (`to` operations
+ * without ports, or `from` sources that name only request principals) also refuses every TCP connection
+ * under its scope (docs/semantics.md, Authorization on TCP ports). A proxy enforces policies on a port it
+ * does not serve as HTTP with Envoy's network RBAC filter, which cannot see methods, paths, hosts, headers
+ * or tokens: istiod leaves those conditions out there, and a DENY rule without its conditions denies
+ * everything. Istio's validation warns of the same rule (istioctl: IST0133). The finding names the
+ * non-HTTP ports of the selected workloads' Services, which are refused today.
+ */
+import { Severity } from '../../model/finding.ts';
+import type { Finding } from '../../model/finding.ts';
+import { labelsMatch } from '../../load/snapshot.ts';
+import { policySpec } from '../../mesh/authorization.ts';
+import { isHttpProtocol, servicePortsOf } from '../../mesh/services.ts';
+import { GroupKind } from '../../model/vocabulary.ts';
+import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+
+export const httpDenyRefusesTcp: Rule = {
+  code: 'KFM420',
+  name: 'http-deny-refuses-tcp',
+  severity: Severity.Warning,
+  description:
+    'a DENY rule whose conditions are all HTTP attributes: on ports not served as HTTP those conditions are dropped, and the rule refuses every TCP connection',
+  reads: [GroupKind.AuthorizationPolicy],
+  istio: [{ analyzer: 'schemaValidation.CollectionValidationAnalyzer', code: 'IST0133' }],
+  check(context: AnalyzeContext): Finding[] {
+    const mesh = context.mesh();
+    const findings: Finding[] = [];
+    for (const policy of context.snapshot.list(GroupKind.AuthorizationPolicy)) {
+      const spec = policySpec(policy);
+      if (spec.action !== 'DENY') continue;
+      const index = (spec.rules ?? []).findIndex((rule) => rule !== null && onlyHttpConditions(rule));
+      if (index < 0) continue;
+      const ns = policy.metadata.namespace ?? 'default';
+      const selector = spec.selector?.matchLabels ?? {};
+      const scoped = spec.targetRefs === undefined && spec.targetRef === undefined;
+      const tcpPorts = scoped
+        ? [
+            ...new Set(
+              mesh.workloads
+                .filter(
+                  (w) =>
+                    (ns === mesh.config.rootNamespace || w.namespace === ns) &&
+                    labelsMatch(w.labels, selector),
+                )
+                .flatMap((w) => servicePortsOf(mesh, w))
+                .filter((p) => !isHttpProtocol(p.port.protocol))
+                .map((p) => `${p.service.namespace}/${p.service.name}:${p.port.port} (${p.port.protocol})`),
+            ),
+          ].sort()
+        : [];
+      const today =
+        tcpPorts.length > 0
+          ? `the TCP ports under its scope are refused whole: ${tcpPorts.slice(0, 5).join(', ')}${tcpPorts.length > 5 ? `, and ${tcpPorts.length - 5} more` : ''}`
+          : 'no port under its scope is TCP today; one added later is refused whole';
+      findings.push(
+        findingOf(
+          httpDenyRefusesTcp,
+          context,
+          policy,
+          ['spec', 'rules', index],
+          `rule ${index} of this DENY policy has only HTTP conditions, which a proxy cannot check on a TCP connection, so there it denies every connection: ${today}`,
+          {
+            fix: 'limit the rule to the HTTP ports it is meant for (to.operation.ports), or give it a TCP-level condition (principals, namespaces, ipBlocks)',
+          },
+        ),
+      );
+    }
+    return findings;
+  },
+};
+
+type PolicyRule = NonNullable<ReturnType<typeof policySpec>['rules']>[number];
+
+/**
+ * Istio's condition: the rule has sources and no operations, and no source names a TCP-level attribute
+ * (principals, namespaces, service accounts, IP blocks); or it has operations, and none names ports.
+ */
+function onlyHttpConditions(rule: PolicyRule): boolean {
+  const sources = (rule.from ?? []).flatMap((f) => (f?.source ? [f.source] : []));
+  const operations = (rule.to ?? []).flatMap((t) => (t?.operation ? [t.operation] : []));
+  const tcpInFrom = sources.some(
+    (s) =>
+      s.principals !== undefined ||
+      s.notPrincipals !== undefined ||
+      s.namespaces !== undefined ||
+      s.notNamespaces !== undefined ||
+      s.ipBlocks !== undefined ||
+      s.notIpBlocks !== undefined ||
+      s.remoteIpBlocks !== undefined ||
+      s.notRemoteIpBlocks !== undefined ||
+      s.serviceAccounts !== undefined ||
+      s.notServiceAccounts !== undefined,
+  );
+  const tcpInTo = operations.some((o) => o.ports !== undefined || o.notPorts !== undefined);
+  return (sources.length > 0 && operations.length === 0 && !tcpInFrom) || (operations.length > 0 && !tcpInTo);
+}
