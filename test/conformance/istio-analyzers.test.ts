@@ -16,6 +16,7 @@ import { notApplicable, notYetCovered } from '../../src/analyze/istio-analyzers.
 import { runKfmesh } from '../cli-process.ts';
 import { partTestOptions } from '../kube-apiserver.ts';
 import { projectRoot } from './cases.ts';
+import { istioDefaultsFile } from '../oracle/istio-analyze.ts';
 
 const suite = resolve(
   process.env['KFMESH_SHARED_CONFORMANCE'] ?? resolve(projectRoot, '../shared/conformance'),
@@ -49,39 +50,7 @@ const key = (e: Expectation) => `${e.code} ${e.kind} ${e.namespace ?? '-'}/${e.n
  * configuration turns Ingress off, which no case does): a stand-in ingress gateway, a pod labelled
  * `istio: ingressgateway` and its Service `istio-ingressgateway` in istio-system. kfmesh gets the same.
  */
-const istioDefaults = (() => {
-  const dir = mkdtempSync(join(tmpdir(), 'kfmesh-istio-defaults-'));
-  const path = join(dir, 'istio-defaults.yaml');
-  const port = (name: string, number: number) => ({
-    name,
-    port: number,
-    protocol: 'TCP',
-    targetPort: number,
-  });
-  const objects = [
-    {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: 'istio-ingressgateway-dummypod',
-        namespace: 'istio-system',
-        labels: { istio: 'ingressgateway' },
-      },
-      spec: { containers: [{ name: 'istio-proxy' }] },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'istio-ingressgateway', namespace: 'istio-system' },
-      spec: {
-        selector: { istio: 'ingressgateway' },
-        ports: [port('http2', 80), port('https', 443), port('tcp', 31400), port('tls', 15443)],
-      },
-    },
-  ];
-  writeFileSync(path, objects.map((o) => stringify(o)).join('---\n'));
-  return path;
-})();
+const istioDefaults = istioDefaultsFile();
 
 /** The mesh configuration as istiod reads it: the ConfigMap `istio-system/istio`, key `mesh`. */
 function meshConfigMap(file: string): string {
