@@ -110,9 +110,10 @@ export function ingressUsesWaypoint(snapshot: Snapshot, service: MeshService): b
 /**
  * The AuthorizationPolicy attributes ztunnel enforces (docs/semantics.md, ztunnel); every
  * other attribute is L7 and needs a waypoint. This is the one table of L4 and L7 attributes: the simulator's
- * ztunnel and the migration's split of policies both read it.
+ * ztunnel and the migration's split of policies both read it, and the analyzer's KFM420 (what a sidecar's
+ * TCP filter checks) builds on it.
  */
-const l4SourceFields: ReadonlySet<string> = new Set([
+export const l4SourceFields: ReadonlySet<string> = new Set([
   'principals',
   'notPrincipals',
   'namespaces',
@@ -122,7 +123,7 @@ const l4SourceFields: ReadonlySet<string> = new Set([
   'ipBlocks',
   'notIpBlocks',
 ]);
-const l4OperationFields: ReadonlySet<string> = new Set(['ports', 'notPorts']);
+export const l4OperationFields: ReadonlySet<string> = new Set(['ports', 'notPorts']);
 const l4WhenKeys: ReadonlySet<string> = new Set([
   'source.ip',
   'source.namespace',

@@ -101,6 +101,20 @@ function buildSidecarScope(mesh: Mesh, workload: Workload): SidecarScope {
   return scopes.get(mesh, key, () => newSidecarScope(mesh, workload, sidecar, key));
 }
 
+/**
+ * A Sidecar egress host `namespace/host` as istiod splits it (at the first `/`): `.` is the Sidecar's own
+ * namespace; an entry without a namespace stands for any (`*`), and `namespaced` is false.
+ */
+export function egressHostOf(
+  entry: string,
+  ownNamespace: string,
+): { ns: string; host: string; namespaced: boolean } {
+  const slash = entry.indexOf('/');
+  if (slash < 0) return { ns: '*', host: entry, namespaced: false };
+  const ns = entry.slice(0, slash);
+  return { ns: ns === '.' ? ownNamespace : ns, host: entry.slice(slash + 1), namespaced: true };
+}
+
 function newSidecarScope(
   mesh: Mesh,
   workload: Workload,
@@ -113,10 +127,7 @@ function newSidecarScope(
   // root-namespace Sidecar covers, so the work per entry must not grow with the mesh.
   const egress = spec.egress
     ?.flatMap((e) => e.hosts ?? [])
-    .map((entry) => {
-      const [ns, host] = entry.includes('/') ? (entry.split('/') as [string, string]) : ['*', entry];
-      return { ns: ns === '.' ? namespace : ns, host };
-    })
+    .map((entry) => egressHostOf(entry, namespace))
     .filter((e) => e.ns !== '~');
   const imported = (ns: string, hostname: string): boolean =>
     egress === undefined ||

@@ -99,4 +99,23 @@ describe('KFM417 deprecated-fields', () => {
     ]);
     assert.deepEqual(only([vs({ percentage: { value: 10 } })], 'KFM417'), []);
   });
+
+  test('a Sidecar egress host an earlier one of its listener covers (IST0133); other listeners: nothing', () => {
+    const sidecar = (...egress: string[][]): KubeObject => ({
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'Sidecar',
+      metadata: { name: 'default', namespace: 'istio-system' },
+      spec: { egress: egress.map((hosts) => ({ hosts })) },
+    });
+    const fields = (s: KubeObject) => only([s], 'KFM417').map((f) => `${f.field} ${f.istio?.[0]?.code}`);
+    // `.` is the Sidecar's own namespace; `ns/*` covers every host of ns, before or after.
+    assert.deepEqual(fields(sidecar(['./*', 'istio-system/*', 'a/x', 'a/x', 'b/x', 'b/*', 'c/*', 'c/y'])), [
+      'spec.egress[0].hosts[1] IST0133',
+      'spec.egress[0].hosts[3] IST0133',
+      'spec.egress[0].hosts[5] IST0133',
+      'spec.egress[0].hosts[7] IST0133',
+    ]);
+    // Hosts without a namespace, `~/…`, and repeats across listeners are not counted.
+    assert.deepEqual(fields(sidecar(['x', 'x', '~/*', '~/*'], ['a/x'], ['a/x'])), []);
+  });
 });

@@ -10,6 +10,7 @@ import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { specOf } from '../../model/specs.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
+import { egressHostOf } from '../../mesh/sidecar-outbound.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 import type { IstioCounterpart } from '../../model/finding.ts';
 
@@ -95,10 +96,8 @@ function repeatedHosts(hosts: readonly string[], ownNamespace: string): { index:
   const seen = new Map<string, Set<string>>();
   const repeated: { index: number; host: string }[] = [];
   hosts.forEach((host, index) => {
-    const slash = host.indexOf('/');
-    if (slash < 0 || host.startsWith('~')) return;
-    const ns = host.slice(0, slash) === '.' ? ownNamespace : host.slice(0, slash);
-    const name = host.slice(slash + 1);
+    const { ns, host: name, namespaced } = egressHostOf(host, ownNamespace);
+    if (!namespaced || ns.startsWith('~')) return;
     const names = seen.get(ns) ?? new Set<string>();
     seen.set(ns, names);
     if (name === '*' ? names.size > 0 : names.has(name) || names.has('*')) repeated.push({ index, host });

@@ -10,6 +10,7 @@
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { labelsMatch } from '../../load/snapshot.ts';
+import { l4OperationFields, l4SourceFields } from '../../mesh/ambient.ts';
 import { policySpec } from '../../mesh/authorization.ts';
 import { isHttpProtocol, servicePortsOf } from '../../mesh/services.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
@@ -73,25 +74,23 @@ export const httpDenyRefusesTcp: Rule = {
 type PolicyRule = NonNullable<ReturnType<typeof policySpec>['rules']>[number];
 
 /**
- * Istio's condition: the rule has sources and no operations, and no source names a TCP-level attribute
- * (principals, namespaces, service accounts, IP blocks); or it has operations, and none names ports.
+ * What Envoy's network filter can check of a source: the L4 fields of ztunnel's table, and the remote IP
+ * blocks (the PROXY protocol's address), which the filter reads and ztunnel does not.
+ */
+const tcpSourceFields: ReadonlySet<string> = new Set([
+  ...l4SourceFields,
+  'remoteIpBlocks',
+  'notRemoteIpBlocks',
+]);
+
+/**
+ * Istio's condition: the rule has sources and no operations, and no source names a TCP-level attribute;
+ * or it has operations, and none names ports.
  */
 function onlyHttpConditions(rule: PolicyRule): boolean {
   const sources = (rule.from ?? []).flatMap((f) => (f?.source ? [f.source] : []));
   const operations = (rule.to ?? []).flatMap((t) => (t?.operation ? [t.operation] : []));
-  const tcpInFrom = sources.some(
-    (s) =>
-      s.principals !== undefined ||
-      s.notPrincipals !== undefined ||
-      s.namespaces !== undefined ||
-      s.notNamespaces !== undefined ||
-      s.ipBlocks !== undefined ||
-      s.notIpBlocks !== undefined ||
-      s.remoteIpBlocks !== undefined ||
-      s.notRemoteIpBlocks !== undefined ||
-      s.serviceAccounts !== undefined ||
-      s.notServiceAccounts !== undefined,
-  );
-  const tcpInTo = operations.some((o) => o.ports !== undefined || o.notPorts !== undefined);
+  const tcpInFrom = sources.some((s) => Object.keys(s).some((k) => tcpSourceFields.has(k)));
+  const tcpInTo = operations.some((o) => Object.keys(o).some((k) => l4OperationFields.has(k)));
   return (sources.length > 0 && operations.length === 0 && !tcpInFrom) || (operations.length > 0 && !tcpInTo);
 }
