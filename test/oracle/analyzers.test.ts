@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { rules } from '../../src/analyze/analyze.ts';
+import { loadPaths } from '../../src/load/files.ts';
 import {
   divergences,
   notApplicable,
@@ -54,11 +55,11 @@ async function judge(
   paths: readonly string[],
   meshConfig?: string,
 ): Promise<AnalysisComparison> {
-  const inputs = [...paths];
-  if (meshConfig) inputs.push(meshConfigMap(readFileSync(meshConfig, 'utf8')));
-  const { findings, standIns } = await kfmeshAnalyze(inputs);
+  const loaded = await loadPaths(paths);
+  const mesh = meshConfig ? await loadPaths([meshConfigMap(readFileSync(meshConfig, 'utf8'))]) : [];
+  const { findings, standIns } = await kfmeshAnalyze([...loaded, ...mesh]);
   const istio = istioAnalyze(
-    [...asStored(paths), writeManifest(standIns, 'stand-in-pods.yaml')],
+    [asStored(loaded.map((l) => l.object)), writeManifest(standIns, 'stand-in-pods.yaml')],
     meshConfig ? { meshConfig } : {},
   );
   return compareAnalysis(istio, findings, label, standIns);

@@ -11,20 +11,18 @@
  * `extra` (kfmesh claims istioctl would, and it does not).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
 import { analyze, rules } from '../../src/analyze/analyze.ts';
 import { divergences, notApplicable, uncoveredCodes } from '../../src/analyze/istio-analyzers.ts';
 import { loadPaths } from '../../src/load/files.ts';
+import type { LoadedObject } from '../../src/load/parse.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import type { Finding } from '../../src/model/finding.ts';
 import type { KubeObject } from '../../src/model/object.ts';
 import { compileMesh } from '../../src/mesh/mesh.ts';
 import type { Workload } from '../../src/mesh/workloads.ts';
 import { GroupKind } from '../../src/model/vocabulary.ts';
-import { oracleBinary } from './istio-oracle.ts';
+import { writeManifest } from '../cli-process.ts';
+import { oracleBinary, runningPod } from './istio-oracle.ts';
 
 export interface IstioMessage {
   analyzer: string;
@@ -53,43 +51,19 @@ export interface AnalyzeRunOptions {
 }
 
 /**
- * The files as the API server stores their objects, for istioctl, which on files reads fields as written:
- * a Service port without a protocol is TCP (the API server's default; Istio's gateway port analyzer counts
- * only ports whose protocol says TCP, and kfmesh applies the default, as a cluster read would give it).
+ * The objects as the API server stores them, in one file for istioctl, which on files reads fields as
+ * written: a Service port without a protocol is TCP (the API server's default; Istio's gateway port analyzer
+ * counts only ports whose protocol says TCP, and kfmesh applies the default, as a cluster read would give it).
  */
-export function asStored(paths: readonly string[]): string[] {
-  return paths.map((path) => {
-    const files = statSync(path).isDirectory() ? filesUnder(path) : [path];
-    const objects = files.flatMap((f) =>
-      parseAllDocuments(readFileSync(f, 'utf8'))
-        .map((d) => d.toJS() as KubeObject | null)
-        .filter((o): o is KubeObject => o !== null && typeof o === 'object'),
-    );
-    const stored = objects.flatMap((o) =>
-      o.kind === 'List' && Array.isArray(o['items']) ? (o['items'] as KubeObject[]) : [o],
-    );
-    for (const o of stored) {
-      const ports = o.kind === 'Service' ? (o['spec'] as { ports?: unknown } | undefined)?.ports : undefined;
-      if (Array.isArray(ports))
-        for (const p of ports as Record<string, unknown>[])
-          if (p && typeof p === 'object' && p['protocol'] === undefined) p['protocol'] = 'TCP';
-    }
-    const out = join(mkdtempSync(join(tmpdir(), 'kfmesh-stored-')), basename(path) + '.yaml');
-    writeFileSync(out, stored.map((o) => stringify(o)).join('---\n'));
-    return out;
-  });
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true })
-    .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .flatMap((e) =>
-      e.isDirectory()
-        ? filesUnder(join(dir, e.name))
-        : /\.(ya?ml|json)$/.test(e.name)
-          ? [join(dir, e.name)]
-          : [],
-    );
+export function asStored(objects: readonly KubeObject[]): string {
+  const stored = objects.map((o) => structuredClone(o));
+  for (const o of stored) {
+    const ports = o.kind === 'Service' ? (o['spec'] as { ports?: unknown } | undefined)?.ports : undefined;
+    if (Array.isArray(ports))
+      for (const p of ports as Record<string, unknown>[])
+        if (p && typeof p === 'object' && p['protocol'] === undefined) p['protocol'] = 'TCP';
+  }
+  return writeManifest(stored, 'stored.yaml');
 }
 
 /** What Istio's analyzers report on these files (and directories). */
@@ -111,8 +85,8 @@ export function istioAnalyze(paths: readonly string[], options: AnalyzeRunOption
  * is given the same objects, first, so the input's own replace them as they do for istioctl.
  */
 export function istioDefaultsFile(ingressService = 'istio-ingressgateway'): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kfmesh-istio-defaults-'));
-  const path = join(dir, 'istio-defaults.yaml');
+  const written = defaultsFiles.get(ingressService);
+  if (written) return written;
   const port = (name: string, number: number, nodePort: number) => ({
     name,
     nodePort,
@@ -146,19 +120,22 @@ export function istioDefaultsFile(ingressService = 'istio-ingressgateway'): stri
       },
     },
   ];
-  writeFileSync(path, objects.map((o) => stringify(o)).join('---\n'));
+  const path = writeManifest(objects, 'istio-defaults.yaml');
+  defaultsFiles.set(ingressService, path);
   return path;
 }
 
+const defaultsFiles = new Map<string, string>();
+
 /**
- * kfmesh's findings on the files, istioctl's defaults first; and the pods the files' workloads run (those
+ * kfmesh's findings on the loaded objects, istioctl's defaults first; and the pods the files' workloads run (those
  * kfmesh makes of templates), as a cluster would have them, for istioctl, which matches selectors against
  * Pods only: on rendered manifests without pods it would find every selector empty.
  */
 export async function kfmeshAnalyze(
-  paths: readonly string[],
+  loaded: readonly LoadedObject[],
 ): Promise<{ findings: Finding[]; standIns: KubeObject[] }> {
-  const snapshot = new Snapshot(await loadPaths([istioDefaultsFile(), ...paths]));
+  const snapshot = new Snapshot([...(await loadPaths([istioDefaultsFile()])), ...loaded]);
   const [problem] = snapshot.problems;
   if (problem) throw new Error(`kfmesh refuses the input: ${problem.message}`);
   // Certificates are judged now, as the CLI does.
@@ -172,33 +149,16 @@ function standInPods(workloads: readonly Workload[]): KubeObject[] {
   return workloads.map((w) => {
     const spec = (w.object['spec'] ?? {}) as { containers?: unknown[] };
     const proxied = w.proxy === 'sidecar' || w.proxy === 'gateway' || w.proxy === 'waypoint';
-    return {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: w.podName,
-        namespace: w.namespace,
-        labels: { ...w.labels },
-        annotations: {
-          ...w.annotations,
-          [standInAnnotation]: 'true',
-          // The CNI marks the pods it redirects to ztunnel.
-          ...(w.proxy === 'ambient' ? { 'ambient.istio.io/redirection': 'enabled' } : {}),
-        },
-      },
-      spec: {
-        ...spec,
-        containers: [
-          ...(spec.containers ?? []),
-          ...(proxied ? [{ name: 'istio-proxy', image: 'docker.io/istio/proxyv2:1.31.0' }] : []),
-        ],
-      },
-      status: { phase: 'Running', podIP: w.ip, podIPs: [{ ip: w.ip }] },
-    };
+    const containers = [
+      ...(spec.containers ?? []),
+      ...(proxied ? [{ name: 'istio-proxy', image: 'docker.io/istio/proxyv2:1.31.0' }] : []),
+    ];
+    // The CNI marks the pods it redirects to ztunnel.
+    const redirected: Record<string, string> =
+      w.proxy === 'ambient' ? { 'ambient.istio.io/redirection': 'enabled' } : {};
+    return runningPod(w, { ...spec, containers }, redirected);
   });
 }
-
-const standInAnnotation = 'kfmesh.test/stand-in';
 
 export interface AnalysisComparison {
   /** istioctl messages a kfmesh finding answers. */

@@ -175,16 +175,8 @@ function lastLines(text: string): string {
 export function podsFor(workloads: readonly Workload[]): KubeObject[] {
   return workloads
     .filter((w) => w.ipAssigned)
-    .map((w) => ({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: w.podName,
-        namespace: w.namespace,
-        labels: { ...w.labels },
-        annotations: { ...w.annotations },
-      },
-      spec: {
+    .map((w) =>
+      runningPod(w, {
         serviceAccountName: w.serviceAccount,
         containers: [
           {
@@ -193,14 +185,33 @@ export function podsFor(workloads: readonly Workload[]): KubeObject[] {
             ports: [...w.containerPorts].map(([name, port]) => ({ name, containerPort: port })),
           },
         ],
-      },
-      status: {
-        phase: 'Running',
-        podIP: w.ip,
-        podIPs: [{ ip: w.ip }],
-        conditions: [{ type: 'Ready', status: 'True' }],
-      },
-    }));
+      }),
+    );
+}
+
+/** A ready, running pod of a workload as kfmesh has it (name, labels, annotations, IP), with this spec. */
+export function runningPod(
+  w: Workload,
+  spec: Record<string, unknown>,
+  annotations: Readonly<Record<string, string>> = {},
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: w.podName,
+      namespace: w.namespace,
+      labels: { ...w.labels },
+      annotations: { ...w.annotations, ...annotations },
+    },
+    spec,
+    status: {
+      phase: 'Running',
+      podIP: w.ip,
+      podIPs: [{ ip: w.ip }],
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
+  };
 }
 
 /**
