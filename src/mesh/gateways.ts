@@ -107,6 +107,15 @@ function translatePort(mesh: Mesh, workload: Workload, serverPort: number): numb
 
 const httpProtocols = new Set(['HTTP', 'HTTP2', 'GRPC', 'HTTPS', 'GRPC-WEB']);
 
+/** A gateway server that serves HTTP (HTTPS it terminates included); the others pass TCP or TLS through. */
+export function servesHttp(server: GatewayServer): boolean {
+  return (
+    httpProtocols.has(server.protocol) &&
+    server.tlsMode !== 'PASSTHROUGH' &&
+    server.tlsMode !== 'AUTO_PASSTHROUGH'
+  );
+}
+
 /** The HTTP route table a gateway pod serves on a listen port (built once, cached on the mesh). */
 export function gatewayRouteTable(
   mesh: Mesh,
@@ -124,13 +133,7 @@ function buildGatewayRouteTable(
   proxy: GatewayProxy,
   listenPort: number,
 ): GatewayRouteTable | undefined {
-  const servers = proxy.servers.filter(
-    (s) =>
-      s.listenPort === listenPort &&
-      httpProtocols.has(s.protocol) &&
-      s.tlsMode !== 'PASSTHROUGH' &&
-      s.tlsMode !== 'AUTO_PASSTHROUGH',
-  );
+  const servers = proxy.servers.filter((s) => s.listenPort === listenPort && servesHttp(s));
   if (servers.length === 0) return undefined;
   const gatewayNames = [...new Set(servers.map((s) => s.gateway))];
   const virtualHosts = new Map<string, GatewayVirtualHost>();

@@ -31,14 +31,18 @@ describe('kfmesh analyze', () => {
     assert.equal(run.code, 0, run.stderr);
     // Only what the pipelines UI's and notebook controller's `*/*` Sidecars cost (KFM501, info), three
     // Kubeflow Service ports named without a protocol (katib-ui's `ui`, metadata-envoy's `md-envoy`, dex's),
-    // kubeflow-gateway sharing the ingress gateway's port 80 with istio-ingressgateway (KFM412, info), and
-    // the namespaces Kubeflow keeps out of the mesh (auth, oauth2-proxy: KFM704, info).
-    assert.match(run.stdout, /\n9 findings: 0 errors, 0 warnings, 9 infos\n$/);
+    // kubeflow-gateway sharing the ingress gateway's port 80 with istio-ingressgateway (KFM412, info), the
+    // namespaces Kubeflow keeps out of the mesh (auth, oauth2-proxy: KFM704, info), Kubeflow's JWT policy on
+    // the ingress gateway, whose rule would refuse TCP ports the gateway does not serve (KFM420, info), and
+    // istio-system's Sidecar listing istio-system/* beside ./* (KFM417, info).
+    assert.match(run.stdout, /\n11 findings: 0 errors, 0 warnings, 11 infos\n$/);
     assert.deepEqual(run.stdout.match(/ info KFM\d+/g), [
       ' info KFM704',
       ' info KFM704',
       ' info KFM412',
       ' info KFM412',
+      ' info KFM420',
+      ' info KFM417',
       ' info KFM701',
       ' info KFM701',
       ' info KFM701',
@@ -78,7 +82,7 @@ describe('kfmesh analyze', () => {
       rules: { code: string }[];
       findings: { code: string; location: string; evidence: string[] }[];
     };
-    assert.equal(result.summary.findings, 13);
+    assert.equal(result.summary.findings, 15);
     assert.equal(result.summary.warning, 4);
     // Every rule of the registry, in its order (docs/analyzers.md lists the same).
     assert.deepEqual(
@@ -142,7 +146,7 @@ describe('kfmesh analyze', () => {
     const validate = new Ajv04({ strict: false, allErrors: true, unicodeRegExp: false }).compile(sarifSchema);
     assert.ok(validate(log), JSON.stringify(validate.errors?.slice(0, 3)));
     const results = log.runs[0]?.results ?? [];
-    assert.equal(results.length, 13);
+    assert.equal(results.length, 15);
     const first = results.find((r) => r.ruleId === 'KFM101');
     assert.equal(first?.ruleId, 'KFM101');
     assert.equal(first?.level, 'warning');

@@ -1,6 +1,7 @@
 /** The policy rules (KFM601, KFM602) on configurations that break them and ones that do not. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { KubeObject } from '../../src/model/object.ts';
 import { app, ns, only, policy } from './analyze-fixtures.ts';
 
 describe('KFM601 policy-selects-no-workload', () => {
@@ -113,28 +114,52 @@ describe('KFM420 http-deny-refuses-tcp', () => {
     );
   });
 
-  test('names the TCP ports of the selected workloads that it refuses', () => {
+  test('names the TCP ports it refuses (a warning); with none in its scope, an info', () => {
     const service = base.find((o) => o.kind === 'Service');
     assert.ok(service);
-    const withTcp = {
+    const withPorts = (ports: unknown[]) => ({
       ...service,
-      spec: {
-        ...(service['spec'] as object),
-        ports: [
+      spec: { ...(service['spec'] as object), ports },
+    });
+    const rule = deny([{ to: [{ operation: { hosts: ['a'] } }] }]);
+    const tcp = only(
+      [
+        ...base.filter((o) => o !== service),
+        withPorts([
           { name: 'http', port: 80 },
           { name: 'tcp-db', port: 5432 },
-        ],
-      },
-    };
-    const objects = [
-      ...base.filter((o) => o !== service),
-      withTcp,
-      deny([{ to: [{ operation: { hosts: ['a'] } }] }]),
-    ];
-    assert.match(only(objects, 'KFM420')[0]?.message ?? '', /refused whole: apps\/api:5432 \(TCP\)/);
-    assert.match(
-      only([...base, deny([{ to: [{ operation: { hosts: ['a'] } }] }])], 'KFM420')[0]?.message ?? '',
-      /no port under its scope is TCP today/,
+        ]),
+        rule,
+      ],
+      'KFM420',
     );
+    assert.match(tcp[0]?.message ?? '', /refused whole: apps\/api:5432 \(TCP\)/);
+    assert.equal(tcp[0]?.severity, 'warning');
+    // A sniffed port serves HTTP requests with the HTTP filter: not refused whole.
+    const sniffed = only([...base.filter((o) => o !== service), withPorts([{ port: 9000 }]), rule], 'KFM420');
+    assert.match(sniffed[0]?.message ?? '', /no port under its scope is served as TCP today/);
+    assert.equal(sniffed[0]?.severity, 'info');
+  });
+
+  test("on a gateway: its servers that pass TCP through, not its Service's ports", () => {
+    const gatewayPods = [ns('istio-system', {}), ...app('istio-system', 'ingress')];
+    const gateway = (servers: unknown[]): KubeObject => ({
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'gw', namespace: 'istio-system' },
+      spec: { selector: { app: 'ingress' }, servers },
+    });
+    const jwt = policy('istio-system', 'require-jwt', {
+      selector: { matchLabels: { app: 'ingress' } },
+      action: 'DENY',
+      rules: [{ from: [{ source: { notRequestPrincipals: ['*'] } }] }],
+    });
+    const http = gateway([{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }]);
+    const found = only([...gatewayPods, http, jwt], 'KFM420');
+    assert.equal(found[0]?.severity, 'info');
+    const tcp = gateway([{ port: { number: 5432, name: 'tcp', protocol: 'TCP' }, hosts: ['*'] }]);
+    const refused = only([...gatewayPods, tcp, jwt], 'KFM420');
+    assert.match(refused[0]?.message ?? '', /refused whole: gateway .*gw port 5432 \(TCP\)/);
+    assert.equal(refused[0]?.severity, 'warning');
   });
 });

@@ -4,15 +4,19 @@
  * under its scope (docs/semantics.md, Authorization on TCP ports). A proxy enforces policies on a port it
  * does not serve as HTTP with Envoy's network RBAC filter, which cannot see methods, paths, hosts, headers
  * or tokens: istiod leaves those conditions out there, and a DENY rule without its conditions denies
- * everything. Istio's validation warns of the same rule (istioctl: IST0133). The finding names the
- * non-HTTP ports of the selected workloads' Services, which are refused today.
+ * everything. Istio's validation warns of the same rule (istioctl: IST0133). The finding names the ports
+ * refused today (a warning), or says none is (an info: Kubeflow's own JWT policy on its ingress gateway,
+ * whose servers are all HTTP).
  */
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
 import { labelsMatch } from '../../load/snapshot.ts';
 import { l4OperationFields, l4SourceFields } from '../../mesh/ambient.ts';
 import { policySpec } from '../../mesh/authorization.ts';
-import { isHttpProtocol, servicePortsOf } from '../../mesh/services.ts';
+import type { Mesh } from '../../mesh/compiled.ts';
+import { servesHttp } from '../../mesh/gateways.ts';
+import { Protocol, servicePortsOf } from '../../mesh/services.ts';
+import { ProxyKind, type Workload } from '../../mesh/workloads.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
@@ -21,7 +25,7 @@ export const httpDenyRefusesTcp: Rule = {
   name: 'http-deny-refuses-tcp',
   severity: Severity.Warning,
   description:
-    'a DENY rule whose conditions are all HTTP attributes: on ports not served as HTTP those conditions are dropped, and the rule refuses every TCP connection',
+    'a DENY rule whose conditions are all HTTP attributes: on ports not served as HTTP those conditions are dropped, and the rule refuses every TCP connection (info where no such port is in its scope yet)',
   reads: [GroupKind.AuthorizationPolicy],
   istio: [{ analyzer: 'schemaValidation.CollectionValidationAnalyzer', code: 'IST0133' }],
   check(context: AnalyzeContext): Finding[] {
@@ -44,33 +48,48 @@ export const httpDenyRefusesTcp: Rule = {
                     (ns === mesh.config.rootNamespace || w.namespace === ns) &&
                     labelsMatch(w.labels, selector),
                 )
-                .flatMap((w) => servicePortsOf(mesh, w))
-                .filter((p) => !isHttpProtocol(p.port.protocol))
-                .map((p) => `${p.service.namespace}/${p.service.name}:${p.port.port} (${p.port.protocol})`),
+                .flatMap((w) => tcpPortsOf(mesh, w)),
             ),
           ].sort()
         : [];
       const today =
         tcpPorts.length > 0
-          ? `the TCP ports under its scope are refused whole: ${tcpPorts.slice(0, 5).join(', ')}${tcpPorts.length > 5 ? `, and ${tcpPorts.length - 5} more` : ''}`
-          : 'no port under its scope is TCP today; one added later is refused whole';
-      findings.push(
-        findingOf(
-          httpDenyRefusesTcp,
-          context,
-          policy,
-          ['spec', 'rules', index],
-          `rule ${index} of this DENY policy has only HTTP conditions, which a proxy cannot check on a TCP connection, so there it denies every connection: ${today}`,
-          {
-            fix: 'limit the rule to the HTTP ports it is meant for (to.operation.ports), or give it a TCP-level condition (principals, namespaces, ipBlocks)',
-          },
-        ),
+          ? `these ports under its scope are refused whole: ${tcpPorts.slice(0, 5).join(', ')}${tcpPorts.length > 5 ? `, and ${tcpPorts.length - 5} more` : ''}`
+          : 'no port under its scope is served as TCP today; one added later is refused whole';
+      const finding = findingOf(
+        httpDenyRefusesTcp,
+        context,
+        policy,
+        ['spec', 'rules', index],
+        `rule ${index} of this DENY policy has only HTTP conditions, which a proxy cannot check on a TCP connection, so there it denies every connection: ${today}`,
+        {
+          fix: 'limit the rule to the HTTP ports it is meant for (to.operation.ports), or give it a TCP-level condition (principals, namespaces, ipBlocks)',
+        },
       );
+      // Where no port is refused today, it is a note for later.
+      findings.push(tcpPorts.length > 0 ? finding : { ...finding, severity: Severity.Info });
     }
     return findings;
   },
 };
 
+/** Inbound protocols a sidecar serves with the network filter, whole: TCP, and TLS it passes through. */
+const tcpProtocols: ReadonlySet<string> = new Set([Protocol.TCP, Protocol.TLS, Protocol.HTTPS]);
+
+/**
+ * The ports of a workload whose connections its proxy authorizes with the network filter: a sidecar's
+ * Service ports of a TCP protocol (a sniffed port serves HTTP requests with the HTTP filter), a gateway's
+ * servers that do not serve HTTP. Ambient pods and waypoints have other rules (KFM201).
+ */
+function tcpPortsOf(mesh: Mesh, w: Workload): string[] {
+  if (w.proxy === ProxyKind.Sidecar)
+    return servicePortsOf(mesh, w)
+      .filter((p) => tcpProtocols.has(p.port.protocol))
+      .map((p) => `${p.service.namespace}/${p.service.name}:${p.port.port} (${p.port.protocol})`);
+  return (mesh.gateways.get(w)?.servers ?? [])
+    .filter((s) => !servesHttp(s))
+    .map((s) => `gateway ${s.gateway} port ${s.port} (${s.protocol})`);
+}
 type PolicyRule = NonNullable<ReturnType<typeof policySpec>['rules']>[number];
 
 /**
