@@ -75,7 +75,8 @@ export function istioAnalyze(paths: readonly string[], options: AnalyzeRunOption
   for (const a of options.analyzers ?? []) args.push('--analyzer', a);
   for (const s of options.suppress ?? []) args.push('--suppress', s);
   const run = spawnSync(binary.path, [...args, ...paths], { encoding: 'utf8', maxBuffer: 512 << 20 });
-  if (run.status !== 0) throw new Error(`the oracle's analyze failed: ${run.stderr.slice(-2000)}`);
+  if (run.status !== 0)
+    throw new Error(`the oracle's analyze failed: ${run.error?.message ?? run.stderr.slice(-2000)}`);
   return JSON.parse(run.stdout) as IstioAnalysis;
 }
 

@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../../src/model/object.ts';
 import type { Hop } from '../../src/model/trace-result.ts';
@@ -30,7 +30,10 @@ export function oracleBinary(): { path?: string; missing?: string } {
   if (built) return built;
   if (!onPath('go')) return (built = { missing: 'needs Go on PATH (1.26) to build oracle/istio' });
   const hash = createHash('sha256');
-  for (const file of sourceFiles(sourceDir)) hash.update(file).update(readFileSync(file));
+  // By path within the sources, so checkouts of the same sources (a work tree and a clone) share one build
+  // rather than each removing the other's as stale.
+  for (const file of sourceFiles(sourceDir))
+    hash.update(relative(sourceDir, file)).update(readFileSync(file));
   const dir = join(process.env['KFMESH_CACHE'] ?? join(homedir(), '.cache', 'kfmesh'), 'oracle');
   const path = join(dir, `istio-oracle-${hash.digest('hex').slice(0, 16)}`);
   if (existsSync(path)) return (built = { path });
@@ -149,7 +152,7 @@ export function askIstio(
     maxBuffer: 256 << 20,
     env: { ...process.env, PILOT_ENABLE_AMBIENT: 'true' },
   });
-  if (run.status !== 0) throw new Error(`the oracle failed: ${lastLines(run.stderr)}`);
+  if (run.status !== 0) throw new Error(`the oracle failed: ${run.error?.message ?? lastLines(run.stderr)}`);
   return JSON.parse(run.stdout) as OracleOutput;
 }
 
