@@ -1,18 +1,18 @@
 #!/usr/bin/env node
 /** The `kfmesh` command: parses arguments and hands each command to its module. */
-import { serveCommand, type ServeFlags } from './serve.ts';
+import type { ServeFlags } from './serve.ts';
 import { Command, CommanderError, Option } from 'commander';
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { examplePlatformYaml } from '../example/platform.ts';
 import { ExitCode, oneOf, runCommand, type Streams } from './io.ts';
-import { analyzeCommand, type AnalyzeFlags } from './analyze.ts';
-import { explainCommand, type ExplainFlags } from './explain.ts';
+import type { AnalyzeFlags } from './analyze.ts';
+import type { ExplainFlags } from './explain.ts';
 import type { ControllerFlags } from './controller.ts';
-import { migrateCommand, type MigrateFlags } from './migrate.ts';
-import { renderCommand, type RenderFlags } from './render.ts';
-import { traceCommand, type TraceFlags } from './trace.ts';
-import { verifyCommand, type VerifyFlags } from './verify.ts';
+import type { MigrateFlags } from './migrate.ts';
+import type { RenderFlags } from './render.ts';
+import type { TraceFlags } from './trace.ts';
+import type { VerifyFlags } from './verify.ts';
 import { version } from './version.ts';
 
 /** `--kubeconfig` and `--context`: read a live cluster (read-only), beside or instead of files. */
@@ -58,6 +58,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       'render KServe as before v0.14: InferenceService VirtualServices not bound to mesh (to compare before and after the fix)',
     )
     .action(async (paths: string[], flags: RenderFlags) => {
+      const { renderCommand } = await import('./render.ts');
       result.code = await renderCommand(paths, flags, streams);
     });
 
@@ -78,6 +79,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     )
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: MigrateFlags) => {
+      const { migrateCommand } = await import('./migrate.ts');
       result.code = await migrateCommand(paths, flags, streams);
     });
 
@@ -93,6 +95,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
       "the Istio version whose behaviour to simulate (default: the input's, from istiod's image)",
     )
     .action(async (paths: string[], flags: AnalyzeFlags) => {
+      const { analyzeCommand } = await import('./analyze.ts');
       result.code = await analyzeCommand(paths, flags, streams);
     });
 
@@ -112,6 +115,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .option('-o, --output <format>', 'text or json', 'text')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: ExplainFlags) => {
+      const { explainCommand } = await import('./explain.ts');
       result.code = await explainCommand(paths, flags, streams);
     });
 
@@ -149,6 +153,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     )
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: TraceFlags) => {
+      const { traceCommand } = await import('./trace.ts');
       result.code = await traceCommand(paths, flags, streams);
     });
 
@@ -190,6 +195,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .option('-o, --output <format>', 'text or json', 'text')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: VerifyFlags) => {
+      const { verifyCommand } = await import('./verify.ts');
       result.code = await verifyCommand(paths, flags, streams);
     });
 
@@ -255,6 +261,7 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     )
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .action(async (paths: string[], flags: ServeFlags) => {
+      const { serveCommand } = await import('./serve.ts');
       result.code = await serveCommand(paths, flags, streams);
     });
 

@@ -69,6 +69,8 @@ export const Label = {
 
 /** Annotation keys. */
 export const Annotation = {
+  /** istioctl's: the message codes (or `*`) the analyzer does not report on this object. */
+  AnalyzeSuppress: 'galley.istio.io/analyze-suppress',
   SidecarStatus: 'sidecar.istio.io/status',
   GatewayControllerVersion: 'gateway.istio.io/controller-version',
   InterceptionMode: 'sidecar.istio.io/interceptionMode',

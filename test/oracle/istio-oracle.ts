@@ -25,35 +25,56 @@ import { onPath, partTestOptions } from '../kube-apiserver.ts';
 const sourceDir = join(projectRoot, 'oracle/istio');
 
 /** The oracle's binary for the current sources, built when missing; or why it cannot be. */
-let built: { path?: string; missing?: string } | undefined;
-export function oracleBinary(): { path?: string; missing?: string } {
-  if (built) return built;
-  if (!onPath('go')) return (built = { missing: 'needs Go on PATH (1.26) to build oracle/istio' });
+let built: GoBuild | undefined;
+export function oracleBinary(): GoBuild {
+  return (built ??= goBuild('istio-oracle', '.'));
+}
+
+/**
+ * `istioctl` of the same pinned Istio (oracle/istio/go.mod names it as a tool), for the benchmark that
+ * times `kfmesh analyze` beside `istioctl analyze`; or why it cannot be built.
+ */
+let istioctl: GoBuild | undefined;
+export function istioctlBinary(): GoBuild {
+  return (istioctl ??= goBuild('istioctl', 'istio.io/istio/istioctl/cmd/istioctl'));
+}
+
+/** A binary built from oracle/istio's module, or why it could not be. */
+export interface GoBuild {
+  path?: string;
+  missing?: string;
+}
+
+/**
+ * Builds `pkg` of oracle/istio's module once per machine and source digest into the cache, named
+ * `<prefix>-<digest>`, and removes that prefix's builds of sources that are gone.
+ */
+function goBuild(prefix: string, pkg: string): GoBuild {
+  if (!onPath('go')) return { missing: 'needs Go on PATH (1.26) to build oracle/istio' };
   const hash = createHash('sha256');
   // By path within the sources, so checkouts of the same sources (a work tree and a clone) share one build
   // rather than each removing the other's as stale.
   for (const file of sourceFiles(sourceDir))
     hash.update(relative(sourceDir, file)).update(readFileSync(file));
   const dir = join(process.env['KFMESH_CACHE'] ?? join(homedir(), '.cache', 'kfmesh'), 'oracle');
-  const path = join(dir, `istio-oracle-${hash.digest('hex').slice(0, 16)}`);
-  if (existsSync(path)) return (built = { path });
+  const path = join(dir, `${prefix}-${hash.digest('hex').slice(0, 16)}`);
+  if (existsSync(path)) return { path };
   mkdirSync(dir, { recursive: true });
   // Test files run side by side: each builds to a file of its own and renames it into place.
   const tmp = `${path}.${process.pid}.tmp`;
-  const run = spawnSync('go', ['build', '-trimpath', '-o', tmp, '.'], {
+  const run = spawnSync('go', ['build', '-trimpath', '-o', tmp, pkg], {
     cwd: sourceDir,
     encoding: 'utf8',
     env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local' },
     maxBuffer: 64 << 20,
   });
-  if (run.status !== 0)
-    return (built = { missing: `go build of oracle/istio failed: ${run.stderr.slice(-2000)}` });
+  if (run.status !== 0) return { missing: `go build of ${pkg} in oracle/istio failed: ${run.stderr.slice(-2000)}` };
   renameSync(tmp, path);
   // Older builds (about 200 MB each) are of sources that are gone.
   for (const f of readdirSync(dir))
-    if (f.startsWith('istio-oracle-') && !f.endsWith('.tmp') && join(dir, f) !== path)
+    if (f.startsWith(`${prefix}-`) && !f.endsWith('.tmp') && join(dir, f) !== path)
       rmSync(join(dir, f), { force: true });
-  return (built = { path });
+  return { path };
 }
 
 function sourceFiles(dir: string): string[] {
