@@ -9,6 +9,8 @@ import type { Snapshot } from '../load/snapshot.ts';
 import { compileMesh } from '../mesh/mesh.ts';
 import type { IstioVersion } from '../mesh/istio-version.ts';
 import type { AnalyzeContext, Rule } from './rule.ts';
+import type { Selection } from './select.ts';
+import { withoutSuppressed, type Suppression } from './suppress.ts';
 import { passthroughForMeshClients } from './rules/KFM101-passthrough-for-mesh-clients.ts';
 import { internalHostNotBoundToMesh } from './rules/KFM102-internal-host-not-bound-to-mesh.ts';
 import { controllerConfigNamesMissing } from './rules/KFM103-controller-config-names-missing.ts';
@@ -108,9 +110,16 @@ export interface AnalyzeOptions {
   istioVersion?: IstioVersion;
   /** The time certificates are judged at; without it, their validity periods are not checked. */
   now?: Date;
+  /** The rules to run and the findings to keep (`--analyzer`; default: every rule, every finding). */
+  selection?: Selection;
+  /** Codes not reported on the resources named (`--suppress`), beside the objects' own annotations. */
+  suppress?: readonly Suppression[];
 }
 
-/** Runs every rule whose inputs are present (a rule without objects of the kinds it reads finds nothing). */
+/**
+ * Runs every rule (or the selected ones) whose inputs are present (a rule without objects of the kinds it
+ * reads finds nothing), less the findings suppressed by annotation or by `suppress`.
+ */
 export function analyze(snapshot: Snapshot, options: AnalyzeOptions = {}): Finding[] {
   // Compiled whatever rules run: compiling checks the input (a malformed NetworkPolicy is an error even
   // where no rule that reads NetworkPolicies runs).
@@ -123,10 +132,12 @@ export function analyze(snapshot: Snapshot, options: AnalyzeOptions = {}): Findi
     mesh: () => mesh,
     ...(options.now ? { now: options.now } : {}),
   };
-  const findings = rules
+  const chosen = options.selection?.rules ?? rules;
+  const findings = chosen
     .filter((rule) => rule.reads.some((kind) => snapshot.holds(kind)))
-    .flatMap((rule) => rule.check(context));
-  return findings.sort(compareFindings);
+    .flatMap((rule) => rule.check(context))
+    .filter((f) => options.selection?.keeps(f) ?? true);
+  return withoutSuppressed(findings, snapshot, options.suppress).sort(compareFindings);
 }
 
 const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 };

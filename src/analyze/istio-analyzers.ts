@@ -136,3 +136,25 @@ export const divergences: readonly Divergence[] = [
       "istioctl's check of overlapping prefix matches reads a match without a method as GET and a regex header match as matching any value, so it calls matches unused that requests do take (a POST, another header value); kfmesh's KFM418 decides with the same matching the trace uses",
   },
 ];
+
+/**
+ * istioctl's names of the analyzers (what `istioctl analyze --analyzer` and `-L` take) where they differ
+ * from the Go type kfmesh's rules name as counterparts (checked against istioctl by the oracle test).
+ * Schema validation is one type under one name per kind: `schema.ValidationAnalyzer.<Kind>`.
+ */
+export const istioctlNames: Readonly<Record<string, string>> = {
+  'authz.AuthorizationPoliciesAnalyzer': 'auth.AuthorizationPoliciesAnalyzer',
+  'deployment.ApplicationUIDAnalyzer': 'applicationUID.Analyzer',
+  'deployment.ServiceAssociationAnalyzer': 'deployment.MultiServiceAnalyzer',
+  'deprecation.FieldAnalyzer': 'deprecation.DeprecationAnalyzer',
+  'destinationrule.PodNotSelectedAnalyzer': 'destinationrule.SubsetSelectPodAnalyzer',
+  'multicluster.MeshNetworksAnalyzer': 'meshnetworks.MeshNetworksAnalyzer',
+  'multicluster.ServiceAnalyzer': 'services.MultiClusterServiceAnalyzer',
+  'serviceentry.ProtocolAddressesAnalyzer': 'serviceentry.Analyzer',
+};
+
+/** The type of schema validation, which istioctl names once per kind it validates. */
+export const schemaValidation = {
+  type: 'schemaValidation.CollectionValidationAnalyzer',
+  prefix: 'schema.ValidationAnalyzer.',
+};

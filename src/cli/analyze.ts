@@ -4,6 +4,8 @@ import { describeRef } from '../model/object.ts';
 import { istioCodes, type Finding } from '../model/finding.ts';
 import { analyze, atOrAbove, findingsDocument, rules } from '../analyze/analyze.ts';
 import { toSarif } from '../analyze/sarif.ts';
+import { selectRules } from '../analyze/select.ts';
+import { parseSuppression } from '../analyze/suppress.ts';
 import { kubectlPatch } from '../analyze/patches.ts';
 import {
   ExitCode,
@@ -22,6 +24,9 @@ import { version } from './version.ts';
 export interface AnalyzeFlags extends ClusterFlags {
   output: string;
   failOn: string;
+  outputThreshold: string;
+  analyzer: string[];
+  suppress: string[];
   clusterDomain: string;
   now?: string;
   istioVersion?: string;
@@ -31,7 +36,20 @@ export interface AnalyzeFlags extends ClusterFlags {
 export function analyzeCommand(paths: string[], flags: AnalyzeFlags, streams: Streams): Promise<ExitCode> {
   return runCommand(streams, async () => {
     const format = oneOf('-o', flags.output, ['text', 'json', 'sarif'] as const);
-    const failOn = oneOf('--fail-on', flags.failOn, ['error', 'warning', 'never'] as const);
+    // Levels as kfmesh writes them or as istioctl does (Error, Warning, Info).
+    const failOn = oneOf('--fail-on', flags.failOn.toLowerCase(), [
+      'error',
+      'warning',
+      'info',
+      'never',
+    ] as const);
+    const threshold = oneOf('--output-threshold', flags.outputThreshold.toLowerCase(), [
+      'error',
+      'warning',
+      'info',
+    ] as const);
+    const selection = flags.analyzer.length > 0 ? selectRules(rules, flags.analyzer) : undefined;
+    const suppress = flags.suppress.map(parseSuppression);
     const now = nowFlag(flags.now);
     const snapshot = await snapshotFrom(paths, streams, flags);
     const istioVersion = istioVersionFlag(flags.istioVersion);
@@ -40,13 +58,17 @@ export function analyzeCommand(paths: string[], flags: AnalyzeFlags, streams: St
       clusterDomain: flags.clusterDomain,
       now,
       ...(istioVersion ? { istioVersion } : {}),
+      ...(selection ? { selection } : {}),
+      suppress,
     });
+    // As istioctl does, the exit code reads every finding and the threshold only what is printed.
+    const shown = findings.filter((f) => atOrAbove(f, threshold));
     streams.stdout(
       format === 'json'
-        ? findingsJson(findings)
+        ? findingsJson(shown)
         : format === 'sarif'
-          ? `${JSON.stringify(toSarif(findings, rules, version), null, 2)}\n`
-          : findingsText(findings),
+          ? `${JSON.stringify(toSarif(shown, rules, version), null, 2)}\n`
+          : findingsText(shown),
     );
     return findings.some((f) => atOrAbove(f, failOn)) ? ExitCode.CheckFailed : ExitCode.Ok;
   });

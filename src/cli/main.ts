@@ -87,7 +87,24 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .description('find what is wrong: rules with stable codes, each finding located and with a fix')
     .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
     .option('-o, --output <format>', 'text, json or sarif', 'text')
-    .option('--fail-on <severity>', 'exit 1 when a finding is at or above: error, warning or never', 'error')
+    .option(
+      '--fail-on <severity>',
+      'exit 1 when a finding is at or above: error, warning, info or never',
+      'error',
+    )
+    .option('--output-threshold <severity>', 'print the findings at or above: info, warning or error', 'info')
+    .option(
+      '--analyzer <name>',
+      'run only this rule (KFM420, or its name) or the rules answering this istioctl analyzer (repeatable)',
+      (value: string, all: string[]) => [...all, value],
+      [] as string[],
+    )
+    .option(
+      '-S, --suppress <code=resource>',
+      'do not report a code (KFM… or IST…) on the resources named, as in "IST0102=Namespace frod" (* matches any run; repeatable)',
+      (value: string, all: string[]) => [...all, value],
+      [] as string[],
+    )
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
     .option('--now <time>', "judge certificates' validity at this RFC 3339 time (default: the clock)")
     .option(

@@ -30,12 +30,16 @@ function measure(command: string[]): Run {
   for (let i = 0; i < repeats; i++) {
     const run = spawnSync(gnuTime, ['-f', '%e %M', ...command], { encoding: 'utf8', maxBuffer: 1 << 30 });
     // Findings at the failure threshold are an exit code of their own (kfmesh 1, istioctl 79), not a failure.
-    if (run.status === null || ![0, 1, 79].includes(run.status)) throw new Error(`${command.join(' ')}: ${run.stderr.slice(-2000)}`);
+    if (run.status === null || ![0, 1, 79].includes(run.status))
+      throw new Error(`${command.join(' ')}: ${run.stderr.slice(-2000)}`);
     const [seconds, kib] = (run.stderr.trim().split('\n').pop() ?? '').split(' ').map(Number);
     runs.push({ seconds: seconds ?? NaN, peakMiB: (kib ?? NaN) / 1024 });
   }
   const times = runs.map((r) => r.seconds).sort((a, b) => a - b);
-  return { seconds: times[Math.floor(times.length / 2)] ?? NaN, peakMiB: Math.max(...runs.map((r) => r.peakMiB)) };
+  return {
+    seconds: times[Math.floor(times.length / 2)] ?? NaN,
+    peakMiB: Math.max(...runs.map((r) => r.peakMiB)),
+  };
 }
 
 function inputs(dir: string): { name: string; file: string }[] {
@@ -45,7 +49,9 @@ function inputs(dir: string): { name: string; file: string }[] {
   if (existsSync(master)) found.push({ name: 'kubeflow-manifests (master)', file: master });
   const releases = join(real, 'releases');
   if (existsSync(releases))
-    for (const f of readdirSync(releases).filter((f) => f.endsWith('.yaml')).sort())
+    for (const f of readdirSync(releases)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort())
       found.push({ name: f.replace(/\.yaml$/, ''), file: join(releases, f) });
   for (const [profiles, models, name] of [
     [540, 1_350, 'generated, 10k objects'],
@@ -60,7 +66,8 @@ function inputs(dir: string): { name: string; file: string }[] {
 
 const istioctl = istioctlBinary();
 if (!istioctl.path) console.log(`\n(istioctl analyze not compared: ${istioctl.missing})`);
-else if (!existsSync(gnuTime)) console.log(`\n(istioctl analyze not compared: needs GNU time at ${gnuTime}, Debian's "time")`);
+else if (!existsSync(gnuTime))
+  console.log(`\n(istioctl analyze not compared: needs GNU time at ${gnuTime}, Debian's "time")`);
 else {
   const dir = mkdtempSync(join(tmpdir(), 'kfmesh-istioctl-bench-'));
   const cli = join(projectRoot, 'dist/src/cli/main.js');
@@ -97,8 +104,18 @@ else {
   rmSync(dir, { recursive: true, force: true });
   printTable(
     `kfmesh analyze beside istioctl analyze --use-kube=false (whole command; median of ${repeats} runs)`,
-    ['input', 'kfmesh s', 'istioctl s', 'time kfmesh/istioctl', 'kfmesh MiB', 'istioctl MiB', 'memory kfmesh/istioctl'],
+    [
+      'input',
+      'kfmesh s',
+      'istioctl s',
+      'time kfmesh/istioctl',
+      'kfmesh MiB',
+      'istioctl MiB',
+      'memory kfmesh/istioctl',
+    ],
     rows,
   );
-  console.log(`\nlargest ratios: time ${worstTime.toFixed(2)} (goal ≤ 1.0), memory ${worstMemory.toFixed(2)}`);
+  console.log(
+    `\nlargest ratios: time ${worstTime.toFixed(2)} (goal ≤ 1.0), memory ${worstMemory.toFixed(2)}`,
+  );
 }

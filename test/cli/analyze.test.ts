@@ -9,6 +9,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { parseAllDocuments } from 'yaml';
 import type { Operation } from 'fast-json-patch';
 import { rules } from '../../src/analyze/analyze.ts';
+import type { KubeObject } from '../../src/model/object.ts';
 import { runKfmesh, writeManifest, writeText } from '../cli-process.ts';
 
 // A CommonJS module whose default export is the class: under Node's ESM interop it arrives as `default`.
@@ -134,7 +135,51 @@ describe('kfmesh analyze', () => {
   test('usage: a bad --fail-on exits 2', () => {
     const bad = runKfmesh(['analyze', example, '--fail-on', 'sometimes']);
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /--fail-on must be one of error, warning, never/);
+    assert.match(bad.stderr, /--fail-on must be one of error, warning, info, never/);
+  });
+
+  test("istioctl's conventions: levels in either spelling, --analyzer, -S and the suppress annotation", () => {
+    // The example's 11 infos: at --fail-on Info it exits 1; --output-threshold Warning prints none of them.
+    const info = runKfmesh(['analyze', example, '--fail-on', 'Info', '--output-threshold', 'Warning']);
+    assert.equal(info.code, 1, info.stderr);
+    assert.match(info.stdout, /^0 findings: 0 errors, 0 warnings, 0 infos\n$/);
+    // KFM704 on the two namespaces kept out of the mesh, by its code, its name and istioctl's analyzer.
+    for (const name of ['KFM704', 'namespace-injection', 'injection.Analyzer']) {
+      const chosen = runKfmesh(['analyze', example, '--analyzer', name]);
+      assert.equal(chosen.code, 0, chosen.stderr);
+      assert.deepEqual(chosen.stdout.match(/ info KFM\d+ \(IST\d+\): \S+ \S+/g), [
+        ' info KFM704 (IST0102): Namespace auth',
+        ' info KFM704 (IST0102): Namespace oauth2-proxy',
+      ]);
+    }
+    const left = runKfmesh(['analyze', example, '--analyzer', 'KFM704', '-S', 'IST0102=Namespace oauth*']);
+    assert.match(left.stdout, /Namespace auth /);
+    assert.doesNotMatch(left.stdout, /oauth2-proxy/);
+    const annotated = parseAllDocuments(readFileSync(example, 'utf8'))
+      .map((d) => d.toJS() as KubeObject | null)
+      .filter((o): o is KubeObject => o !== null)
+      .map((o) =>
+        o.kind === 'Namespace' && o.metadata.name === 'auth'
+          ? {
+              ...o,
+              metadata: { ...o.metadata, annotations: { 'galley.istio.io/analyze-suppress': 'KFM704' } },
+            }
+          : o,
+      );
+    const quiet = runKfmesh(['analyze', writeManifest(annotated), '--analyzer', 'KFM704']);
+    assert.doesNotMatch(quiet.stdout, /Namespace auth /);
+    assert.match(quiet.stdout, /Namespace oauth2-proxy/);
+    for (const bad of [
+      ['--analyzer', 'KFM000'],
+      ['-S', 'IST0102'],
+    ]) {
+      const refused = runKfmesh(['analyze', example, ...bad]);
+      assert.equal(refused.code, 2);
+      assert.match(
+        refused.stderr,
+        new RegExp(bad[0] === '-S' ? '--suppress: expected' : '--analyzer: "KFM000"'),
+      );
+    }
   });
 
   test('-o sarif: a SARIF 2.1.0 log that passes the published schema, one result per finding', () => {

@@ -11,7 +11,7 @@
  * `extra` (kfmesh claims istioctl would, and it does not).
  */
 import { spawnSync } from 'node:child_process';
-import { analyze, rules } from '../../src/analyze/analyze.ts';
+import { analyze, rules, type AnalyzeOptions } from '../../src/analyze/analyze.ts';
 import { divergences, notApplicable, uncoveredCodes } from '../../src/analyze/istio-analyzers.ts';
 import { loadPaths } from '../../src/load/files.ts';
 import type { LoadedObject } from '../../src/load/parse.ts';
@@ -135,6 +135,7 @@ const defaultsFiles = new Map<string, string>();
  */
 export async function kfmeshAnalyze(
   loaded: readonly LoadedObject[],
+  options: AnalyzeOptions = {},
 ): Promise<{ findings: Finding[]; standIns: KubeObject[] }> {
   const snapshot = new Snapshot([...(await loadPaths([istioDefaultsFile()])), ...loaded]);
   const [problem] = snapshot.problems;
@@ -142,7 +143,7 @@ export async function kfmeshAnalyze(
   // Certificates are judged now, as the CLI does.
   const given = new Set(snapshot.list(GroupKind.Pod));
   const templated = compileMesh(snapshot).workloads.filter((w) => !given.has(w.object));
-  return { findings: analyze(snapshot, { now: new Date() }), standIns: standInPods(templated) };
+  return { findings: analyze(snapshot, { now: new Date(), ...options }), standIns: standInPods(templated) };
 }
 
 /** A running pod for each workload given only as a template, with the sidecar injection adds where it does. */

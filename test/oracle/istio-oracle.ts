@@ -68,7 +68,8 @@ function goBuild(prefix: string, pkg: string): GoBuild {
     env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local' },
     maxBuffer: 64 << 20,
   });
-  if (run.status !== 0) return { missing: `go build of ${pkg} in oracle/istio failed: ${run.stderr.slice(-2000)}` };
+  if (run.status !== 0)
+    return { missing: `go build of ${pkg} in oracle/istio failed: ${run.stderr.slice(-2000)}` };
   renameSync(tmp, path);
   // Older builds (about 200 MB each) are of sources that are gone.
   for (const f of readdirSync(dir))
