@@ -3,7 +3,8 @@
 // with these answers.
 //
 // Usage: oracle < input.json > answers.json (the formats are Input and Output in protocol.go), or
-// oracle analyze ... for what istioctl analyze reports (analyze.go).
+// oracle analyze ... for what istioctl analyze reports (analyze.go), or oracle analyzer-cases DIR for the
+// cases of Istio's analyzer tests (cases.go).
 //
 // Istio's configuration comes from its own packages at the pinned version (go.mod): the fake discovery
 // server Istio's tests use (pilot/test/xds), fed the platform's Kubernetes objects and Istio and Gateway
@@ -28,6 +29,8 @@ func main() {
 	var err error
 	if len(os.Args) > 1 && os.Args[1] == "analyze" {
 		err = runAnalyze(os.Args[2:], os.Stdout)
+	} else if len(os.Args) > 1 && os.Args[1] == "analyzer-cases" {
+		err = runAnalyzerCases(os.Args[2:], os.Stdout)
 	} else {
 		err = run(os.Stdin, os.Stdout)
 	}

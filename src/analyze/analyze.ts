@@ -45,6 +45,8 @@ import { ruleNeverUsed } from './rules/KFM418-rule-never-used.ts';
 import { gatewayCredential } from './rules/KFM419-gateway-credential.ts';
 import { httpDenyRefusesTcp } from './rules/KFM420-http-deny-refuses-tcp.ts';
 import { gatewaySharedCertificate } from './rules/KFM421-gateway-shared-certificate.ts';
+import { destinationRuleHostUnknown } from './rules/KFM422-destination-rule-host-unknown.ts';
+import { envoyFilterNotModelled } from './rules/KFM424-envoy-filter-not-modelled.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
@@ -92,6 +94,8 @@ export const rules: readonly Rule[] = [
   gatewayCredential,
   httpDenyRefusesTcp,
   gatewaySharedCertificate,
+  destinationRuleHostUnknown,
+  envoyFilterNotModelled,
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,

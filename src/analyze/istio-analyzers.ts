@@ -25,7 +25,7 @@ export const notApplicable: readonly UncoveredAnalyzer[] = [
   {
     analyzer: 'envoyfilter.EnvoyPatchAnalyzer',
     reason:
-      'EnvoyFilter patches Envoy configuration directly; kfmesh does not model it, and neither Kubeflow nor KServe writes one',
+      "checks how an EnvoyFilter's patches are ordered and whether they rely on others; kfmesh does not apply EnvoyFilter patches (neither Kubeflow nor KServe writes one) and reports each EnvoyFilter as outside its model instead (KFM424)",
   },
   {
     analyzer: 'externalcontrolplane.ExternalControlPlaneAnalyzer',

@@ -229,6 +229,13 @@ export interface SelectingPolicySpec {
   [field: string]: unknown;
 }
 
+/** An EnvoyFilter's spec: the part kfmesh reads, the proxies it applies to. */
+export interface EnvoyFilterSpec {
+  workloadSelector?: { labels?: Record<string, string> };
+  targetRefs?: PolicyTargetRef[];
+  [field: string]: unknown;
+}
+
 /** A cert-manager Certificate's spec: the part kfmesh reads, the Secret it writes. */
 export interface CertificateSpec {
   secretName?: string;
@@ -246,6 +253,7 @@ export interface Specs {
   'networking.istio.io/Gateway': IstioGatewaySpec;
   'networking.istio.io/ServiceEntry': ServiceEntrySpec;
   'networking.istio.io/Sidecar': SidecarSpec;
+  'networking.istio.io/EnvoyFilter': EnvoyFilterSpec;
   'networking.istio.io/VirtualService': VirtualServiceSpec;
   'gateway.networking.k8s.io/Gateway': GatewaySpec;
   'gateway.networking.k8s.io/HTTPRoute': HTTPRouteSpec;

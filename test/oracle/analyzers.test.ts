@@ -14,7 +14,6 @@ import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { rules } from '../../src/analyze/analyze.ts';
-import { loadPaths } from '../../src/load/files.ts';
 import {
   divergences,
   notApplicable,
@@ -26,13 +25,7 @@ import { projectRoot } from '../conformance/cases.ts';
 import { runKfmesh, writeManifest } from '../cli-process.ts';
 import { partTestOptions } from '../kube-apiserver.ts';
 import { generatedPlatforms } from './generate.ts';
-import {
-  asStored,
-  compareAnalysis,
-  istioAnalyze,
-  kfmeshAnalyze,
-  type AnalysisComparison,
-} from './istio-analyze.ts';
+import { istioAnalyze, judge, type AnalysisComparison } from './istio-analyze.ts';
 import { oracleTestOptions } from './istio-oracle.ts';
 import { checkAgainstOpen } from './open.ts';
 
@@ -47,33 +40,6 @@ interface IstioCase {
   analyzer: string;
   inputs: string[];
   meshConfig: string | null;
-}
-
-/** Both sides on the same files; the mesh configuration as istioctl's flag and as kfmesh's ConfigMap. */
-async function judge(
-  label: string,
-  paths: readonly string[],
-  meshConfig?: string,
-): Promise<AnalysisComparison> {
-  const loaded = await loadPaths(paths);
-  const mesh = meshConfig ? await loadPaths([meshConfigMap(readFileSync(meshConfig, 'utf8'))]) : [];
-  const { findings, standIns } = await kfmeshAnalyze([...loaded, ...mesh]);
-  const istio = istioAnalyze(
-    [asStored(loaded.map((l) => l.object)), writeManifest(standIns, 'stand-in-pods.yaml')],
-    meshConfig ? { meshConfig } : {},
-  );
-  return compareAnalysis(istio, findings, label, standIns);
-}
-
-function meshConfigMap(mesh: string): string {
-  return writeManifest([
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'istio', namespace: 'istio-system' },
-      data: { mesh },
-    },
-  ]);
 }
 
 /** The mesh configuration a platform holds (ConfigMap istio-system/istio, key mesh) as a file. */

@@ -11,6 +11,7 @@
  * `extra` (kfmesh claims istioctl would, and it does not).
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { analyze, rules, type AnalyzeOptions } from '../../src/analyze/analyze.ts';
 import { divergences, notApplicable, uncoveredCodes } from '../../src/analyze/istio-analyzers.ts';
 import { loadPaths } from '../../src/load/files.ts';
@@ -50,6 +51,24 @@ export interface AnalyzeRunOptions {
   suppress?: readonly string[];
 }
 
+/** The kinds of the inputs that have no namespace (the rest are stored in one). */
+const clusterScoped = new Set([
+  'Namespace',
+  'Node',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'MutatingWebhookConfiguration',
+  'ValidatingWebhookConfiguration',
+  'IngressClass',
+  'GatewayClass',
+  'PersistentVolume',
+  'StorageClass',
+  'PriorityClass',
+  'APIService',
+  'MeshConfig',
+]);
+
 /**
  * The objects as the API server stores them, in one file for istioctl, which on files reads fields as
  * written: a Service port without a protocol is TCP (the API server's default; Istio's gateway port analyzer
@@ -58,6 +77,8 @@ export interface AnalyzeRunOptions {
 export function asStored(objects: readonly KubeObject[]): string {
   const stored = objects.map((o) => structuredClone(o));
   for (const o of stored) {
+    // An object given without a namespace is stored in `default` (kubectl apply's), where kfmesh reads it.
+    if (!o.metadata.namespace && !clusterScoped.has(o.kind)) o.metadata.namespace = 'default';
     const ports = o.kind === 'Service' ? (o['spec'] as { ports?: unknown } | undefined)?.ports : undefined;
     if (Array.isArray(ports))
       for (const p of ports as Record<string, unknown>[])
@@ -195,7 +216,15 @@ export function compareAnalysis(
   const reported = new Set<string>();
   for (const f of findings)
     for (const c of (f.istio ?? []).filter((x) => ran.has(x.analyzer)))
-      reported.add(key(c.analyzer, c.code, f.object.kind, f.object.namespace ?? '', f.object.name));
+      reported.add(
+        key(
+          c.analyzer,
+          c.code,
+          f.object.kind,
+          f.object.namespace || (clusterScoped.has(f.object.kind) ? '' : 'default'),
+          f.object.name,
+        ),
+      );
   const result: AnalysisComparison = {
     agreed: 0,
     diverged: [],
@@ -225,4 +254,31 @@ export function compareAnalysis(
   result.missing.sort();
   result.extra.sort();
   return result;
+}
+
+/** Both sides on the same files; the mesh configuration as istioctl's flag and as kfmesh's ConfigMap. */
+export async function judge(
+  label: string,
+  paths: readonly string[],
+  meshConfig?: string,
+): Promise<AnalysisComparison> {
+  const loaded = await loadPaths(paths);
+  const mesh = meshConfig ? await loadPaths([meshConfigMap(readFileSync(meshConfig, 'utf8'))]) : [];
+  const { findings, standIns } = await kfmeshAnalyze([...loaded, ...mesh]);
+  const istio = istioAnalyze(
+    [asStored(loaded.map((l) => l.object)), writeManifest(standIns, 'stand-in-pods.yaml')],
+    meshConfig ? { meshConfig } : {},
+  );
+  return compareAnalysis(istio, findings, label, standIns);
+}
+
+function meshConfigMap(mesh: string): string {
+  return writeManifest([
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'istio', namespace: 'istio-system' },
+      data: { mesh },
+    },
+  ]);
 }

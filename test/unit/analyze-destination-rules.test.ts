@@ -1,4 +1,4 @@
-/** The DestinationRule rules (KFM409, KFM410) on configurations that break them and ones that do not. */
+/** The DestinationRule rules (KFM409, KFM410, KFM422) on configurations that break them and ones that do not. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../src/model/object.ts';
@@ -95,5 +95,48 @@ describe('KFM410 tls-without-ca', () => {
       trafficPolicy: { tls: { mode: 'MUTUAL', credentialName: 'client' } },
     });
     assert.deepEqual(only([selected], 'KFM410'), []);
+  });
+});
+
+describe('KFM422 destination-rule-host-unknown', () => {
+  const base = [ns('apps', {}), ns('other', {}), ...app('apps', 'api')];
+  const at = (namespace: string, spec: Record<string, unknown>): KubeObject => ({
+    ...destinationRule(spec),
+    metadata: { name: 'dr', namespace },
+  });
+
+  test('a host no Service or ServiceEntry has, or one its namespace does not see', () => {
+    const typo = only([...base, destinationRule({ host: 'apii' })], 'KFM422');
+    assert.deepEqual(
+      typo.map((f) => [f.field, f.istio?.[0]?.code]),
+      [['spec.host', 'IST0174']],
+    );
+    assert.match(
+      typo[0]?.message ?? '',
+      /host apii\.apps\.svc\.cluster\.local is no Service's or ServiceEntry's/,
+    );
+    // A short name is taken from the rule's own namespace: `api` in `other` is api.other, which is not there.
+    assert.equal(only([...base, at('other', { host: 'api' })], 'KFM422').length, 1);
+    assert.deepEqual(only([...base, at('other', { host: 'api.apps.svc.cluster.local' })], 'KFM422'), []);
+    // A Service exported only to its own namespace is not seen from another.
+    const hidden = base.map((o) =>
+      o.kind === 'Service'
+        ? { ...o, metadata: { ...o.metadata, annotations: { 'networking.istio.io/exportTo': '.' } } }
+        : o,
+    );
+    assert.equal(only([...hidden, at('other', { host: 'api.apps.svc.cluster.local' })], 'KFM422').length, 1);
+    assert.deepEqual(only([...hidden, destinationRule({})], 'KFM422'), []);
+  });
+
+  test("a ServiceEntry's host, and a wildcard host that covers a Service, are found", () => {
+    const entry: KubeObject = {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'ServiceEntry',
+      metadata: { name: 'db', namespace: 'apps' },
+      spec: { hosts: ['db.example.com'], ports: [{ number: 5432, name: 'tcp', protocol: 'TCP' }] },
+    };
+    assert.deepEqual(only([...base, entry, destinationRule({ host: 'db.example.com' })], 'KFM422'), []);
+    assert.deepEqual(only([...base, destinationRule({ host: '*.apps.svc.cluster.local' })], 'KFM422'), []);
+    assert.equal(only([...base, destinationRule({ host: '*.nowhere.example' })], 'KFM422').length, 1);
   });
 });

@@ -119,3 +119,24 @@ describe('KFM417 deprecated-fields', () => {
     assert.deepEqual(fields(sidecar(['x', 'x', '~/*', '~/*'], ['a/x'], ['a/x'])), []);
   });
 });
+
+describe('KFM424 envoy-filter-not-modelled', () => {
+  const filter = (namespace: string, spec: Record<string, unknown>): KubeObject => ({
+    apiVersion: 'networking.istio.io/v1alpha3',
+    kind: 'EnvoyFilter',
+    metadata: { name: 'f', namespace },
+    spec: { configPatches: [], ...spec },
+  });
+
+  test('each EnvoyFilter, with the proxies it patches', () => {
+    const scoped = only(
+      [ns('apps', {}), filter('apps', { workloadSelector: { labels: { app: 'api' } } })],
+      'KFM424',
+    );
+    assert.match(scoped[0]?.message ?? '', /of the workloads it selects: kfmesh's traces/);
+    assert.equal(scoped[0]?.istio?.[0]?.code, 'IST0133');
+    assert.match(only([filter('apps', {})], 'KFM424')[0]?.message ?? '', /every proxy of namespace apps/);
+    assert.match(only([filter('istio-system', {})], 'KFM424')[0]?.message ?? '', /every proxy of the mesh/);
+    assert.deepEqual(only([ns('apps', {})], 'KFM424'), []);
+  });
+});

@@ -5,17 +5,15 @@
  * on a route to a subset that no DestinationRule of the host defines: istiod makes no cluster for it.
  */
 import { specOf } from '../../model/specs.ts';
-import { addTo } from '../../model/multimap.ts';
 import { Severity } from '../../model/finding.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
 import type { Finding, IstioCounterpart } from '../../model/finding.ts';
 import { pointerOf } from '../../model/finding.ts';
 import type { KubeObject } from '../../model/object.ts';
 import type { FieldPath } from '../../load/parse.ts';
-import { exportedNamespaces, isExportedTo } from '../../mesh/services.ts';
-import { hostMatches } from '../../mesh/security.ts';
 import { resolveShortName } from '../../mesh/virtual-services.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
+import { destinationTargets, type Target } from '../targets.ts';
 
 const analyzer = 'virtualservice.DestinationHostAnalyzer';
 const notFound: IstioCounterpart = { analyzer, code: 'IST0101' };
@@ -34,24 +32,14 @@ export const routeToMissingTarget: Rule = {
   reads: [GroupKind.VirtualService],
   istio: [notFound, portRequired, subsetNotFound],
   check(context: AnalyzeContext): Finding[] {
-    const targets = targetsOf(context);
+    const targets = destinationTargets(context);
     const subsets = subsetsOf(context);
-    const exact = new Map<string, Target[]>();
-    for (const t of targets) if (!t.host.startsWith('*')) addTo(exact, t.host, t);
-    const wildcards = targets.filter((t) => t.host.startsWith('*'));
     return context.snapshot.list(GroupKind.VirtualService).flatMap((vs) => {
       const namespace = vs.metadata.namespace ?? 'default';
       const exportTo = specOf(vs, 'networking.istio.io/VirtualService').exportTo ?? [];
-      // A VirtualService without exportTo is checked against its own namespace's view.
-      const appliesIn = (ns: string) =>
-        exportTo.length === 0 ? ns === namespace : isExportedTo(exportTo, namespace, ns);
-      const visible = (t: Target) =>
-        t.exportTo.includes('*') || exportTo.includes('*') || t.exportTo.some(appliesIn);
       return destinationsOf(vs).flatMap((d) => {
         const host = resolveShortName(d.host, namespace, context.mesh().clusterDomain);
-        const target =
-          (exact.get(host) ?? []).find(visible) ??
-          wildcards.find((t) => hostMatches(t.host, host) && visible(t));
+        const target = targets.find(namespace, exportTo, host);
         const found = target ? portFindings(context, vs, d, host, target) : [missing(context, vs, d, host)];
         if (d.subset !== undefined && !subsets.has(`${host} ${d.subset}`))
           found.push(missingSubset(context, vs, d, host, d.subset));
@@ -60,38 +48,6 @@ export const routeToMissingTarget: Rule = {
     });
   },
 };
-
-/** A host a route can reach: a Service's or a ServiceEntry's, with the namespaces it is exported to. */
-interface Target {
-  host: string;
-  /** `*`, or namespace names. */
-  exportTo: string[];
-  /** Port numbers, or undefined where any port reaches it (ExternalName). */
-  ports: number[] | undefined;
-}
-
-function targetsOf(context: AnalyzeContext): Target[] {
-  const mesh = context.mesh();
-  // ServiceEntries are read from their objects below (their hosts as written, even where a Service's
-  // name took the registry's place).
-  const services: Target[] = mesh.services
-    .filter((s) => s.type !== 'ServiceEntry')
-    .map((s) => ({
-      host: s.hostname,
-      exportTo: exportedNamespaces(s.exportTo, s.namespace),
-      ports: s.type === 'ExternalName' ? undefined : s.ports.map((p) => p.port),
-    }));
-  const entries = context.snapshot.list(GroupKind.ServiceEntry).flatMap((entry) => {
-    const ns = entry.metadata.namespace ?? 'default';
-    const spec = specOf(entry, 'networking.istio.io/ServiceEntry');
-    return (spec.hosts ?? []).map((h) => ({
-      host: resolveShortName(h, ns, mesh.clusterDomain),
-      exportTo: exportedNamespaces(spec.exportTo ?? [], ns),
-      ports: (spec.ports ?? []).map((p) => p.number ?? 0),
-    }));
-  });
-  return [...services, ...entries];
-}
 
 /** `host subset` for every subset a DestinationRule defines, the host as a full name. */
 function subsetsOf(context: AnalyzeContext): Set<string> {
