@@ -46,6 +46,7 @@ import { gatewayCredential } from './rules/KFM419-gateway-credential.ts';
 import { httpDenyRefusesTcp } from './rules/KFM420-http-deny-refuses-tcp.ts';
 import { gatewaySharedCertificate } from './rules/KFM421-gateway-shared-certificate.ts';
 import { destinationRuleHostUnknown } from './rules/KFM422-destination-rule-host-unknown.ts';
+import { rejectedByIstioValidation } from './rules/KFM423-rejected-by-istio-validation.ts';
 import { envoyFilterNotModelled } from './rules/KFM424-envoy-filter-not-modelled.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
@@ -95,6 +96,7 @@ export const rules: readonly Rule[] = [
   httpDenyRefusesTcp,
   gatewaySharedCertificate,
   destinationRuleHostUnknown,
+  rejectedByIstioValidation,
   envoyFilterNotModelled,
   meshRouteCost,
   policySelectsNoWorkload,

@@ -199,6 +199,14 @@ describe('KFM202 missing-waypoint and KFM203 unused-waypoint', () => {
       policy('apps', 'p', { targetRefs: [{ group: '', kind: 'Service', name: 'gone' }], rules: [{}] }),
     ];
     assert.deepEqual(codes(objects), ['KFM202 Namespace /apps', 'KFM202 AuthorizationPolicy apps/p']);
+    // A RequestAuthentication's targetRef is read as its own kind's (it once stopped analyze whole).
+    const jwt: KubeObject = {
+      apiVersion: 'security.istio.io/v1',
+      kind: 'RequestAuthentication',
+      metadata: { name: 'jwt', namespace: 'apps' },
+      spec: { targetRef: { group: '', kind: 'Service', name: 'gone' } },
+    };
+    assert.ok(codes([...objects, jwt]).includes('KFM202 RequestAuthentication apps/jwt'));
   });
 
   test('the waypoint there and used: nothing; there and unused: KFM203', () => {

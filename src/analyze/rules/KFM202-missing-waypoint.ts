@@ -52,8 +52,8 @@ export const missingWaypoint: Rule = {
     for (const ns of snapshot.list(GroupKind.Namespace)) label(ns, ns.metadata.name ?? '');
     for (const service of snapshot.list(GroupKind.Service))
       label(service, service.metadata.namespace ?? 'default');
-    for (const kind of ['AuthorizationPolicy', 'RequestAuthentication'])
-      for (const policy of snapshot.list(`security.istio.io/${kind}`)) {
+    for (const kind of [GroupKind.AuthorizationPolicy, GroupKind.RequestAuthentication] as const)
+      for (const policy of snapshot.list(kind)) {
         const ns = policy.metadata.namespace ?? 'default';
         targetRefsOf(policy).forEach((ref, i) => {
           const exists =
@@ -64,9 +64,7 @@ export const missingWaypoint: Rule = {
                 : true;
           if (exists) return;
           const field =
-            specOf(policy, 'security.istio.io/AuthorizationPolicy').targetRefs !== undefined
-              ? ['spec', 'targetRefs', i]
-              : ['spec', 'targetRef'];
+            specOf(policy, kind).targetRefs !== undefined ? ['spec', 'targetRefs', i] : ['spec', 'targetRef'];
           findings.push(
             findingOf(
               missingWaypoint,
