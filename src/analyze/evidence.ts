@@ -10,6 +10,7 @@ import type { Snapshot } from '../load/snapshot.ts';
 import type { Workload } from '../mesh/workloads.ts';
 import { GroupKind, Label } from '../model/vocabulary.ts';
 import { Mesh, writtenAsVirtualService, type ResolvedVirtualService } from '../mesh/virtual-services.ts';
+import { isInternalGatewayReference } from '../mesh/gateway-api.ts';
 import type { AnalyzeContext } from './rule.ts';
 
 /** The hops of a trace on one line: `sidecar ns/workload [cluster] → ...`. */
@@ -149,23 +150,34 @@ export function annotatedMetadata(snapshot: Snapshot): AnnotatedMetadata[] {
 
 /**
  * Each gateway a written VirtualService is bound to (not `mesh`), at its index in `spec.gateways` (resolved
- * names keep that order), with the Istio or Gateway API Gateway of that name when there is one.
+ * names keep that order), with the Istio Gateway of that name when there is one, the Gateway API Gateway of
+ * that name (to which a VirtualService does not bind), and whether the name is one of istiod's internal ones.
  */
-export function gatewayBindings(
-  context: AnalyzeContext,
-): { vs: ResolvedVirtualService; name: string; index: number; gateway: KubeObject | undefined }[] {
+export function gatewayBindings(context: AnalyzeContext): {
+  vs: ResolvedVirtualService;
+  name: string;
+  index: number;
+  gateway: KubeObject | undefined;
+  gatewayApi: KubeObject | undefined;
+  internal: boolean;
+}[] {
   return context
     .mesh()
     .virtualServices.filter(writtenAsVirtualService)
     .flatMap((vs) =>
-      vs.gateways.flatMap((name, index) =>
-        name === Mesh ? [] : [{ vs, name, index, gateway: gatewayNamed(context.snapshot, name) }],
-      ),
+      vs.gateways.flatMap((name, index) => {
+        if (name === Mesh) return [];
+        const [ns = '', gateway = ''] = name.split('/');
+        return [
+          {
+            vs,
+            name,
+            index,
+            gateway: context.snapshot.get(GroupKind.IstioGateway, ns, gateway),
+            gatewayApi: context.snapshot.get(GroupKind.Gateway, ns, gateway),
+            internal: isInternalGatewayReference(name),
+          },
+        ];
+      }),
     );
-}
-
-/** The Istio Gateway or Gateway API Gateway a resolved gateway name (`ns/name`) names. */
-function gatewayNamed(snapshot: Snapshot, name: string): KubeObject | undefined {
-  const [ns = '', gateway = ''] = name.split('/');
-  return snapshot.get(GroupKind.IstioGateway, ns, gateway) ?? snapshot.get(GroupKind.Gateway, ns, gateway);
 }

@@ -27,7 +27,6 @@ import { partTestOptions } from '../kube-apiserver.ts';
 import { generatedPlatforms } from './generate.ts';
 import { istioAnalyze, judge, type AnalysisComparison } from './istio-analyze.ts';
 import { oracleTestOptions } from './istio-oracle.ts';
-import { checkAgainstOpen } from './open.ts';
 
 const shared = resolve(projectRoot, '../shared');
 const suites = [
@@ -57,11 +56,8 @@ function meshConfigOf(objects: readonly KubeObject[]): string | undefined {
 /** Which divergences some input showed: each listed one must occur (checked at the end). */
 const divergencesSeen = new Set<number>();
 
-/**
- * Prints the counts and fails on any difference, or (with `open`, a prefix of the open list
- * open-analyzer-differences.txt) on a difference not listed there and on a listed one that is gone.
- */
-function report(name: string, results: readonly AnalysisComparison[], open?: string): void {
+/** Prints the counts and fails on any difference, writing them all to a file named in the failure. */
+function report(name: string, results: readonly AnalysisComparison[]): void {
   const sum = (f: (r: AnalysisComparison) => number) => results.reduce((n, r) => n + f(r), 0);
   for (const r of results) for (const d of r.diverged) divergencesSeen.add(d);
   const missing = results.flatMap((r) => r.missing);
@@ -72,20 +68,6 @@ function report(name: string, results: readonly AnalysisComparison[], open?: str
       `${missing.length} missing, ${extra.length} extra`,
   );
   const differences = [...missing.map((m) => `missing ${m}`), ...extra.map((e) => `extra ${e}`)];
-  if (open !== undefined) {
-    const list = 'open-analyzer-differences.txt';
-    checkAgainstOpen(
-      `missing ${open}`,
-      differences.filter((d) => d.startsWith('missing ')),
-      list,
-    );
-    checkAgainstOpen(
-      `extra ${open}`,
-      differences.filter((d) => d.startsWith('extra ')),
-      list,
-    );
-    return;
-  }
   if (differences.length === 0) return;
   // Every difference, in a file: node's assertion output cuts long lists.
   const texts = new Map(results.flatMap((r) => [...r.texts]));
@@ -155,7 +137,7 @@ describe("kfmesh analyze judged by istioctl's analyzers", oracleTestOptions(), (
             ),
           );
         const name = suite.split('/').pop() ?? '';
-        report(`${cases.length} cases of ${name}`, results, `${name}/`);
+        report(`${cases.length} cases of ${name}`, results);
       },
     );
   }

@@ -4,7 +4,8 @@
  * time, then name, then namespace) makes the virtual host and the others are ignored for that host. Also
  * a VirtualService exported to some namespaces whose host overlaps a wildcard host of one exported to all:
  * in those namespaces the two split the host between them by specificity. Two VirtualServices exported to
- * namespaces that share no sidecar (disjoint `exportTo`) do not conflict.
+ * namespaces that share no sidecar (disjoint `exportTo`) do not conflict. A namespace an `exportTo` names
+ * counts whether or not the input has it: its sidecars will see both once it is created.
  */
 import { addTo } from '../../model/multimap.ts';
 import { Severity } from '../../model/finding.ts';
@@ -24,10 +25,14 @@ export const conflictingVirtualServices: Rule = {
   reads: [GroupKind.VirtualService],
   istio: [{ analyzer: 'virtualservice.ConflictingMeshGatewayHostsAnalyzer', code: 'IST0109' }],
   check(context: AnalyzeContext): Finding[] {
-    const known = context.snapshot.namespaces();
     const meshBound = context
       .mesh()
       .virtualServices.filter((vs) => !vs.gatewaySemantics && vs.gateways.includes('mesh'));
+    // A namespace an exportTo names is one the VirtualService is meant for, whether the input has it yet.
+    const known = new Set([
+      ...context.snapshot.namespaces(),
+      ...meshBound.flatMap((vs) => vs.exportTo.filter((ns) => ns !== '*' && ns !== '.' && ns !== '~')),
+    ]);
     // The namespaces whose sidecars see a VirtualService, or `all`.
     const scopes = new Map(meshBound.map((vs) => [vs, scopeOf(vs, known)]));
     const together = (a: ResolvedVirtualService, b: ResolvedVirtualService) => {

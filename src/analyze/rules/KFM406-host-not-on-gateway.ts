@@ -1,8 +1,8 @@
 /**
- * KFM406: a VirtualService bound to a gateway none of whose servers (Istio Gateway) or listeners (Gateway
- * API Gateway) take any of its hosts, counting a server host's namespace part (docs/semantics.md, Gateway
- * hosts). The gateway has no virtual host for it, so its routes are never served there; a gateway that does
- * not exist serves no host either.
+ * KFM406: a VirtualService bound to a gateway none of whose servers take any of its hosts, counting a server
+ * host's namespace part (docs/semantics.md, Gateway hosts). The gateway has no virtual host for it, so its
+ * routes are never served there; a gateway that does not exist (or is a Gateway API Gateway, to which a
+ * VirtualService does not bind) serves no host either. Internal gateway names are KFM405's.
  */
 import { Severity } from '../../model/finding.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
@@ -22,7 +22,8 @@ export const hostNotOnGateway: Rule = {
   reads: [GroupKind.VirtualService],
   istio: [{ analyzer: 'virtualservice.GatewayAnalyzer', code: 'IST0132' }],
   check(context: AnalyzeContext): Finding[] {
-    return gatewayBindings(context).flatMap(({ vs, name, index, gateway }) => {
+    return gatewayBindings(context).flatMap(({ vs, name, index, gateway, internal }) => {
+      if (internal) return [];
       const hosts = gatewayHosts(gateway, vs.namespace);
       if (hosts.some((g) => vs.hosts.some((h) => intersectHosts(g, h)))) return [];
       return [
@@ -43,14 +44,10 @@ export const hostNotOnGateway: Rule = {
   },
 };
 
-/** The hosts a gateway takes from VirtualServices of a namespace (`*` for a listener without hostname). */
+/** The hosts an Istio Gateway takes from VirtualServices of a namespace. */
 function gatewayHosts(gateway: KubeObject | undefined, vsNamespace: string): string[] {
   if (!gateway) return [];
   const ns = gateway.metadata.namespace ?? 'default';
-  if (gateway.apiVersion.startsWith('gateway.networking.k8s.io/'))
-    return (specOf(gateway, 'gateway.networking.k8s.io/Gateway').listeners ?? []).map(
-      (l) => l.hostname || '*',
-    );
   return (specOf(gateway, 'networking.istio.io/Gateway').servers ?? []).flatMap((server) =>
     (server.hosts ?? []).flatMap((entry) => serverHostFor(entry, ns, vsNamespace) ?? []),
   );

@@ -3,8 +3,9 @@
  * destinations). A route to that subset finds no endpoint: 503 UH (no healthy upstream). Pods are the
  * host's Service endpoints (or, for a ServiceEntry with a workload selector, the workloads it selects),
  * with the topology labels of the node they run on, as Istio adds them (region, zone, subzone, hostname).
- * Hosts the input has no pods for at all (a Service without a selector, an external ServiceEntry) are left
- * alone.
+ * A Service without a selector has the endpoints written for it, labelled only where they name a pod, so a
+ * subset of it that selects by labels finds none unless they do. External hosts (a ServiceEntry without a
+ * workload selector, an ExternalName Service) are left alone.
  */
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
@@ -34,7 +35,11 @@ export const subsetSelectsNoPod: Rule = {
       if (!spec.host || !spec.subsets?.length) return [];
       const host = resolveShortName(spec.host, rule.metadata.namespace ?? 'default', mesh.clusterDomain);
       const service = mesh.serviceByHostname.get(host);
-      if (!service?.selector || Object.keys(service.selector).length === 0) return [];
+      if (!service || service.type === 'ExternalName') return [];
+      // Without a selector a Service's endpoints are the Endpoints written for it, which carry labels only
+      // where they name a pod; a ServiceEntry without one has no pods.
+      const selectorless = !service.selector || Object.keys(service.selector).length === 0;
+      if (selectorless && service.type === 'ServiceEntry') return [];
       const pods = service.endpoints.flatMap((e) =>
         e.workload ? [endpointLabels(context.snapshot, e.workload)] : [],
       );
@@ -49,7 +54,13 @@ export const subsetSelectsNoPod: Rule = {
             ['spec', 'subsets', i, 'labels'],
             `subset ${subset.name ?? i} selects ${
               selectorText(labels) || 'every pod'
-            }, which no pod of ${host} carries${pods.length === 0 ? ' (it has none)' : ''}: routes to it get 503 UH`,
+            }, which no pod of ${host} carries${
+              pods.length > 0
+                ? ''
+                : selectorless
+                  ? ' (it has no selector, and no endpoint of it is a pod)'
+                  : ' (it has none)'
+            }: routes to it get 503 UH`,
             { fix: "correct the subset's labels to those of the pods it is meant for, or deploy them" },
           ),
         ];

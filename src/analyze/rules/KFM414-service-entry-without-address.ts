@@ -3,7 +3,8 @@
  * allocates it one (docs/semantics.md, ServiceEntries). Sidecars cannot tell its TCP traffic by host, so
  * they catch it by port alone on `0.0.0.0:<port>`: every connection to that port, to any address, goes to
  * this entry, and of several such entries on one port only one is used. Sidecar DNS capture with
- * auto-allocation in the mesh's proxy metadata, or addresses istiod wrote in its status, give it one.
+ * auto-allocation in the mesh's proxy metadata, or addresses istiod wrote in its status, give it one (the
+ * latter only where istiod allocates: not for resolution NONE, nor where the entry turns allocation off).
  */
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
@@ -27,21 +28,21 @@ export const serviceEntryWithoutAddress: Rule = {
     if (context.mesh().config.dnsAutoAllocate) return [];
     return context.snapshot.list(GroupKind.ServiceEntry).flatMap((entry) => {
       const spec = specOf(entry, 'networking.istio.io/ServiceEntry');
-      if (
-        spec.addresses !== undefined ||
-        (statusOf(entry, 'networking.istio.io/ServiceEntry').addresses ?? []).length > 0
-      )
-        return [];
-      // Istio's validation warns too where istiod allocates the entry no address (resolution NONE, or
-      // allocation turned off on it).
-      const unallocated =
-        (spec.resolution ?? 'NONE') === 'NONE' ||
-        entry.metadata.labels?.[Label.EnableAutoallocateIp]?.toLowerCase() === 'false';
-      const istio = (serviceEntryWithoutAddress.istio ?? []).filter(
-        (c) => unallocated || c.code !== 'IST0133',
-      );
+      // istiod allocates addresses (and its data plane uses them) except for resolution NONE or where the
+      // entry turns allocation off; addresses in the status of such an entry are not used.
+      const allocates =
+        (spec.resolution ?? 'NONE') !== 'NONE' &&
+        entry.metadata.labels?.[Label.EnableAutoallocateIp]?.toLowerCase() !== 'false';
+      const allocated = (statusOf(entry, 'networking.istio.io/ServiceEntry').addresses ?? []).length > 0;
+      if (spec.addresses !== undefined || (allocates && allocated)) return [];
       return (spec.ports ?? []).flatMap((port, i) => {
         if (port.protocol && port.protocol.toUpperCase() !== 'TCP') return [];
+        // Istio's validation warns where istiod allocates nothing, for a protocol written TCP or none.
+        // istioctl's analyzer counts the status's addresses wherever they are.
+        const warned = !allocates && (!port.protocol || port.protocol === 'TCP');
+        const istio = (serviceEntryWithoutAddress.istio ?? []).filter((c) =>
+          c.code === 'IST0133' ? warned : !allocated,
+        );
         return [
           findingOf(
             serviceEntryWithoutAddress,
