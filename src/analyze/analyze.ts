@@ -24,6 +24,9 @@ import { optedOutPodEnrolled } from './rules/KFM207-opted-out-pod-enrolled.ts';
 import { networkPolicyBlocksHbone } from './rules/KFM208-network-policy-blocks-hbone.ts';
 import { sidecarResourceOnAmbient } from './rules/KFM209-sidecar-resource-on-ambient.ts';
 import { selectorOnGatewayApiPods } from './rules/KFM210-selector-on-gateway-api-pods.ts';
+import { policyTargetNotEnforced } from './rules/KFM211-policy-target-not-enforced.ts';
+import { waypointRefusesTraffic } from './rules/KFM212-waypoint-refuses-traffic.ts';
+import { ingressSkipsWaypoint } from './rules/KFM213-ingress-skips-waypoint.ts';
 import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
 import { conflictingVirtualServices } from './rules/KFM402-conflicting-virtual-services.ts';
 import { exportHidesRoute } from './rules/KFM403-export-hides-route.ts';
@@ -74,6 +77,9 @@ export const rules: readonly Rule[] = [
   networkPolicyBlocksHbone,
   sidecarResourceOnAmbient,
   selectorOnGatewayApiPods,
+  policyTargetNotEnforced,
+  waypointRefusesTraffic,
+  ingressSkipsWaypoint,
   routeToMissingTarget,
   conflictingVirtualServices,
   exportHidesRoute,

@@ -8,6 +8,9 @@ import type { KubeObject, ObjectMeta } from '../model/object.ts';
 import type { FieldPath } from '../load/parse.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import type { Workload } from '../mesh/workloads.ts';
+import type { Mesh as CompiledMesh } from '../mesh/compiled.ts';
+import type { MeshService } from '../mesh/services.ts';
+import { traceRequest } from '../mesh/trace.ts';
 import { GroupKind, Label } from '../model/vocabulary.ts';
 import { Mesh, writtenAsVirtualService, type ResolvedVirtualService } from '../mesh/virtual-services.ts';
 import { isInternalGatewayReference } from '../mesh/gateway-api.ts';
@@ -180,4 +183,25 @@ export function gatewayBindings(context: AnalyzeContext): {
         ];
       }),
     );
+}
+
+/**
+ * A request to the Service from a workload in the mesh that passes no waypoint: the first (by name) whose
+ * request is answered, else the first.
+ */
+export function traceWithoutWaypoint(mesh: CompiledMesh, service: MeshService): string[] {
+  const port = service.ports[0]?.port;
+  if (port === undefined) return [];
+  const own = new Set(service.endpoints.map((e) => e.workload));
+  const url = `http://${service.hostname}:${port}/`;
+  const traces = [...mesh.workloadByName]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .filter(([, w]) => (w.proxy === 'ambient' || w.proxy === 'sidecar') && !own.has(w))
+    .slice(0, 20)
+    .map(([name]) => ({ name, trace: traceRequest(mesh, { from: name, url }) }))
+    .filter((t) => !t.trace.hops.some((h) => h.kind === 'waypoint'));
+  const shown = traces.find((t) => t.trace.response.code >= 200 && t.trace.response.code < 400) ?? traces[0];
+  if (!shown) return [];
+  const hops = shown.trace.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`).join(' → ');
+  return [`GET ${url} from ${shown.name}: ${hops} → ${shown.trace.response.code}`];
 }

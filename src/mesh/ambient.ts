@@ -85,16 +85,49 @@ function waypointFor(
   target: { namespace: string; labels: Readonly<Record<string, string>> },
   traffic: 'service' | 'workload',
 ): Waypoint | undefined {
+  const resolved = resolveWaypoint(snapshot, waypoints, target, traffic);
+  return resolved.outcome === 'used' ? resolved.waypoint : undefined;
+}
+
+/** How a target's `istio.io/use-waypoint` resolves, and why no waypoint takes its traffic where none does. */
+export type WaypointResolution =
+  | { outcome: 'none-named' | 'opted-out' }
+  | { outcome: 'missing'; name: string; namespace: string; labelledOn: 'own' | 'namespace' }
+  | {
+      outcome: 'used' | 'not-admitted' | 'wrong-traffic';
+      name: string;
+      namespace: string;
+      labelledOn: 'own' | 'namespace';
+      waypoint: Waypoint;
+    };
+
+/**
+ * The waypoint a target (a Service, or a pod for traffic addressed to it) names, and whether it takes the
+ * target's traffic: it must exist, admit the target's namespace, and take that traffic type.
+ */
+export function resolveWaypoint(
+  snapshot: Snapshot,
+  waypoints: ReadonlyMap<string, Waypoint>,
+  target: { namespace: string; labels: Readonly<Record<string, string>> },
+  traffic: 'service' | 'workload',
+): WaypointResolution {
   const nsLabels = snapshot.get(GroupKind.Namespace, '', target.namespace)?.metadata.labels ?? {};
   const own = target.labels[Label.UseWaypoint];
   const name = own ?? nsLabels[Label.UseWaypoint];
-  if (!name || name === 'none') return undefined;
+  if (!name) return { outcome: 'none-named' };
+  if (name === 'none') return { outcome: 'opted-out' };
+  const labelledOn = own !== undefined ? 'own' : 'namespace';
   const namespace =
     (own !== undefined ? target.labels[Label.UseWaypointNamespace] : nsLabels[Label.UseWaypointNamespace]) ??
     target.namespace;
   const waypoint = waypoints.get(`${namespace}/${name}`);
-  if (!waypoint || !waypoint.allows(target.namespace)) return undefined;
-  return waypoint.trafficType === traffic || waypoint.trafficType === 'all' ? waypoint : undefined;
+  if (!waypoint) return { outcome: 'missing', name, namespace, labelledOn };
+  const outcome = !waypoint.allows(target.namespace)
+    ? 'not-admitted'
+    : waypoint.trafficType === traffic || waypoint.trafficType === 'all'
+      ? 'used'
+      : 'wrong-traffic';
+  return { outcome, name, namespace, labelledOn, waypoint };
 }
 
 /** True when ingress gateways send this service's traffic to its waypoint (`istio.io/ingress-use-waypoint`). */

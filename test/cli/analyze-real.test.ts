@@ -3,7 +3,9 @@
  * (../shared/real/kubeflow-manifests/platform.yaml) the way platform teams derive them: the platform as it
  * ships (no error or warning), its `kubeflow` namespace moved to ambient as Kubeflow's `overlays/ambient`
  * patch does (the label added beside `istio-injection: enabled`), the same after kfmesh's migration, the
- * ingress Gateway renamed, and a NetworkPolicy written for sidecars kept through a move to ambient.
+ * ingress Gateway renamed, a NetworkPolicy written for sidecars kept through a move to ambient, and the
+ * migrated platform edited by hand: a Service's waypoint label removed, the waypoint relabelled for workload
+ * traffic, ingress left to skip the waypoint (the offline ambient rules KFM211-KFM213).
  * Skipped with the reason when ../shared is absent; under CI=true that fails.
  */
 import assert from 'node:assert/strict';
@@ -42,6 +44,19 @@ function analyze(input: Obj[]): Found[] {
   assert.equal(run.code, 0, run.stderr);
   return (JSON.parse(run.stdout) as { findings: Found[] }).findings;
 }
+
+let migrated: string | undefined;
+/** The platform as `migrate --to ambient` makes it (migrated once per run, parsed afresh each call). */
+const migratedObjects = (): Obj[] => {
+  if (migrated === undefined) {
+    const run = runKfmesh(['migrate', platform, '--to', 'ambient']);
+    assert.equal(run.code, 0, run.stderr);
+    migrated = run.stdout;
+  }
+  return parseAllDocuments(migrated)
+    .map((d) => d.toJS() as Obj)
+    .filter((o) => o !== null);
+};
 
 const namespace = (all: Obj[], name: string): Obj => {
   const found = all.find((o) => o.kind === 'Namespace' && o.metadata.name === name);
@@ -88,14 +103,65 @@ describe(
     });
 
     test("the same after kfmesh's migration: nothing", () => {
-      const migrated = runKfmesh(['migrate', platform, '--to', 'ambient']);
-      assert.equal(migrated.code, 0, migrated.stderr);
-      const input = parseAllDocuments(migrated.stdout)
-        .map((d) => d.toJS() as Obj)
-        .filter((o) => o !== null);
       assert.deepEqual(
-        serious(analyze(input)).map((f) => `${f.code} ${f.object.name}`),
+        serious(analyze(migratedObjects())).map((f) => `${f.code} ${f.object.name}`),
         [],
+      );
+    });
+
+    // The migrated platform's waypoint in kubeflow serves the pipelines' Services (ml-pipeline,
+    // ml-pipeline-ui), whose policies target them; the mistakes below are what hand edits after a migration
+    // make of it.
+    const edited = (edit: (o: Obj) => void): Found[] => {
+      const all = migratedObjects();
+      all.forEach(edit);
+      return serious(analyze(all));
+    };
+    const isService = (o: Obj, name: string) =>
+      o.kind === 'Service' && o.metadata.namespace === 'kubeflow' && o.metadata.name === name;
+
+    test('migrated, ml-pipeline without its use-waypoint label: KFM211 on the policies targeting it, traced', () => {
+      const found = edited((o) => {
+        if (isService(o, 'ml-pipeline')) delete o.metadata.labels?.['istio.io/use-waypoint'];
+      }).filter((f) => f.code === 'KFM211');
+      assert.deepEqual(found.map((f) => f.object.name).sort(), ['ml-pipeline', 'ml-pipeline-network-policy']);
+      assert.match(
+        found[0]?.message ?? '',
+        /targets Service kubeflow\/ml-pipeline, which no waypoint serves/,
+      );
+      assert.match(
+        found[0]?.evidence?.[0] ?? '',
+        /^GET http:\/\/ml-pipeline\.kubeflow\.svc\.cluster\.local:8888\/ from .*ztunnel/,
+      );
+    });
+
+    test('migrated, the waypoint labelled for workload traffic: KFM212 on the Services that name it, KFM211 on their policies', () => {
+      const found = edited((o) => {
+        if (o.kind === 'Gateway' && o.metadata.namespace === 'kubeflow' && o.metadata.name === 'waypoint')
+          o.metadata.labels = { ...o.metadata.labels, 'istio.io/waypoint-for': 'workload' };
+      });
+      assert.deepEqual(
+        found
+          .filter((f) => f.code === 'KFM212')
+          .map((f) => f.object.name)
+          .sort(),
+        ['ml-pipeline', 'ml-pipeline-ui'],
+      );
+      assert.equal(found.filter((f) => f.code === 'KFM211').length, 4);
+      assert.ok(found.filter((f) => f.code === 'KFM212').every((f) => (f.evidence ?? []).length === 1));
+    });
+
+    test('migrated, ml-pipeline-ui published without istio.io/ingress-use-waypoint: KFM213', () => {
+      const found = edited((o) => {
+        if (isService(o, 'ml-pipeline-ui')) delete o.metadata.labels?.['istio.io/ingress-use-waypoint'];
+      }).filter((f) => f.code === 'KFM213');
+      assert.deepEqual(
+        found.map((f) => f.object.name),
+        ['ml-pipeline-ui'],
+      );
+      assert.match(
+        found[0]?.message ?? '',
+        /routed to from ingress by VirtualService kubeflow\/ml-pipeline-ui/,
       );
     });
 

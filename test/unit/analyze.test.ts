@@ -408,3 +408,64 @@ describe('finding codes', () => {
       assert.ok(!codes.includes(code), `${code} is both a rule and a render finding`);
   });
 });
+
+describe('KFM211 policy-target-not-enforced, KFM212 waypoint-refuses-traffic', () => {
+  const target = policy('apps', 'p', {
+    targetRefs: [{ group: '', kind: 'Service', name: 'api' }],
+    rules: [{}],
+  });
+  const used = [
+    ns('apps', { 'istio.io/dataplane-mode': 'ambient', 'istio.io/use-waypoint': 'waypoint' }),
+    ...app('apps', 'api'),
+    waypoint('apps'),
+    target,
+  ];
+
+  test('a policy by target on a Service its waypoint serves: nothing; without the waypoint: KFM211', () => {
+    assert.deepEqual(
+      codes(used).filter((c) => c.startsWith('KFM211') || c.startsWith('KFM212')),
+      [],
+    );
+    const without = [ns('apps', { 'istio.io/dataplane-mode': 'ambient' }), ...app('apps', 'api'), target];
+    assert.deepEqual(codes(without), ['KFM211 AuthorizationPolicy apps/p']);
+    const sidecars = [ns('apps', { 'istio-injection': 'enabled' }), ...app('apps', 'api'), target];
+    assert.deepEqual(codes(sidecars), ['KFM211 AuthorizationPolicy apps/p']);
+  });
+
+  test("another namespace's waypoint that admits only its own: KFM212 on the label, KFM211 on the policy", () => {
+    const elsewhere = [
+      ns('apps', {
+        'istio.io/dataplane-mode': 'ambient',
+        'istio.io/use-waypoint': 'waypoint',
+        'istio.io/use-waypoint-namespace': 'shared',
+      }),
+      ns('shared', { 'istio.io/dataplane-mode': 'ambient' }),
+      ...app('apps', 'api'),
+      waypoint('shared'),
+      target,
+    ];
+    assert.deepEqual(codes(elsewhere).sort(), [
+      'KFM211 AuthorizationPolicy apps/p',
+      'KFM212 Namespace /apps',
+    ]);
+    const admitted = elsewhere.map((o) =>
+      o.kind === 'Gateway'
+        ? {
+            ...o,
+            spec: {
+              gatewayClassName: 'istio-waypoint',
+              listeners: [
+                {
+                  name: 'mesh',
+                  port: 15008,
+                  protocol: 'HBONE',
+                  allowedRoutes: { namespaces: { from: 'All' } },
+                },
+              ],
+            },
+          }
+        : o,
+    );
+    assert.deepEqual(codes(admitted), []);
+  });
+});
