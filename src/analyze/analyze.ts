@@ -27,6 +27,7 @@ import { selectorOnGatewayApiPods } from './rules/KFM210-selector-on-gateway-api
 import { policyTargetNotEnforced } from './rules/KFM211-policy-target-not-enforced.ts';
 import { waypointRefusesTraffic } from './rules/KFM212-waypoint-refuses-traffic.ts';
 import { ingressSkipsWaypoint } from './rules/KFM213-ingress-skips-waypoint.ts';
+import { l7ResourceOnAmbientPods } from './rules/KFM214-l7-resource-on-ambient-pods.ts';
 import { routeToMissingTarget } from './rules/KFM401-route-to-missing-target.ts';
 import { conflictingVirtualServices } from './rules/KFM402-conflicting-virtual-services.ts';
 import { exportHidesRoute } from './rules/KFM403-export-hides-route.ts';
@@ -80,6 +81,7 @@ export const rules: readonly Rule[] = [
   policyTargetNotEnforced,
   waypointRefusesTraffic,
   ingressSkipsWaypoint,
+  l7ResourceOnAmbientPods,
   routeToMissingTarget,
   conflictingVirtualServices,
   exportHidesRoute,

@@ -9,6 +9,7 @@ import { istioCodes, type Finding } from '../model/finding.ts';
 import { parseManifests } from '../load/parse.ts';
 import { Snapshot } from '../load/snapshot.ts';
 import { analyze, rules } from './analyze.ts';
+import { kialiAmbientValidations } from './kiali.ts';
 import {
   divergences,
   istioctlNames,
@@ -163,6 +164,17 @@ function istioctlSection(): string[] {
     ...divergences.map((d) => `| \`${d.analyzer}\` | ${d.code} | ${cell(d.reason)} |`),
     '',
     ...conventions,
+    "## Kiali's ambient validations",
+    '',
+    "Kiali (its validations on the main branch of 2026-08-20) checks ambient configuration in a live cluster 21 ways; kfmesh's rules find these",
+    'from the files, where they do:',
+    '',
+    '| Kiali | its message | kfmesh | how |',
+    '|---|---|---|---|',
+    ...kialiAmbientValidations.map(
+      (k) => `| ${k.code} | ${cell(k.message)} | ${k.rules.join(', ') || '-'} | ${cell(k.note)} |`,
+    ),
+    '',
   ];
 }
 

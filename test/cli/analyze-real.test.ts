@@ -151,6 +151,28 @@ describe(
       assert.ok(found.filter((f) => f.code === 'KFM212').every((f) => (f.evidence ?? []).length === 1));
     });
 
+    test('migrated, a RequestAuthentication selecting the pipelines API pods kept from sidecar days: KFM214', () => {
+      const all = migratedObjects();
+      all.push({
+        kind: 'RequestAuthentication',
+        apiVersion: 'security.istio.io/v1',
+        metadata: { name: 'ml-pipeline-jwt', namespace: 'kubeflow' },
+        spec: {
+          selector: { matchLabels: { app: 'ml-pipeline' } },
+          jwtRules: [{ issuer: 'https://dex.example.com' }],
+        },
+      } as Obj);
+      const found = serious(analyze(all)).filter((f) => f.code === 'KFM214');
+      assert.deepEqual(
+        found.map((f) => f.object.name),
+        ['ml-pipeline-jwt'],
+      );
+      assert.match(
+        found[0]?.message ?? '',
+        /applies to ambient pods \(kubeflow\/ml-pipeline\), .*validates no tokens/,
+      );
+    });
+
     test('migrated, ml-pipeline-ui published without istio.io/ingress-use-waypoint: KFM213', () => {
       const found = edited((o) => {
         if (isService(o, 'ml-pipeline-ui')) delete o.metadata.labels?.['istio.io/ingress-use-waypoint'];

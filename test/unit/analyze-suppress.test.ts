@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { analyze, rules } from '../../src/analyze/analyze.ts';
 import { selectRules } from '../../src/analyze/select.ts';
+import { kialiAmbientValidations } from '../../src/analyze/kiali.ts';
 import { globMatches, parseSuppression } from '../../src/analyze/suppress.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { InputError } from '../../src/model/errors.ts';
@@ -119,5 +120,17 @@ describe('choosing rules (--analyzer)', () => {
         () => selectRules(rules, [name]),
         (e: unknown) => e instanceof InputError && e.message.includes(name),
       );
+  });
+});
+
+describe("Kiali's ambient validations, mapped", () => {
+  test('21 checks, each once, every rule named exists and reads what it claims', () => {
+    assert.equal(kialiAmbientValidations.length, 21);
+    assert.equal(new Set(kialiAmbientValidations.map((k) => k.code)).size, 21);
+    const codes = new Set(rules.map((r) => r.code));
+    for (const k of kialiAmbientValidations) {
+      for (const r of k.rules) assert.ok(codes.has(r), `${k.code} names ${r}`);
+      assert.ok(k.note.length > 0);
+    }
   });
 });
