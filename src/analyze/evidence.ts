@@ -202,6 +202,13 @@ export function traceWithoutWaypoint(mesh: CompiledMesh, service: MeshService): 
     .filter((t) => !t.trace.hops.some((h) => h.kind === 'waypoint'));
   const shown = traces.find((t) => t.trace.response.code >= 200 && t.trace.response.code < 400) ?? traces[0];
   if (!shown) return [];
-  const hops = shown.trace.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`).join(' → ');
+  const hops = hopPath(shown.trace);
   return [`GET ${url} from ${shown.name}: ${hops} → ${shown.trace.response.code}`];
+}
+
+/** The proxies a traced request passed, in order: `kind namespace/workload → ...`. */
+export function hopPath(trace: {
+  hops: readonly { kind: string; namespace: string; workload: string }[];
+}): string {
+  return trace.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`).join(' → ');
 }

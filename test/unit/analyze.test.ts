@@ -6,6 +6,7 @@ import type { Finding } from '../../src/model/finding.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { analyze, atOrAbove } from '../../src/analyze/analyze.ts';
 
+import { waypoint as openWaypoint } from '../mesh-fixtures.ts';
 import { app, codes, ns, only, patched, policy, waypoint } from './analyze-fixtures.ts';
 
 describe('KFM101 passthrough-for-mesh-clients', () => {
@@ -449,22 +450,7 @@ describe('KFM211 policy-target-not-enforced, KFM212 waypoint-refuses-traffic', (
       'KFM212 Namespace /apps',
     ]);
     const admitted = elsewhere.map((o) =>
-      o.kind === 'Gateway'
-        ? {
-            ...o,
-            spec: {
-              gatewayClassName: 'istio-waypoint',
-              listeners: [
-                {
-                  name: 'mesh',
-                  port: 15008,
-                  protocol: 'HBONE',
-                  allowedRoutes: { namespaces: { from: 'All' } },
-                },
-              ],
-            },
-          }
-        : o,
+      o.kind === 'Gateway' ? openWaypoint('shared', 'waypoint', {}, true) : o,
     );
     assert.deepEqual(codes(admitted), []);
   });

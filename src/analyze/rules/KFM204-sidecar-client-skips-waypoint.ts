@@ -8,6 +8,7 @@ import { GroupKind } from '../../model/vocabulary.ts';
 import type { Finding } from '../../model/finding.ts';
 import { targetRefsOf } from '../../mesh/authorization.ts';
 import { traceRequest } from '../../mesh/trace.ts';
+import { hopPath } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const sidecarClientSkipsWaypoint: Rule = {
@@ -61,9 +62,7 @@ export const sidecarClientSkipsWaypoint: Rule = {
             `enforced on a waypoint, but clients with sidecars (such as ${client}) reach ${service.namespace}/${service.name} without passing it: the policy does not apply to them`,
             {
               fix: "move those clients' namespaces to ambient mode, or keep an equivalent selector-based policy for sidecar callers",
-              evidence: [
-                `GET ${url} from ${client}: ${trace.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`).join(' → ')} → ${trace.response.code}`,
-              ],
+              evidence: [`GET ${url} from ${client}: ${hopPath(trace)} → ${trace.response.code}`],
             },
           ),
         );

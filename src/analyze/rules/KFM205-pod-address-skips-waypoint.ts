@@ -20,6 +20,7 @@ import type { MeshService } from '../../mesh/services.ts';
 import type { Workload } from '../../mesh/workloads.ts';
 import type { Mesh } from '../../mesh/compiled.ts';
 import type { TraceResult } from '../../model/trace-result.ts';
+import { hopPath } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const podAddressSkipsWaypoint: Rule = {
@@ -171,7 +172,7 @@ function waypointAdmits(
 }
 
 function describe(trace: TraceResult): string {
-  const hops = trace.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`).join(' → ');
+  const hops = hopPath(trace);
   const headers = Object.entries(trace.request.headers).map(
     ([k, v]) => ` -H '${k}: ${k === 'authorization' ? 'Bearer …' : v}'`,
   );

@@ -21,6 +21,7 @@ import {
   resolveShortName,
   type ResolvedVirtualService,
 } from '../../mesh/virtual-services.ts';
+import { hopPath } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const ingressSkipsWaypoint: Rule = {
@@ -117,7 +118,7 @@ function ingressTrace(mesh: Mesh, service: MeshService, vs: ResolvedVirtualServi
     const reached = trace.response.code >= 200 && trace.response.code < 400;
     if (!reached) continue;
     if (trace.hops.some((h) => h.kind === 'waypoint')) return [];
-    const hops = trace.hops.map((h) => `${h.kind} ${h.namespace}/${h.workload}`).join(' → ');
+    const hops = hopPath(trace);
     return [
       `GET ${url} from outside${issuer ? ` with a token of ${issuer}` : ''}: ${hops} → ${trace.response.code}`,
     ];
