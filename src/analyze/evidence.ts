@@ -190,6 +190,24 @@ export function gatewayBindings(context: AnalyzeContext): {
  * request is answered, else the first.
  */
 export function traceWithoutWaypoint(mesh: CompiledMesh, service: MeshService): string[] {
+  return tracedCall(
+    mesh,
+    service,
+    (t) => !t.hops.some((h) => h.kind === 'waypoint'),
+    (t) => t.response.code >= 200 && t.response.code < 400,
+  );
+}
+
+/**
+ * A request to the Service (its first port) from a workload with a proxy that is not one of its own, of
+ * the first 20 by name: among those `keep` takes, the first `prefer` does, else the first.
+ */
+export function tracedCall(
+  mesh: CompiledMesh,
+  service: MeshService,
+  keep: (trace: TraceResult) => boolean,
+  prefer: (trace: TraceResult) => boolean,
+): string[] {
   const port = service.ports[0]?.port;
   if (port === undefined) return [];
   const own = new Set(service.endpoints.map((e) => e.workload));
@@ -199,11 +217,10 @@ export function traceWithoutWaypoint(mesh: CompiledMesh, service: MeshService): 
     .filter(([, w]) => (w.proxy === 'ambient' || w.proxy === 'sidecar') && !own.has(w))
     .slice(0, 20)
     .map(([name]) => ({ name, trace: traceRequest(mesh, { from: name, url }) }))
-    .filter((t) => !t.trace.hops.some((h) => h.kind === 'waypoint'));
-  const shown = traces.find((t) => t.trace.response.code >= 200 && t.trace.response.code < 400) ?? traces[0];
+    .filter((t) => keep(t.trace));
+  const shown = traces.find((t) => prefer(t.trace)) ?? traces[0];
   if (!shown) return [];
-  const hops = hopPath(shown.trace);
-  return [`GET ${url} from ${shown.name}: ${hops} → ${shown.trace.response.code}`];
+  return [`GET ${url} from ${shown.name}: ${hopPath(shown.trace)} → ${shown.trace.response.code}`];
 }
 
 /** The proxies a traced request passed, in order: `kind namespace/workload → ...`. */

@@ -173,6 +173,63 @@ describe(
       );
     });
 
+    test('migrated, then the ambient mistakes of hand edits: KFM201, KFM202, KFM203, KFM209, KFM210, each on its object', () => {
+      const all = migratedObjects();
+      const kubeflow = namespace(all, 'kubeflow');
+      kubeflow.metadata.labels = { ...kubeflow.metadata.labels, 'istio.io/use-waypoint': 'gone' };
+      const added = (kind: string, name: string, spec: Record<string, unknown>, apiVersion: string): Obj =>
+        ({ kind, apiVersion, metadata: { name, namespace: 'kubeflow' }, spec }) as Obj;
+      all.push(
+        // An L7 rule on the pipelines API's pods by selector: ztunnel cannot check methods.
+        added(
+          'AuthorizationPolicy',
+          'ml-pipeline-get-only',
+          {
+            selector: { matchLabels: { app: 'ml-pipeline' } },
+            rules: [{ to: [{ operation: { methods: ['GET'] } }] }],
+          },
+          'security.istio.io/v1',
+        ),
+        // A second waypoint nothing uses.
+        added(
+          'Gateway',
+          'spare',
+          {
+            gatewayClassName: 'istio-waypoint',
+            listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
+          },
+          'gateway.networking.k8s.io/v1',
+        ),
+        // A Sidecar resource kept from sidecar days.
+        added(
+          'Sidecar',
+          'default',
+          { egress: [{ hosts: ['./*', 'istio-system/*'] }] },
+          'networking.istio.io/v1',
+        ),
+        // A policy picking the waypoint's pods by label instead of targetRefs.
+        added(
+          'AuthorizationPolicy',
+          'waypoint-by-label',
+          {
+            selector: { matchLabels: { 'gateway.networking.k8s.io/gateway-name': 'waypoint' } },
+            rules: [{}],
+          },
+          'security.istio.io/v1',
+        ),
+      );
+      const found = serious(analyze(all));
+      const on = (code: string) =>
+        found
+          .filter((f) => f.code === code)
+          .map((f) => `${f.object.kind} ${f.object.namespace}/${f.object.name}`);
+      assert.deepEqual(on('KFM201'), ['AuthorizationPolicy kubeflow/ml-pipeline-get-only']);
+      assert.deepEqual(on('KFM202'), ['Namespace /kubeflow']);
+      assert.deepEqual(on('KFM203'), ['Gateway kubeflow/spare']);
+      assert.deepEqual(on('KFM209'), ['Sidecar kubeflow/default']);
+      assert.deepEqual(on('KFM210'), ['AuthorizationPolicy kubeflow/waypoint-by-label']);
+    });
+
     test('migrated, ml-pipeline-ui published without istio.io/ingress-use-waypoint: KFM213', () => {
       const found = edited((o) => {
         if (isService(o, 'ml-pipeline-ui')) delete o.metadata.labels?.['istio.io/ingress-use-waypoint'];

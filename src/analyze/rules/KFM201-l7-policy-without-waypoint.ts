@@ -11,6 +11,8 @@ import type { Finding } from '../../model/finding.ts';
 import { l7AttributesOf, waypointReasonsOf, WaypointOnlyActions } from '../../mesh/ambient.ts';
 import { policySpec } from '../../mesh/authorization.ts';
 import type { Workload } from '../../mesh/workloads.ts';
+import type { Mesh } from '../../mesh/compiled.ts';
+import { tracedCall } from '../evidence.ts';
 import { findingOf, type AnalyzeContext, type Rule } from '../rule.ts';
 
 export const l7PolicyWithoutWaypoint: Rule = {
@@ -63,6 +65,7 @@ export const l7PolicyWithoutWaypoint: Rule = {
           `${action} policy ztunnel cannot enforce whole (${reasons.join(', ')}) on ambient pods (${names}): ${effect}`,
           {
             fix: 'give the Services of these pods a waypoint (istio.io/use-waypoint) and attach the policy to it with targetRefs; keep an L4 policy at ztunnel that admits the waypoint (kfmesh migrate writes both)',
+            evidence: evidenceFor(mesh, pods, `${ns}/${policy.metadata.name ?? ''}`),
           },
         ),
       );
@@ -70,3 +73,16 @@ export const l7PolicyWithoutWaypoint: Rule = {
     return findings;
   },
 };
+
+/** A request to a Service of the first pod that the policy decides at ztunnel, where one of the first clients makes one. */
+function evidenceFor(mesh: Mesh, pods: readonly Workload[], policy: string): string[] {
+  const pod = pods[0];
+  const service = mesh.services.find((s) => s.endpoints.some((e) => e.workload === pod));
+  if (!service) return [];
+  return tracedCall(
+    mesh,
+    service,
+    (t) => t.hops.some((h) => h.kind === 'ztunnel' && (h.policy ?? '').includes(policy)),
+    () => true,
+  );
+}
