@@ -7,8 +7,8 @@
  * CRDs and the Kubernetes models of @kubernetes/client-node. What is checked is what Kubernetes' own
  * structural schemas say about types: objects, lists, strings, numbers, integers, booleans,
  * int-or-string, maps, and fields that hold anything. Required fields, enums and formats are not
- * checked here: the readers of the fields do that where it matters. A null counts as absent, as the API
- * server prunes nulls. Kinds without a schema (Knative, Notebooks) are not checked here.
+ * checked here: the readers of the fields do that where it matters. A null field counts as absent, as the
+ * API server prunes nulls; a null list item is a problem, as the API server refuses it. Kinds without a schema (Knative, Notebooks) are not checked here.
  *
  * Checked where a snapshot is made (`snapshot.ts`), for every source: files, a cluster, the controller's
  * cache, generated objects. A wrong-typed object is left out of the snapshot and listed in its problems.
@@ -115,6 +115,9 @@ function check(value: unknown, given: TypeSchema, path: (string | number)[]): Ty
       if (!Array.isArray(value)) return wrong(path, 'a list', value);
       if (!schema.items) return undefined;
       for (let i = 0; i < value.length; i++) {
+        // An empty item (a `-` with nothing after it) is not absent: the API server refuses the list.
+        if (value[i] === null)
+          return { path: [...path, i], message: 'expected a list item, got an empty one (null)' };
         const problem = check(value[i], schema.items, [...path, i]);
         if (problem) return problem;
       }

@@ -1,5 +1,5 @@
 /**
- * Every kind kfmesh reads, with a field of the wrong type: whatever the field (chosen among all the
+ * Every kind kfmesh reads, with a field of the wrong type or an empty list item: whatever the field (chosen among all the
  * fields each kind's schema types, down to five levels) and whatever the command, kfmesh exits 2 and
  * names the position, object and field, and never fails with an internal error (exit 70).
  */
@@ -142,7 +142,8 @@ const mutation = fc
     });
   })
   .map(({ seed, field, pick, command }) => {
-    const values = wrongValues(field.schema);
+    // A list item may also be empty (a `-` with nothing after it), which the API server refuses too.
+    const values = [...wrongValues(field.schema), ...(typeof field.path.at(-1) === 'number' ? [null] : [])];
     return { seed, path: field.path, value: values[pick % values.length], command };
   });
 

@@ -95,6 +95,16 @@ describe('parseManifests', () => {
     );
   });
 
+  test('an empty list item is an error at its line, a null field is absent', () => {
+    const service = (ports: string) =>
+      `apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: x}\nspec:\n  ports:\n${ports}`;
+    const problems = (text: string) => new Snapshot(parse(text)).problems.map((p) => p.message);
+    assert.deepEqual(problems(service('  -\n  - {name: http, port: 80}\n')), [
+      'expected a list item, got an empty one (null)',
+    ]);
+    assert.deepEqual(problems(service('  - {name: http, port: 80, appProtocol: null}\n')), []);
+  });
+
   test('duplicate keys are an error', () => {
     assert.match(
       inputError(() => parse('apiVersion: v1\nkind: A\nkind: B\n')).message,
