@@ -25,6 +25,21 @@ export interface Streams {
   readStdin?: () => Promise<string>;
 }
 
+/**
+ * Text as a terminal should show it: control characters other than newline and tab (escape sequences, a
+ * carriage return, C1 controls) and the bidirectional overrides written as `\xNN` or `\uNNNN`, so what an
+ * object's author wrote cannot move the cursor, erase lines or reorder what the reader sees. JSON and
+ * YAML output never hold them raw (both escape them), so only text output changes.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff
+      ? `\\x${code.toString(16).padStart(2, '0')}`
+      : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
 /** A usage error (bad flag value): exit 2 with the message. */
 export class UsageError extends Error {
   override name = 'UsageError';

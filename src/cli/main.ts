@@ -5,7 +5,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { examplePlatformYaml } from '../example/platform.ts';
-import { ExitCode, oneOf, runCommand, type Streams } from './io.ts';
+import { ExitCode, oneOf, printable, runCommand, type Streams } from './io.ts';
 import type { AnalyzeFlags } from './analyze.ts';
 import type { ExplainFlags } from './explain.ts';
 import type { ControllerFlags } from './controller.ts';
@@ -299,8 +299,14 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
 }
 
 /** Runs kfmesh with the given arguments (without `node` and the script); returns the exit code. */
-export async function main(argv: readonly string[], streams: Streams): Promise<ExitCode> {
+export async function main(argv: readonly string[], given: Streams): Promise<ExitCode> {
   const result: { code: ExitCode } = { code: ExitCode.Ok };
+  // Object strings reach the terminal: their control characters are shown, not obeyed.
+  const streams: Streams = {
+    ...given,
+    stdout: (text) => given.stdout(printable(text)),
+    stderr: (text) => given.stderr(printable(text)),
+  };
   try {
     await program(streams, result).parseAsync([...argv], { from: 'user' });
   } catch (error) {

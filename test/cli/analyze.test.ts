@@ -138,6 +138,27 @@ describe('kfmesh analyze', () => {
     assert.match(bad.stderr, /--fail-on must be one of error, warning, info, never/);
   });
 
+  test("an object's control characters are shown escaped in text, never sent to the terminal", () => {
+    const vs = writeManifest([
+      {
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'VirtualService',
+        metadata: { name: 'evil', namespace: 'x' },
+        spec: {
+          hosts: ['a'],
+          http: [{ route: [{ destination: { host: 'nowhere\u001b[2K\u001b[1A\r\u202e' } }] }],
+        },
+      },
+    ]);
+    const run = runKfmesh(['analyze', vs]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.doesNotMatch(run.stdout + run.stderr, /[\u001b\r\u202e]/);
+    assert.match(run.stdout, /routes to nowhere\\x1b\[2K\\x1b\[1A\\x0d\\u202e\.x\.svc/);
+    // JSON keeps the string as it is, escaped by JSON itself.
+    const json = runKfmesh(['analyze', vs, '-o', 'json']);
+    assert.match(json.stdout, /nowhere\\u001b\[2K/);
+  });
+
   test("istioctl's conventions: levels in either spelling, --analyzer, -S and the suppress annotation", () => {
     // The example's 11 infos: at --fail-on Info it exits 1; --output-threshold Warning prints none of them.
     const info = runKfmesh(['analyze', example, '--fail-on', 'Info', '--output-threshold', 'Warning']);
