@@ -153,15 +153,14 @@ export function annotatedMetadata(snapshot: Snapshot): AnnotatedMetadata[] {
 
 /**
  * Each gateway a written VirtualService is bound to (not `mesh`), at its index in `spec.gateways` (resolved
- * names keep that order), with the Istio Gateway of that name when there is one, the Gateway API Gateway of
- * that name (to which a VirtualService does not bind), and whether the name is one of istiod's internal ones.
+ * names keep that order), with the Istio or Gateway API Gateway of that name when there is one (as Istio's
+ * analyzer of the published test data counts them), and whether the name is one of istiod's internal ones.
  */
 export function gatewayBindings(context: AnalyzeContext): {
   vs: ResolvedVirtualService;
   name: string;
   index: number;
   gateway: KubeObject | undefined;
-  gatewayApi: KubeObject | undefined;
   internal: boolean;
 }[] {
   return context
@@ -176,8 +175,9 @@ export function gatewayBindings(context: AnalyzeContext): {
             vs,
             name,
             index,
-            gateway: context.snapshot.get(GroupKind.IstioGateway, ns, gateway),
-            gatewayApi: context.snapshot.get(GroupKind.Gateway, ns, gateway),
+            gateway:
+              context.snapshot.get(GroupKind.IstioGateway, ns, gateway) ??
+              context.snapshot.get(GroupKind.Gateway, ns, gateway),
             internal: isInternalGatewayReference(name),
           },
         ];

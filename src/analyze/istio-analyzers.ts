@@ -115,6 +115,19 @@ export interface Divergence {
 
 export const divergences: readonly Divergence[] = [
   {
+    analyzer: 'virtualservice.GatewayAnalyzer',
+    code: 'IST0101',
+    text: /^Referenced gateway not found/,
+    reason:
+      "the pinned Istio's analyzer looks a VirtualService's gateways up among Istio Gateways only; Istio's published analyzer data (a later commit) counts a Gateway API Gateway of that name and checks its listeners' hostnames, and kfmesh's analyzer follows the published data (its trace follows the pinned Istio, which serves no such binding)",
+  },
+  {
+    analyzer: 'virtualservice.GatewayAnalyzer',
+    code: 'IST0132',
+    text: / not found in Gateway /,
+    reason: 'as the IST0101 above: a Gateway API Gateway counts, and its listeners give its hosts',
+  },
+  {
     analyzer: 'destinationrule.PodNotSelectedAnalyzer',
     code: 'IST0174',
     text: /^The host \*\./,

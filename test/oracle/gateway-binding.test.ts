@@ -1,13 +1,12 @@
 /**
- * A VirtualService bound by name to a Gateway API Gateway, judged by Istio's own configuration: istiod
- * serves the Gateway's listeners as gateways of its own naming, so the VirtualService binds to nothing and
- * the request finds no virtual host (404 NR); kfmesh's trace says the same, and analyze reports the
- * binding (KFM405).
+ * A VirtualService bound by name to a Gateway API Gateway, judged by the pinned Istio's own configuration:
+ * istiod serves the Gateway's listeners as gateways of its own naming, so the VirtualService binds to
+ * nothing and the request finds no virtual host (404 NR); kfmesh's trace says the same. (The analyzer
+ * follows Istio's published analyzer data, of a later Istio, which counts such a binding: docs/semantics.md,
+ * Gateway hosts.)
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { analyze } from '../../src/analyze/analyze.ts';
-import { Snapshot } from '../../src/load/snapshot.ts';
 import type { KubeObject } from '../../src/model/object.ts';
 import type { TraceResult } from '../../src/model/trace-result.ts';
 import { deployment, istio, namespace, service } from '../mesh-fixtures.ts';
@@ -15,7 +14,7 @@ import { differential } from './differential.ts';
 import { oracleTestOptions } from './istio-oracle.ts';
 
 describe('a VirtualService bound to a Gateway API Gateway', oracleTestOptions(), () => {
-  test('serves nothing there, as istiod configures the gateway; analyze says so', async () => {
+  test('serves nothing there, as the pinned istiod configures the gateway', async () => {
     const objects: KubeObject[] = [
       namespace('web'),
       namespace('istio-system', {}),
@@ -46,10 +45,5 @@ describe('a VirtualService bound to a Gateway API Gateway', oracleTestOptions(),
     assert.equal(report.compared, 1);
     const trace = JSON.parse(report.runs.get('via')?.stdout ?? '{}') as TraceResult;
     assert.deepEqual(trace.response, { code: 404, flags: 'NR' });
-    const found = analyze(Snapshot.of(objects)).filter((f) => f.code === 'KFM405');
-    assert.match(
-      found[0]?.message ?? '',
-      /web\/gw, which is a Gateway API Gateway: a VirtualService does not bind to one/,
-    );
   });
 });

@@ -1,9 +1,8 @@
 /**
- * KFM405: a VirtualService bound to a gateway that does not exist: no Istio Gateway of that name
- * (docs/semantics.md, Gateway hosts). Nothing serves its routes there. A Gateway API Gateway of that name
- * does not count: a VirtualService does not bind to it (its listeners take HTTPRoutes). A reference to
- * one of the gateways istiod generates for a Gateway API Gateway's listeners is internal, and Istio's
- * validation refuses it.
+ * KFM405: a VirtualService bound to a gateway that does not exist: no Istio or Gateway API Gateway of that
+ * name (docs/semantics.md, Gateway hosts). Nothing serves its routes there. A reference to one of the
+ * gateways istiod generates for a Gateway API Gateway's listeners is internal, and Istio's validation
+ * refuses it.
  */
 import { Severity } from '../../model/finding.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
@@ -18,12 +17,11 @@ export const missingGateway: Rule = {
   code: 'KFM405',
   name: 'missing-gateway',
   severity: Severity.Error,
-  description:
-    'a VirtualService bound to a gateway that does not exist (a Gateway API Gateway does not count): nothing serves its routes there',
+  description: 'a VirtualService bound to a gateway that does not exist: nothing serves its routes there',
   reads: [GroupKind.VirtualService],
   istio: [notFound, internalReference],
   check(context: AnalyzeContext): Finding[] {
-    return gatewayBindings(context).flatMap(({ vs, name, index, gateway, gatewayApi, internal }) => {
+    return gatewayBindings(context).flatMap(({ vs, name, index, gateway, internal }) => {
       if (gateway) return [];
       const [message, fix, istio] = internal
         ? [
@@ -31,17 +29,11 @@ export const missingGateway: Rule = {
             'attach an HTTPRoute to the Gateway API Gateway instead, or bind to an Istio Gateway',
             internalReference,
           ]
-        : gatewayApi
-          ? [
-              `bound to ${name}, which is a Gateway API Gateway: a VirtualService does not bind to one (its listeners take HTTPRoutes), so nothing serves these routes there`,
-              `route through ${name} with an HTTPRoute, or bind this VirtualService to an Istio Gateway`,
-              notFound,
-            ]
-          : [
-              `bound to gateway ${name}, which does not exist: nothing serves these routes there`,
-              `create Gateway ${name} or correct the name (short names are taken from the VirtualService's namespace)`,
-              notFound,
-            ];
+        : [
+            `bound to gateway ${name}, which does not exist: nothing serves these routes there`,
+            `create Gateway ${name} or correct the name (short names are taken from the VirtualService's namespace)`,
+            notFound,
+          ];
       return [
         findingOf(missingGateway, context, vs.source, ['spec', 'gateways', index], message, { fix, istio }),
       ];

@@ -1,8 +1,8 @@
 /**
- * KFM406: a VirtualService bound to a gateway none of whose servers take any of its hosts, counting a server
- * host's namespace part (docs/semantics.md, Gateway hosts). The gateway has no virtual host for it, so its
- * routes are never served there; a gateway that does not exist (or is a Gateway API Gateway, to which a
- * VirtualService does not bind) serves no host either. Internal gateway names are KFM405's.
+ * KFM406: a VirtualService bound to a gateway none of whose servers (Istio Gateway) or listeners (Gateway
+ * API Gateway) take any of its hosts, counting a server host's namespace part (docs/semantics.md, Gateway
+ * hosts). The gateway has no virtual host for it, so its routes are never served there; a gateway that does
+ * not exist serves no host either. Internal gateway names are KFM405's.
  */
 import { Severity } from '../../model/finding.ts';
 import { GroupKind } from '../../model/vocabulary.ts';
@@ -44,10 +44,14 @@ export const hostNotOnGateway: Rule = {
   },
 };
 
-/** The hosts an Istio Gateway takes from VirtualServices of a namespace. */
+/** The hosts a gateway takes from VirtualServices of a namespace (`*` for a listener without hostname). */
 function gatewayHosts(gateway: KubeObject | undefined, vsNamespace: string): string[] {
   if (!gateway) return [];
   const ns = gateway.metadata.namespace ?? 'default';
+  if (gateway.apiVersion.startsWith('gateway.networking.k8s.io/'))
+    return (specOf(gateway, 'gateway.networking.k8s.io/Gateway').listeners ?? []).map(
+      (l) => l.hostname || '*',
+    );
   return (specOf(gateway, 'networking.istio.io/Gateway').servers ?? []).flatMap((server) =>
     (server.hosts ?? []).flatMap((entry) => serverHostFor(entry, ns, vsNamespace) ?? []),
   );
