@@ -19,6 +19,7 @@ import { specOf } from '../../model/specs.ts';
 import {
   Mesh as MeshGateway,
   resolveShortName,
+  type HttpRule,
   type ResolvedVirtualService,
 } from '../../mesh/virtual-services.ts';
 import { hopPath } from '../evidence.ts';
@@ -35,6 +36,8 @@ export const ingressSkipsWaypoint: Rule = {
     const mesh = context.mesh();
     if (mesh.waypoints.size === 0) return [];
     const policies = context.snapshot.list(GroupKind.AuthorizationPolicy);
+    // The gateway names some gateway pod serves (a name no Gateway has serves nothing: KFM405).
+    const served = new Set([...mesh.gateways.values()].flatMap((p) => p.servers.map((s) => s.gateway)));
     const findings: Finding[] = [];
     for (const service of mesh.services.filter((s) => s.type !== 'ServiceEntry')) {
       const resolved = resolveWaypoint(context.snapshot, mesh.waypoints, service, 'service');
@@ -47,7 +50,7 @@ export const ingressSkipsWaypoint: Rule = {
             (r.kind === 'Gateway' && p.metadata.namespace === waypoint.namespace && r.name === waypoint.name),
         ),
       );
-      const route = held.length > 0 ? ingressRouteTo(mesh, service) : undefined;
+      const route = held.length > 0 ? ingressRouteTo(mesh, served, service) : undefined;
       const object = context.snapshot.get(GroupKind.Service, service.namespace, service.name);
       if (!route || !object) continue;
       const names = held
@@ -62,7 +65,7 @@ export const ingressSkipsWaypoint: Rule = {
           `routed to from ingress by ${route.vs.source.kind} ${route.vs.namespace}/${route.vs.name} (gateway ${route.gateway}), which sends to its pods without waypoint ${waypoint.namespace}/${waypoint.name}: the policies there (${names}) do not apply to requests from outside`,
           {
             fix: `label the Service (or namespace ${service.namespace}) ${Label.IngressUseWaypoint}: "true", so ingress traffic goes through the waypoint`,
-            evidence: ingressTrace(mesh, service, route.vs),
+            evidence: ingressTrace(mesh, route),
           },
         ),
       );
@@ -71,38 +74,39 @@ export const ingressSkipsWaypoint: Rule = {
   },
 };
 
+/** An ingress route to the Service: one bound to a gateway that `served` names, with its rule sending there. */
+interface IngressRoute {
+  vs: ResolvedVirtualService;
+  gateway: string;
+  rule: HttpRule;
+}
+
 /** A route bound to an ingress gateway (not `mesh`, not a waypoint) with a destination at the Service. */
 function ingressRouteTo(
   mesh: Mesh,
+  served: ReadonlySet<string>,
   service: MeshService,
-): { vs: ResolvedVirtualService; gateway: string } | undefined {
-  const served = new Set([...mesh.gateways.values()].flatMap((p) => p.servers.map((s) => s.gateway)));
+): IngressRoute | undefined {
   for (const vs of mesh.virtualServices) {
-    // A gateway some gateway pod serves (a name no Gateway has serves nothing: KFM405).
     const gateway = vs.gateways.find((g) => g !== MeshGateway && served.has(g));
     if (!gateway) continue;
-    const reaches = vs.http.some((rule) =>
-      (rule.route ?? []).some(
-        (r) => resolveShortName(r.destination.host, vs.namespace, mesh.clusterDomain) === service.hostname,
+    const rule = vs.http.find((r) =>
+      (r.route ?? []).some(
+        (d) => resolveShortName(d.destination.host, vs.namespace, mesh.clusterDomain) === service.hostname,
       ),
     );
-    if (reaches) return { vs, gateway };
+    if (rule) return { vs, gateway, rule };
   }
   return undefined;
 }
 
 /** A request from outside to the route's first host, when the simulator takes it to the Service without a waypoint. */
-function ingressTrace(mesh: Mesh, service: MeshService, vs: ResolvedVirtualService): string[] {
+function ingressTrace(mesh: Mesh, { vs, rule }: IngressRoute): string[] {
   // A wildcard host stands for any name under it: one is made up.
   const written = vs.hosts[0];
   if (!written) return [];
   const host = written === '*' ? 'ingress.example.com' : written.replace(/^\*\./, 'any.');
-  const rule = vs.http.find((r) =>
-    (r.route ?? []).some(
-      (d) => resolveShortName(d.destination.host, vs.namespace, mesh.clusterDomain) === service.hostname,
-    ),
-  );
-  const uri = rule?.match?.[0]?.uri;
+  const uri = rule.match?.[0]?.uri;
   const path = uri?.prefix ?? uri?.pathSeparatedPrefix ?? uri?.exact ?? '/';
   const url = `http://${host}${path.startsWith('/') ? path : `/${path}`}`;
   // Kubeflow's gateways refuse requests without a token: one of each issuer the mesh trusts is tried too.
