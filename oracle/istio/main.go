@@ -4,7 +4,8 @@
 //
 // Usage: oracle < input.json > answers.json (the formats are Input and Output in protocol.go), or
 // oracle analyze ... for what istioctl analyze reports (analyze.go), or oracle analyzer-cases DIR for the
-// cases of Istio's analyzer tests (cases.go).
+// cases of Istio's analyzer tests (cases.go), or
+// oracle regex for what RE2's syntax and semantics (Go's regexp) say about patterns (regex.go).
 //
 // Istio's configuration comes from its own packages at the pinned version (go.mod): the fake discovery
 // server Istio's tests use (pilot/test/xds), fed the platform's Kubernetes objects and Istio and Gateway
@@ -31,6 +32,8 @@ func main() {
 		err = runAnalyze(os.Args[2:], os.Stdout)
 	} else if len(os.Args) > 1 && os.Args[1] == "analyzer-cases" {
 		err = runAnalyzerCases(os.Args[2:], os.Stdout)
+	} else if len(os.Args) > 1 && os.Args[1] == "regex" {
+		err = runRegex(os.Stdin, os.Stdout)
 	} else {
 		err = run(os.Stdin, os.Stdout)
 	}

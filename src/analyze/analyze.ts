@@ -52,6 +52,7 @@ import { gatewaySharedCertificate } from './rules/KFM421-gateway-shared-certific
 import { destinationRuleHostUnknown } from './rules/KFM422-destination-rule-host-unknown.ts';
 import { rejectedByIstioValidation } from './rules/KFM423-rejected-by-istio-validation.ts';
 import { envoyFilterNotModelled } from './rules/KFM424-envoy-filter-not-modelled.ts';
+import { refusedByEnvoy } from './rules/KFM425-refused-by-envoy.ts';
 import { policySelectsNoWorkload } from './rules/KFM601-policy-selects-no-workload.ts';
 import { policyNamesMissingNamespace } from './rules/KFM602-policy-names-missing-namespace.ts';
 import { meshRouteCost } from './rules/KFM501-mesh-route-cost.ts';
@@ -106,6 +107,7 @@ export const rules: readonly Rule[] = [
   destinationRuleHostUnknown,
   rejectedByIstioValidation,
   envoyFilterNotModelled,
+  refusedByEnvoy,
   meshRouteCost,
   policySelectsNoWorkload,
   policyNamesMissingNamespace,

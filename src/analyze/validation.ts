@@ -3,8 +3,9 @@
  * for the kinds it reads (docs/semantics.md, Istio's validation). The CRDs' schemas check types and
  * enumerations as the snapshot is read; these are the semantic checks on top: a Gateway's servers, ports
  * and TLS settings, a VirtualService's routes and gateway names, a Sidecar with nothing in it, a
- * ServiceEntry's hosts, a policy that both selects workloads and names targets. Each problem names the
- * field it is about.
+ * ServiceEntry's hosts, a policy that both selects workloads and names targets; and the values of a
+ * VirtualService's routes (`route-values.ts`: regexes, weights, percentages). Each problem names the field
+ * it is about.
  */
 import type { FieldPath } from '../load/parse.ts';
 import {
@@ -17,6 +18,7 @@ import {
 } from '../model/specs.ts';
 import { groupOf, type KubeObject } from '../model/object.ts';
 import { GroupKind } from '../model/vocabulary.ts';
+import { valueProblems } from './route-values.ts';
 
 /** One thing Istio's validation refuses, and where. */
 export interface ValidationProblem {
@@ -42,7 +44,10 @@ export function validationProblems(object: KubeObject): ValidationProblem[] {
     case GroupKind.IstioGateway:
       return gatewayProblems(specOf(object, 'networking.istio.io/Gateway').servers);
     case GroupKind.VirtualService:
-      return virtualServiceProblems(specOf(object, 'networking.istio.io/VirtualService'));
+      return [
+        ...virtualServiceProblems(specOf(object, 'networking.istio.io/VirtualService')),
+        ...valueProblems(object).filter((p) => !p.envoyOnly),
+      ];
     case GroupKind.Sidecar:
       return sidecarProblems(specOf(object, 'networking.istio.io/Sidecar'));
     case GroupKind.ServiceEntry:

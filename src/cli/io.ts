@@ -11,7 +11,9 @@ import { chooseIstioVersion, installedIstioVersion, type VersionChoice } from '.
 import { loadPaths, readStandardInput } from '../load/files.ts';
 import { parseManifests } from '../load/parse.ts';
 import { describeReplacement, Snapshot } from '../load/snapshot.ts';
-import type { KubeObject } from '../model/object.ts';
+import { refOf, type KubeObject } from '../model/object.ts';
+import { valueProblems } from '../analyze/route-values.ts';
+import { formatFieldPath } from '../load/schema.ts';
 import { examplePlatformYaml } from '../example/platform.ts';
 
 /** Exit codes of the command-line contract. */
@@ -71,13 +73,27 @@ export async function snapshotFrom(
 }
 
 /**
- * The snapshot once its problems are said: an object of the wrong type in a file is bad input (the first
- * one throws, exit 2); one read from a cluster (whose CRD is looser than kfmesh's schema) is left out with
+ * The snapshot once its problems are said: an object of the wrong type in a file, or one whose routes hold
+ * a value the data plane cannot run (analyze/route-values.ts: a regex that is not RE2, a negative weight),
+ * is bad input (the first one throws, exit 2); one read from a cluster (whose CRD is looser than kfmesh's schema) is left out with
  * a warning, so that the rest of a live cluster can still be read.
  */
 function checked(snapshot: Snapshot, streams: Streams, live: ReadonlySet<KubeObject> = new Set()): Snapshot {
   const [first] = snapshot.problems.filter((p) => !live.has(p.object));
   if (first) throw new InputError(first.context, first.message);
+  for (const object of snapshot.all()) {
+    if (live.has(object)) continue;
+    const [problem] = valueProblems(object);
+    if (problem)
+      throw new InputError(
+        {
+          location: snapshot.locate(object, problem.field),
+          object: refOf(object),
+          field: formatFieldPath(problem.field),
+        },
+        problem.message,
+      );
+  }
   for (const p of snapshot.problems) streams.stderr(`kfmesh: warning: ${formatObjectProblem(p)}; left out\n`);
   for (const r of snapshot.replacements) streams.stderr(`kfmesh: note: ${describeReplacement(r)}\n`);
   return snapshot;

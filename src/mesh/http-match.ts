@@ -1,10 +1,11 @@
 /**
  * Matching an HTTP request against VirtualService rules as Envoy does with Istio's translation
  * (docs/semantics.md, Sidecar outbound): matches OR'd, conditions AND'd, first rule wins; regexes are RE2
- * full matches; `:authority` is the raw Host (port included).
+ * full matches (`regex.ts`); `:authority` is the raw Host (port included).
  */
 import { at } from '../model/checked.ts';
 import { labelsMatch } from '../load/snapshot.ts';
+import { fullMatch } from './regex.ts';
 import type { HttpMatch, HttpRule, StringMatch } from './virtual-services.ts';
 
 /** The request as a proxy sees it. */
@@ -28,28 +29,6 @@ export interface MatchContext {
   sourceNamespace: string;
 }
 
-const regexCache = new Map<string, RegExp | null>();
-
-/** An RE2 pattern as a JavaScript full-match RegExp (null when it does not compile). `(?i)` becomes the i flag. */
-function fullMatchRegex(pattern: string): RegExp | null {
-  const cached = regexCache.get(pattern);
-  if (cached !== undefined) return cached;
-  let source = pattern;
-  let flags = '';
-  if (source.startsWith('(?i)')) {
-    source = source.slice(4);
-    flags = 'i';
-  }
-  let compiled: RegExp | null;
-  try {
-    compiled = new RegExp(`^(?:${source})$`, flags);
-  } catch {
-    compiled = null;
-  }
-  regexCache.set(pattern, compiled);
-  return compiled;
-}
-
 /** Does the string match (`regex: "*"` is Istio's presence match)? */
 export function stringMatches(match: StringMatch, value: string | undefined, ignoreCase = false): boolean {
   if (value === undefined) return false;
@@ -62,8 +41,7 @@ export function stringMatches(match: StringMatch, value: string | undefined, ign
   }
   if (match.regex !== undefined) {
     if (match.regex === '*') return true;
-    const re = fullMatchRegex(match.regex);
-    return re !== null && re.test(value);
+    return fullMatch(match.regex, value);
   }
   return true;
 }
@@ -170,8 +148,7 @@ function stringMatchCovers(earlier: StringMatch, later: StringMatch, ignoreCase 
   }
   if (earlier.regex !== undefined) {
     if (later.regex !== undefined) return later.regex === earlier.regex;
-    const re = fullMatchRegex(earlier.regex);
-    return value !== undefined && re !== null && re.test(value);
+    return value !== undefined && fullMatch(earlier.regex, value);
   }
   return true;
 }

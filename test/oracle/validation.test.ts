@@ -6,7 +6,8 @@
  * resolutions, endpoints) and policies that select workloads, name targets, or both. The oracle runs
  * istioctl's analyzers on all of them at once; for every object, istioctl's validation error (IST0106) and a
  * KFM423 finding must come together. What varies is what KFM423 checks; every other field is drawn valid,
- * so this says nothing about the rest of Istio's validation (regexes, header names, durations, ...).
+ * so this says nothing about the rest of Istio's validation (header names, durations, ...). Regexes are
+ * drawn from a few that Istio compiles or refuses; test/oracle/regex.test.ts judges RE2's syntax at large.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -64,14 +65,48 @@ const gateway = fc.array(server, { maxLength: 3 }).map((servers) => ({
   spec: { selector: { istio: 'ingressgateway' }, servers },
 }));
 
-const destination = fc.constantFrom({ destination: { host: 'iris' } }, {});
+const destination = fc.constantFrom(
+  { destination: { host: 'iris' } },
+  {},
+  { destination: { host: 'iris' }, weight: -5 },
+  { destination: { host: 'iris' }, weight: 30 },
+);
+/** Regexes Istio compiles and refuses: RE2 syntax, Perl syntax, empty, too long, `*`. */
+const regex = fc.constantFrom(
+  '/v1/[[:digit:]]+',
+  '(?P<m>[a-z]+)\\.example\\.com',
+  '(?i)/API/.*',
+  '([',
+  '/v1/(?!x).*',
+  '',
+  '*',
+  'a'.repeat(1025),
+  '\\pL+\\z',
+);
+const match = fc.record(
+  {
+    uri: regex.map((r) => ({ regex: r })),
+    authority: regex.map((r) => ({ regex: r })),
+    headers: regex.map((r) => ({ 'x-model': { regex: r } })),
+    withoutHeaders: regex.map((r) => ({ 'x-model': { regex: r } })),
+    queryParams: regex.map((r) => ({ v: { regex: r } })),
+  },
+  { requiredKeys: [] },
+);
+const percentage = fc.constantFrom(0, 0.00001, 1, 100, 150, -1);
 const httpRule = fc.record(
   {
+    match: fc.array(match, { maxLength: 1 }),
     route: fc.array(destination, { maxLength: 2 }),
     redirect: fc.constant({ uri: '/v2' }),
     directResponse: fc.constant({ status: 503 }),
-    fault: fc.constant({ abort: { httpStatus: 500, percentage: { value: 1 } } }),
-    rewrite: fc.constant({ uri: '/v1' }),
+    fault: percentage.map((value) => ({ abort: { httpStatus: 500, percentage: { value } } })),
+    mirrorPercentage: fc.constantFrom(50, 101, -3).map((value) => ({ value })),
+    rewrite: fc.constantFrom(
+      { uri: '/v1' },
+      { uriRegexRewrite: { match: '^/v1/(.*)', rewrite: '/\\1' } },
+      { uriRegexRewrite: { match: '([', rewrite: '/' } },
+    ),
     delegate: fc.constant({ name: 'models', namespace: 'kubeflow' }),
     mirror: fc.constant({ host: 'shadow' }),
     mirrors: fc.constant([{ destination: { host: 'shadow' } }]),
@@ -148,7 +183,10 @@ const drawn = fc.oneof(gateway, virtualService, sidecar, serviceEntry, policy);
 describe("KFM423 judged by Istio's validation on generated objects", oracleTestOptions(), () => {
   test('every object: IST0106 from istioctl exactly where kfmesh finds KFM423', async () => {
     const objects: KubeObject[] = fc
-      .sample(drawn, { seed: 20261207, numRuns: 1000 })
+      .sample(drawn, {
+        seed: Number(process.env['KFMESH_PROPERTY_SEED'] ?? 20261207),
+        numRuns: Number(process.env['KFMESH_VALIDATION_RUNS'] ?? 1000),
+      })
       .map((o, i) => ({ ...o, metadata: { name: `o${i}`, namespace: 'kubeflow' } }) as KubeObject);
     const file = writeManifest(objects, 'validation.yaml');
     const snapshot = new Snapshot(await loadPaths([file]));

@@ -7,6 +7,7 @@ import { labelsMatch } from '../../load/snapshot.ts';
 import { type Resolution, resolveHost } from '../dns.ts';
 import { type MatchContext, type MatchedRule, firstMatchingRule, requestWith } from '../http-match.ts';
 import { serviceForHost } from '../mesh.ts';
+import { replaceEvery } from '../regex.ts';
 import { type MeshService, type ServiceEndpoint, type ServicePort, isExportedTo } from '../services.ts';
 import {
   type SidecarScope,
@@ -303,10 +304,8 @@ function rewrite(t: Tracer, rule: HttpRule, matched: MatchedRule): void {
   const rw = rule.rewrite;
   if (!rw) return;
   if (rw.uriRegexRewrite) {
-    const re = new RegExp(rw.uriRegexRewrite.match);
-    t.request = requestWith(t.request, {
-      path: t.request.path.replace(re, rw.uriRegexRewrite.rewrite.replace(/\\(\d)/g, '$$$1')),
-    });
+    const { match, rewrite: substitution } = rw.uriRegexRewrite;
+    t.request = requestWith(t.request, { path: replaceEvery(match, substitution, t.request.path) });
   } else if (rw.uri !== undefined) {
     const prefix = rw.fullPath
       ? undefined
