@@ -14,6 +14,7 @@ import { analyze, findingsDocument } from '../analyze/analyze.ts';
 import { desiredState, MeshMode, type RenderResult } from '../render/desired-state.ts';
 import { formatLocation, formatObjectProblem } from '../model/errors.ts';
 import { toYaml } from '../load/serialize.ts';
+import { shownObject } from './shown.ts';
 import { graphsOf, tracePath } from './graph.ts';
 import { observedGraph, type ObservedInput } from './observed.ts';
 import type { Finding } from '../model/finding.ts';
@@ -287,7 +288,10 @@ export class ConsoleModel {
     return ok<'/api/objects'>({ owner, mode, count: sorted.length, yaml: toYaml(sorted) });
   }
 
-  /** One input object as YAML (`kind`, `name`, and `group`, `namespace` where it has them). */
+  /**
+   * One input object as YAML (`kind`, `name`, and `group`, `namespace` where it has them), without what
+   * the console does not show (`shown.ts`: tenants' ConfigMap data, env values, other annotations).
+   */
   #input(params: URLSearchParams): ConsoleAnswer {
     const [group, kind, namespace, name] = ['group', 'kind', 'namespace', 'name'].map(
       (p) => params.get(p) ?? '',
@@ -299,8 +303,10 @@ export class ConsoleModel {
         body: { error: `no ${kind} ${namespace ? `${namespace}/` : ''}${name} in ${this.#options.source}` },
       };
     const location = this.#snapshot.locate(object);
+    const shown = shownObject(object);
     return ok<'/api/object'>({
-      yaml: toYaml([object]),
+      yaml: toYaml([shown.object]),
+      hidden: shown.hidden,
       ...(location ? { location: formatLocation(location) } : {}),
     });
   }

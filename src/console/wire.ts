@@ -121,6 +121,8 @@ export interface ModeGraph {
 /** One input object as YAML, with where it was read from. */
 export interface InputObject {
   yaml: string;
+  /** What the console left out of the object, one line each (console/shown.ts). */
+  hidden: string[];
   location?: string;
 }
 

@@ -105,6 +105,7 @@ export class Controller {
       status: this.#status,
       log,
       onApply: options.onApply,
+      requeueAfter: (owner, ms) => setTimeout(() => this.#queue.add(owner), ms).unref(),
     });
   }
 

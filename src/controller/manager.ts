@@ -110,7 +110,11 @@ export async function runManager(options: ManagerOptions): Promise<ManagerResult
         lostLease();
       },
     );
-  } else start();
+  } else {
+    // Without election this replica is the only writer, so it leads from the start.
+    metrics.isLeader.set(1);
+    start();
+  }
   const reason = await Promise.race([stopped, failedToStart]);
   log.info({ reason }, 'stopping');
   await elector?.stop();

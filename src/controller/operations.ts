@@ -50,7 +50,7 @@ export function controllerMetrics(depth: () => number): ControllerMetrics {
     }),
     isLeader: new Gauge({
       name: 'kfmesh_leader',
-      help: '1 while this replica holds the leader lease.',
+      help: '1 while this replica reconciles: it holds the leader lease, or runs without --leader-elect.',
       registers: [registry],
     }),
   };

@@ -32,11 +32,15 @@ export interface ReconcilerParts {
   log: Log;
   /** Called after each apply (for metrics), with its duration in ms. */
   onApply?: ((ms: number) => void) | undefined;
+  /** Reconciles the owner again after `ms` (when a contested object is to be taken up again). */
+  requeueAfter?: ((owner: OwnerKey, ms: number) => void) | undefined;
 }
 
 export class Reconciler {
   readonly #parts: ReconcilerParts;
   readonly #contest = new ContestTracker();
+  /** Contested objects whose reconcile after the pause is scheduled. */
+  readonly #requeued = new Set<string>();
   #applies = 0;
 
   constructor(parts: ReconcilerParts) {
@@ -95,12 +99,24 @@ export class Reconciler {
       const controlledBy = controllerOf(live);
       return { object: describeRef(refOf(object)), ...(controlledBy ? { controlledBy } : {}) };
     }
-    if (live && this.#contest.givenUp(id, object, Date.now())) {
-      // Restoring it again would go on for ever: another writer puts its own form back each time.
+    const now = Date.now();
+    if (live && this.#contest.givenUp(id, object, now)) {
+      // Restoring it again would go on for ever: another writer puts its own form back each time. It is
+      // taken up again after a pause, which needs a reconcile then, whatever else happens.
       const contestedBy = lastOtherManager(live, FieldManager) ?? 'another writer';
-      log('warn', 'not restoring an object another writer keeps changing', { object: id, by: contestedBy });
+      const resumesAt = this.#contest.resumesAt(id) ?? now;
+      if (!this.#requeued.has(id)) {
+        this.#requeued.add(id);
+        this.#parts.requeueAfter?.(owner, resumesAt - now);
+      }
+      log('warn', 'not restoring an object another writer keeps changing', {
+        object: id,
+        by: contestedBy,
+        retryMs: resumesAt - now,
+      });
       return { object: describeRef(refOf(object)), contestedBy };
     }
+    this.#requeued.delete(id);
     const started = Date.now();
     await writer.apply(object);
     this.#applies++;

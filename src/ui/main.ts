@@ -305,7 +305,9 @@ async function showFindings(): Promise<void> {
             byId('objects-out'),
             yamlBlock(
               `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}${object.location ? ` (${object.location})` : ''}`,
-              object.yaml,
+              object.hidden.length > 0
+                ? `# not shown: ${object.hidden.join('; ')}\n${object.yaml}`
+                : object.yaml,
               'object-yaml',
             ),
           );

@@ -286,6 +286,8 @@ function suite(release: KubeRelease): void {
         assert.match(text, /kfmesh_reconcile_total\{result="success"\} \d+/);
         assert.match(text, /kfmesh_apply_duration_seconds_count \d+/);
         assert.match(text, /kfmesh_workqueue_depth \d+/);
+        // Without --leader-elect it is the only writer, so it leads.
+        assert.match(text, /^kfmesh_leader 1$/m);
         assert.equal(await controller.terminate(), 0, controller.log().slice(-2000));
         assert.match(controller.log(), /"msg":"stopped"/);
       });

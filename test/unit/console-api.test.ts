@@ -1,9 +1,10 @@
-/** The console's API model: what it keeps in memory stays bounded whatever versions traces name. */
+/** The console's API model: bounded memory whatever versions traces name, and objects shown without tenant secrets. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConsoleModel } from '../../src/console/api.ts';
 import { examplePlatform } from '../../src/example/platform.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
+import type { KubeObject } from '../../src/model/object.ts';
 
 describe('ConsoleModel', () => {
   test('meshes of non-default Istio versions: the two used last are kept, no more', () => {
@@ -42,5 +43,78 @@ describe('ConsoleModel', () => {
     assert.deepEqual(start.changed, []);
     for (const step of ['x', '-1', String(view.steps.length + 1), '1.5'])
       assert.equal(model.answer('/api/plan/graph', new URLSearchParams(`step=${step}`)).status, 400, step);
+  });
+});
+
+describe('/api/object shows what matters to the mesh, never a tenant secret', () => {
+  const tenant = 'kubeflow-user-example-com';
+  const secretConfig: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: 'db',
+      namespace: tenant,
+      annotations: {
+        'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"db_password":"hunter2"}}',
+        'sidecar.istio.io/inject': 'false',
+      },
+    },
+    data: { db_password: 'hunter2' },
+    binaryData: { key: 'aHVudGVyMg==' },
+  };
+  const deployment: KubeObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'app', namespace: tenant },
+    spec: {
+      selector: { matchLabels: { app: 'app' } },
+      template: {
+        metadata: { labels: { app: 'app' } },
+        spec: {
+          containers: [
+            {
+              name: 'app',
+              image: 'app:1',
+              env: [
+                { name: 'API_KEY', value: 'sk-live-123' },
+                { name: 'FROM', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } },
+              ],
+              ports: [{ containerPort: 8080 }],
+            },
+          ],
+        },
+      },
+    },
+  };
+  const model = new ConsoleModel(Snapshot.of([...examplePlatform(), secretConfig, deployment]), {
+    source: '<test>',
+  });
+  const shown = (kind: string, namespace: string, name: string, group = '') =>
+    model.answer('/api/object', new URLSearchParams({ group, kind, namespace, name })).body as {
+      yaml: string;
+      hidden: string[];
+    };
+
+  test("a tenant's ConfigMap: keys, not values; no binaryData; only the mesh's annotations", () => {
+    const { yaml, hidden } = shown('ConfigMap', tenant, 'db');
+    assert.doesNotMatch(yaml, /hunter2|aHVudGVyMg|last-applied/);
+    assert.match(yaml, /db_password: \(hidden\)/);
+    assert.match(yaml, /sidecar\.istio\.io\/inject: "false"/);
+    assert.equal(hidden.length, 3, hidden.join('\n'));
+  });
+
+  test("the platform's settings are shown whole (the mesh config)", () => {
+    const { yaml, hidden } = shown('ConfigMap', 'istio-system', 'istio');
+    assert.match(yaml, /mesh: /);
+    assert.deepEqual(hidden, []);
+  });
+
+  test('env values are hidden, their names and sources are not; ports stay', () => {
+    const { yaml, hidden } = shown('Deployment', tenant, 'app', 'apps');
+    assert.doesNotMatch(yaml, /sk-live-123/);
+    assert.match(yaml, /name: API_KEY\n\s+value: \(hidden\)/);
+    assert.match(yaml, /secretKeyRef/);
+    assert.match(yaml, /containerPort: 8080/);
+    assert.deepEqual(hidden, ['the values of 1 environment variable(s)']);
   });
 });

@@ -251,6 +251,29 @@ describe('a tug of war over an object kfmesh manages', () => {
     assert.equal(contest.givenUp('a', vs, 6000), false);
   });
 
+  test('given up, it is taken up again after a pause that doubles (one restore a pause), at most 16', () => {
+    const contest = new ContestTracker(3, 60_000, 60_000);
+    for (const t of [0, 1000, 2000]) assert.equal(contest.givenUp('a', vs, t), false);
+    assert.equal(contest.givenUp('a', vs, 3000), true);
+    assert.equal(contest.resumesAt('a'), 63_000);
+    assert.equal(contest.givenUp('a', vs, 62_999), true, 'still paused');
+    assert.equal(contest.givenUp('a', vs, 63_000), false, 'the pause is over: one restore');
+    // Changed back again: given up for twice as long.
+    assert.equal(contest.givenUp('a', vs, 64_000), true);
+    assert.equal(contest.resumesAt('a'), 64_000 + 120_000);
+    let t = 184_000;
+    for (let round = 3; round <= 7; round++) {
+      assert.equal(contest.givenUp('a', vs, t), false);
+      assert.equal(contest.givenUp('a', vs, t + 1), true);
+      t = contest.resumesAt('a') ?? 0;
+    }
+    assert.equal(
+      t - 184_000 - 5,
+      [4, 8, 16, 16, 16].reduce((s, n) => s + n, 0) * 60_000,
+      'capped at 16 minutes',
+    );
+  });
+
   test('restores spread wider than the window, or to a new form, never add up', () => {
     const contest = new ContestTracker(3, 60_000);
     assert.deepEqual(
