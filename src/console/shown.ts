@@ -13,16 +13,10 @@
  *
  * Each object shown says what was left out of it.
  */
-import { isConfigMapOfAny, type ConfigMapInput } from '../model/inputs.ts';
+import { isConfigMapOfAny } from '../model/inputs.ts';
 import { groupOf, isPlainObject, type KubeObject } from '../model/object.ts';
-import { renderConfigInputs } from '../render/desired-state.ts';
-import { KnativeConfigMaps } from '../kserve/knative.ts';
-
-/** Every ConfigMap whose settings kfmesh reads: their data is shown. */
-const platformSettings: readonly ConfigMapInput[] = [
-  ...renderConfigInputs,
-  ...Object.values(KnativeConfigMaps),
-];
+import { dataOf } from '../model/specs.ts';
+import { platformSettingInputs } from '../render/desired-state.ts';
 
 /** Annotation keys shown: those of the systems kfmesh models (by domain, subdomains included). */
 const shownAnnotationDomains = [
@@ -53,7 +47,9 @@ export function shownObject(object: KubeObject): { object: KubeObject; hidden: s
   const annotations = metadata['annotations'];
   if (isPlainObject(annotations)) {
     const left = Object.keys(annotations).filter((k) => !annotationShown(k));
-    for (const key of left) delete annotations[key];
+    metadata['annotations'] = Object.fromEntries(
+      Object.entries(annotations).filter(([k]) => annotationShown(k)),
+    );
     if (left.length > 0)
       hidden.push(`annotations outside Istio, KServe, Knative and Kubeflow: ${left.join(', ')}`);
   }
@@ -62,9 +58,9 @@ export function shownObject(object: KubeObject): { object: KubeObject; hidden: s
       delete shown['binaryData'];
       hidden.push('binaryData');
     }
-    const data = shown['data'];
-    if (isPlainObject(data) && !isConfigMapOfAny(platformSettings, object)) {
-      shown['data'] = Object.fromEntries(Object.keys(data).map((k) => [k, '(hidden)']));
+    const keys = Object.keys(dataOf(object));
+    if (keys.length > 0 && !isConfigMapOfAny(platformSettingInputs, object)) {
+      Object.assign(shown, { data: Object.fromEntries(keys.map((k) => [k, '(hidden)'])) });
       hidden.push('data values: not a ConfigMap of platform settings kfmesh reads');
     }
   }

@@ -15,6 +15,7 @@ import { hasWaypoint, waypointFor } from '../kubeflow/waypoint.ts';
 import { ambientInferenceServiceObjects, serverlessInAmbientFinding } from '../kserve/ambient.ts';
 import { isKnativeMode, kserveConfigFrom, kserveConfigInputs, type KServeConfig } from '../kserve/config.ts';
 import { isDns1123Label } from '../kserve/hosts.ts';
+import { KnativeConfigMaps } from '../kserve/knative.ts';
 import { isInferenceService, renderInferenceService, type InferenceServiceRender } from '../kserve/render.ts';
 import { kubeflowConfigFrom, kubeflowConfigInputs, type KubeflowConfig } from '../kubeflow/config.ts';
 import { MeshConfigMap } from '../load/mesh-config.ts';
@@ -32,6 +33,16 @@ export const renderConfigInputs: readonly ConfigMapInput[] = [
   ...kserveConfigInputs,
   ...kubeflowConfigInputs,
   MeshConfigMap,
+];
+
+/**
+ * Every ConfigMap kfmesh reads settings from: the render's, and Knative's network settings that the mesh
+ * model and the migration read. Their data is the platform's configuration, not a tenant's.
+ */
+export const platformSettingInputs: readonly ConfigMapInput[] = [
+  ...renderConfigInputs,
+  KnativeConfigMaps.istio,
+  KnativeConfigMaps.network,
 ];
 
 /** The data-plane modes kfmesh renders for. */
