@@ -7,7 +7,7 @@
 // - Custom resources (Istio, Gateway API, KServe, Kubeflow): from the real CRDs (test/data/crds, the
 //   project's copies of ../shared/crds), every served version, reduced to what a structural schema says
 //   about types: type, properties, items, additionalProperties, x-kubernetes-int-or-string,
-//   x-kubernetes-preserve-unknown-fields.
+//   x-kubernetes-preserve-unknown-fields; and numbers' bounds (minimum, maximum, int32).
 //
 // Generated at build time rather than kept in the repository, so the CRDs stay the one source.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -41,6 +41,23 @@ const crdFiles = [
 
 const definitions = {};
 
+/**
+ * Ranges Kubernetes validates in code rather than in its OpenAPI models (the API server refuses a port
+ * outside 1-65535): by client-node model and field. A field that is int-or-string keeps taking names.
+ */
+const port = { type: 'integer', minimum: 1, maximum: 65535 };
+const namedPort = { intOrString: true, minimum: 1, maximum: 65535 };
+/** 0 asks for none (hostPort) or for one to be allocated (nodePort). */
+const optionalPort = { type: 'integer', minimum: 0, maximum: 65535 };
+const coreRanges = {
+  V1ServicePort: { port, targetPort: namedPort, nodePort: optionalPort },
+  V1ContainerPort: { containerPort: port, hostPort: optionalPort },
+  V1EndpointPort: { port },
+  DiscoveryV1EndpointPort: { port },
+  V1NetworkPolicyPort: { port: namedPort, endPort: port },
+  V1ServiceBackendPort: { number: port },
+};
+
 /** A client-node type name (`string`, `Array<V1Container>`, `{ [key: string]: string; }`, a model). */
 function typeSchema(type) {
   const array = /^Array<(.+)>$/.exec(type);
@@ -71,7 +88,8 @@ function define(name, model) {
   if (definitions[name]) return;
   definitions[name] = { type: 'object', properties: {} };
   const properties = {};
-  for (const attribute of model.attributeTypeMap) properties[attribute.baseName] = typeSchema(attribute.type);
+  for (const attribute of model.attributeTypeMap)
+    properties[attribute.baseName] = coreRanges[name]?.[attribute.baseName] ?? typeSchema(attribute.type);
   definitions[name] = { type: 'object', properties };
 }
 
@@ -82,6 +100,12 @@ function structural(schema) {
   if (schema['x-kubernetes-int-or-string']) out.intOrString = true;
   else if (schema.type) out.type = schema.type;
   if (schema['x-kubernetes-preserve-unknown-fields'] && !schema.properties && !schema.items) out.any = true;
+  // Numbers' bounds: the schema's own, else those of an int32 (the API server refuses what does not fit).
+  const int32 = schema.format === 'int32';
+  if (typeof schema.minimum === 'number') out.minimum = schema.minimum;
+  else if (int32) out.minimum = -(2 ** 31);
+  if (typeof schema.maximum === 'number') out.maximum = schema.maximum;
+  else if (int32) out.maximum = 2 ** 31 - 1;
   if (schema.properties) {
     out.properties = {};
     for (const [k, v] of Object.entries(schema.properties)) out.properties[k] = structural(v);

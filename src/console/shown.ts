@@ -38,8 +38,8 @@ function annotationShown(key: string): boolean {
 /** The object as the console shows it, and what was left out (one line each). */
 export function shownObject(object: KubeObject): { object: KubeObject; hidden: string[] } {
   const hidden: string[] = [];
-  const shown = structuredClone(object) as KubeObject & Record<string, unknown>;
-  const metadata = shown.metadata as Record<string, unknown>;
+  const shown: KubeObject = structuredClone(object);
+  const metadata: Record<string, unknown> = shown.metadata;
   if (metadata['managedFields'] !== undefined) {
     delete metadata['managedFields'];
     hidden.push('metadata.managedFields');

@@ -97,24 +97,11 @@ export async function runManager(options: ManagerOptions): Promise<ManagerResult
       startFailed('start failed');
     });
   };
-  if (elector) {
-    log.info({ identity: elector.identity }, 'waiting for the leader lease');
-    void elector.run(
-      () => {
-        metrics.isLeader.set(1);
-        log.info({ identity: elector.identity }, 'leading');
-        start();
-      },
-      () => {
-        metrics.isLeader.set(0);
-        lostLease();
-      },
-    );
-  } else {
-    // Without election this replica is the only writer, so it leads from the start.
-    metrics.isLeader.set(1);
-    start();
-  }
+  leadThen(elector, log, (leading) => {
+    metrics.isLeader.set(leading ? 1 : 0);
+    if (leading) start();
+    else lostLease();
+  });
   const reason = await Promise.race([stopped, failedToStart]);
   log.info({ reason }, 'stopping');
   await elector?.stop();
@@ -127,6 +114,29 @@ export async function runManager(options: ManagerOptions): Promise<ManagerResult
   log.flush();
   // Losing the lease is a failure: the replica exits and is restarted, as client-go's controllers do.
   return { reason, failed: reason === 'lost the leader lease' || failure !== undefined };
+}
+
+/**
+ * Calls `leading(true)` once this replica leads, and `leading(false)` when it loses the lease. Without
+ * election it is the only writer, so it leads from the start.
+ */
+function leadThen(
+  elector: LeaderElector | undefined,
+  log: pino.Logger,
+  leading: (now: boolean) => void,
+): void {
+  if (!elector) {
+    leading(true);
+    return;
+  }
+  log.info({ identity: elector.identity }, 'waiting for the leader lease');
+  void elector.run(
+    () => {
+      log.info({ identity: elector.identity }, 'leading');
+      leading(true);
+    },
+    () => leading(false),
+  );
 }
 
 /** Resolves with the reason to stop: SIGTERM, SIGINT, `until`, or the leader lease lost (`lostLease`). */

@@ -6,8 +6,9 @@
  * The types come from `schemas.json`, built with the program (scripts/build-schemas.mjs) from the real
  * CRDs and the Kubernetes models of @kubernetes/client-node. What is checked is what Kubernetes' own
  * structural schemas say about types: objects, lists, strings, numbers, integers, booleans,
- * int-or-string, maps, and fields that hold anything. Required fields, enums and formats are not
- * checked here: the readers of the fields do that where it matters. A null field counts as absent, as the
+ * int-or-string, maps, and fields that hold anything; and numbers' bounds (a schema's minimum and
+ * maximum, an int32's range, and the port ranges Kubernetes checks in code). Required fields, enums and
+ * string formats are not checked here: the readers of the fields do that where it matters. A null field counts as absent, as the
  * API server prunes nulls; a null list item is a problem, as the API server refuses it. Kinds without a schema (Knative, Notebooks) are not checked here.
  *
  * Checked where a snapshot is made (`snapshot.ts`), for every source: files, a cluster, the controller's
@@ -28,6 +29,9 @@ export interface TypeSchema {
   additionalProperties?: TypeSchema;
   intOrString?: boolean;
   any?: boolean;
+  /** Bounds of a number (of the number form of an int-or-string). */
+  minimum?: number;
+  maximum?: number;
   /** A shared definition, by name. */
   ref?: string;
 }
@@ -95,8 +99,9 @@ function check(value: unknown, given: TypeSchema, path: (string | number)[]): Ty
   const schema = resolveSchema(given);
   if (schema.any) return undefined;
   if (schema.intOrString) {
-    return (typeof value === 'number' && Number.isInteger(value)) || typeof value === 'string'
-      ? undefined
+    if (typeof value === 'string') return undefined;
+    return typeof value === 'number' && Number.isInteger(value)
+      ? outOfRange(schema, path, value)
       : wrong(path, 'an integer or a string', value);
   }
   switch (schema.type) {
@@ -106,11 +111,13 @@ function check(value: unknown, given: TypeSchema, path: (string | number)[]): Ty
     case 'boolean':
       return typeof value === 'boolean' ? undefined : wrong(path, 'true or false', value);
     case 'integer':
-      return typeof value === 'number' && Number.isInteger(value)
-        ? undefined
+      return typeof value === 'number' && Number.isSafeInteger(value)
+        ? outOfRange(schema, path, value)
         : wrong(path, 'an integer', value);
     case 'number':
-      return typeof value === 'number' && Number.isFinite(value) ? undefined : wrong(path, 'a number', value);
+      return typeof value === 'number' && Number.isFinite(value)
+        ? outOfRange(schema, path, value)
+        : wrong(path, 'a number', value);
     case 'array': {
       if (!Array.isArray(value)) return wrong(path, 'a list', value);
       if (!schema.items) return undefined;
@@ -136,6 +143,20 @@ function check(value: unknown, given: TypeSchema, path: (string | number)[]): Ty
     default:
       return undefined;
   }
+}
+
+/** A number outside its schema's bounds. */
+function outOfRange(schema: TypeSchema, path: (string | number)[], value: number): TypeProblem | undefined {
+  const { minimum = -Infinity, maximum = Infinity } = schema;
+  if (value >= minimum && value <= maximum) return undefined;
+  const range =
+    minimum === -Infinity
+      ? `at most ${maximum}`
+      : maximum === Infinity
+        ? `at least ${minimum}`
+        : `from ${minimum} to ${maximum}`;
+  const noun = schema.type === 'number' ? 'a number' : 'an integer';
+  return { path, message: `expected ${noun} ${range}, got ${value}` };
 }
 
 function wrong(path: (string | number)[], expected: string, value: unknown): TypeProblem {

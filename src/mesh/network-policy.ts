@@ -326,14 +326,13 @@ function compilePort(port: NetworkPolicyPort, path: (string | number)[], fail: F
   const protocol = port.protocol ?? 'TCP';
   if (!['TCP', 'UDP', 'SCTP'].includes(protocol))
     fail([...path, 'protocol'], `expected TCP, UDP or SCTP, got ${JSON.stringify(protocol)}`);
-  if (typeof port.port === 'number' && (!Number.isInteger(port.port) || port.port < 1 || port.port > 65535))
-    fail([...path, 'port'], `expected a port from 1 to 65535, got ${port.port}`);
+  // The range of port and endPort (1-65535) is the schema's (load/schema.ts).
   if (typeof port.port === 'string' && !/^[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$/.test(port.port))
     fail([...path, 'port'], `expected a port name (IANA_SVC_NAME), got ${JSON.stringify(port.port)}`);
   if (port.endPort !== undefined) {
     if (port.port === undefined) fail([...path, 'endPort'], 'endPort needs port');
     if (typeof port.port !== 'number') fail([...path, 'endPort'], 'endPort needs a numeric port');
-    if (!Number.isInteger(port.endPort) || port.endPort > 65535 || port.endPort < port.port)
+    if (port.endPort < port.port)
       fail([...path, 'endPort'], `expected a port from ${String(port.port)} to 65535, got ${port.endPort}`);
   }
   return { protocol, port: port.port, endPort: port.endPort };

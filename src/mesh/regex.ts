@@ -124,9 +124,10 @@ export function rewriteProblem(pattern: string, text: string): PatternProblem | 
  * rewrite (`rewriteProblem`) the value is left as it is, as Envoy's replace does.
  */
 export function replaceEvery(pattern: string, text: string, value: string): string {
-  if (rewriteProblem(pattern, text) !== undefined) return value;
-  const parts = substitution(text) as Substitution;
-  const m = (compiled(pattern) as RE2JS).matcher(value);
+  const re = compiled(pattern);
+  const parts = substitution(text);
+  if ('error' in re || !parts || rewriteProblem(pattern, text) !== undefined) return value;
+  const m = re.matcher(value);
   let out = '';
   let copied = 0;
   let lastEnd = -1;

@@ -10,7 +10,7 @@ test('a port out of range, an endPort without port, a malformed selector: exit 2
   const cases: [string, RegExp][] = [
     [
       '    - port: 70000\n',
-      /bad\.yaml:8:13: NetworkPolicy apps\/bad: spec\.ingress\[0\]\.ports\[0\]\.port: expected a port from 1 to 65535/,
+      /bad\.yaml:8:13: NetworkPolicy apps\/bad: spec\.ingress\[0\]\.ports\[0\]\.port: expected an integer from 1 to 65535/,
     ],
     [
       '    - endPort: 90\n',

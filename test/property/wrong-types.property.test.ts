@@ -1,7 +1,9 @@
 /**
- * Every kind kfmesh reads, with a field of the wrong type or an empty list item: whatever the field (chosen among all the
- * fields each kind's schema types, down to five levels) and whatever the command, kfmesh exits 2 and
- * names the position, object and field, and never fails with an internal error (exit 70).
+ * Every kind kfmesh reads, with a field of the wrong type, a number just outside its bounds (a port of
+ * 0 or 65536, an int32 past 2^31) or an empty list item: whatever the field (chosen among all the fields
+ * each kind's schema types, down to five levels) and whatever the command, kfmesh exits 2 and names the
+ * position, object and field, and never fails with an internal error (exit 70). The seed is printed;
+ * KFMESH_PROPERTY_SEED and KFMESH_FUZZ_RUNS choose another seed and more runs.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -47,28 +49,33 @@ function typedPaths(root: TypeSchema, depth = 5, limit = 400): { path: Step[]; s
   return out.slice(0, limit);
 }
 
-/** Values of every type but the schema's. */
+/** Values of every type but the schema's, and numbers just outside its bounds. */
 function wrongValues(schema: TypeSchema): unknown[] {
   const all: unknown[] = ['text', 7, 1.5, true, ['x'], { k: 'v' }];
-  return all.filter((v) => {
-    if (schema.intOrString) return !(typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v)));
-    switch (schema.type) {
-      case 'string':
-        return typeof v !== 'string';
-      case 'integer':
-        return !(typeof v === 'number' && Number.isInteger(v));
-      case 'number':
-        return typeof v !== 'number';
-      case 'boolean':
-        return typeof v !== 'boolean';
-      case 'array':
-        return !Array.isArray(v);
-      case 'object':
-        return typeof v !== 'object' || Array.isArray(v);
-      default:
-        return false;
-    }
-  });
+  const outside = [schema.minimum, schema.maximum]
+    .map((bound, i) => (bound === undefined ? undefined : i === 0 ? bound - 1 : bound + 1))
+    .filter((v): v is number => v !== undefined && Number.isSafeInteger(v));
+  return [...outside, ...all.filter((v) => wrongType(schema, v))];
+}
+
+function wrongType(schema: TypeSchema, v: unknown): boolean {
+  if (schema.intOrString) return !(typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v)));
+  switch (schema.type) {
+    case 'string':
+      return typeof v !== 'string';
+    case 'integer':
+      return !(typeof v === 'number' && Number.isInteger(v));
+    case 'number':
+      return typeof v !== 'number';
+    case 'boolean':
+      return typeof v !== 'boolean';
+    case 'array':
+      return !Array.isArray(v);
+    case 'object':
+      return typeof v !== 'object' || Array.isArray(v);
+    default:
+      return false;
+  }
 }
 
 /** A copy of the object with `value` at `path`, creating the mappings and lists on the way. */
@@ -155,7 +162,9 @@ describe('wrong-typed fields in every kind kfmesh reads', () => {
     }
   });
 
-  test('exit 2 with file:line:column, object and field; never an internal error', async () => {
+  const seed = Number(process.env['KFMESH_PROPERTY_SEED'] ?? 20261207);
+  const numRuns = Number(process.env['KFMESH_FUZZ_RUNS'] ?? 200);
+  test(`exit 2 with file:line:column, object and field; never an internal error (seed ${seed}, ${numRuns} runs)`, async () => {
     await fc.assert(
       fc.asyncProperty(mutation, async ({ seed, path, value, command }) => {
         const changed = withValue(seed, path, value);
@@ -173,7 +182,7 @@ describe('wrong-typed fields in every kind kfmesh reads', () => {
         );
         assert.match(stderr, /^kfmesh: <stdin>:\d+:\d+: \S+ [^:]*: [^:]+: expected /, stderr);
       }),
-      { numRuns: 200 },
+      { numRuns, seed },
     );
   });
 });
