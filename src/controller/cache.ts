@@ -22,6 +22,10 @@ import {
 
 /** What a kind's informer has achieved: its first list, and the error of its latest list when that failed. */
 export interface KindState {
+  /** The store the kind's objects go to (`group/Kind`). */
+  store: string;
+  /** Which objects of the store this list holds (all when a kind is listed whole). */
+  holds: (object: KubeObject) => boolean;
   listed: boolean;
   failed: string | undefined;
   /** Resolves when the first list succeeds. */
@@ -65,18 +69,30 @@ export class ObjectCache {
   #sharedChangedAt = 0;
   #generation = 0;
 
-  /** Starts caching a kind; its state says when its first list is in. */
-  addKind(kindKey: string): KindState {
+  /**
+   * Starts caching a kind, or a part of one (`part`: a name for the list, and the objects it holds, when
+   * a kind is listed in parts, as ConfigMaps are, by the names the readers declare); the state says when
+   * its first list is in.
+   */
+  addKind(kindKey: string, part?: { key: string; holds: (object: KubeObject) => boolean }): KindState {
     let listedOnce: () => void = () => undefined;
     const firstList = new Promise<void>((resolve) => (listedOnce = resolve));
-    const state: KindState = { listed: false, failed: undefined, firstList, listedOnce };
-    this.#kinds.set(kindKey, state);
-    this.#stores.set(kindKey, new Map());
+    const state: KindState = {
+      store: kindKey,
+      holds: part?.holds ?? (() => true),
+      listed: false,
+      failed: undefined,
+      firstList,
+      listedOnce,
+    };
+    this.#kinds.set(part ? `${kindKey}#${part.key}` : kindKey, state);
+    if (!this.#stores.has(kindKey)) this.#stores.set(kindKey, new Map());
     return state;
   }
 
+  /** Whether a kind (`group/Kind`) is cached, whole or in parts. */
   hasKind(kindKey: string): boolean {
-    return this.#kinds.has(kindKey);
+    return this.#stores.has(kindKey);
   }
 
   /** Resolves when every kind cached so far has listed once. */
@@ -100,19 +116,22 @@ export class ObjectCache {
   }
 
   /**
-   * A kind's list is in: its store becomes exactly `items` (an informer reports only what changed against
-   * its own copy), and every render is stale.
+   * A kind's list (`group/Kind`, or `group/Kind#part`) is in: what it holds of its store becomes exactly
+   * `items` (an informer reports only what changed against its own copy), and every render is stale.
    */
-  relisted(kindKey: string, items: readonly KubeObject[]): void {
-    const store = this.#stores.get(kindKey);
-    const state = this.#kinds.get(kindKey);
+  relisted(listKey: string, items: readonly KubeObject[]): void {
+    const state = this.#kinds.get(listKey);
+    const store = state && this.#stores.get(state.store);
     if (!store || !state) return;
     state.failed = undefined;
     state.listed = true;
     state.listedOnce();
-    for (const old of store.values()) this.#unindex(old);
-    store.clear();
-    for (const item of items) this.#put(store, storeKey(item), item);
+    for (const [key, old] of store)
+      if (state.holds(old)) {
+        this.#unindex(old);
+        store.delete(key);
+      }
+    for (const item of items) if (state.holds(item)) this.#put(store, storeKey(item), item);
     this.#sharedChangedAt = ++this.#generation;
   }
 

@@ -13,7 +13,8 @@ import type { MeshMode } from '../render/desired-state.ts';
 import { ObjectCache } from './cache.ts';
 import { errorText, Informers, type Log } from './informers.ts';
 import { allOwners, inScope, ownersConcerned } from './owners.ts';
-import type { OwnerKey } from './desired.ts';
+import { configMapParts, type OwnerKey } from './desired.ts';
+import { GroupKind } from '../model/vocabulary.ts';
 import { Reconciler } from './reconciler.ts';
 import { Renders } from './renders.ts';
 import { StatusWriter } from './status.ts';
@@ -74,6 +75,8 @@ export class Controller {
         namespaces,
         watchTimeoutSeconds: options.watchTimeoutSeconds,
         inScope: (object: KubeObject) => inScope(object, namespaces),
+        // ConfigMaps: only those the render's readers declare, never the ones tenants write.
+        partsOf: (kindKey) => (kindKey === GroupKind.ConfigMap ? configMapParts() : undefined),
         log,
       },
       {

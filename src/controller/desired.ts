@@ -8,7 +8,7 @@ import type { KubeObject } from '../model/object.ts';
 import { groupOf, isPlainObject } from '../model/object.ts';
 import { formatObjectProblem } from '../model/errors.ts';
 import { renderConfigInputs, type RenderResult } from '../render/desired-state.ts';
-import { isConfigMapOfAny } from '../model/inputs.ts';
+import { isConfigMapOfAny, type ConfigMapInput } from '../model/inputs.ts';
 import { GatewayClass, GroupKind, Label, ManagedByValue } from '../model/vocabulary.ts';
 import { gatewayClassOf, fieldsOf } from '../model/specs.ts';
 import { ContestLimit } from './contest.ts';
@@ -53,6 +53,44 @@ export function ownerNamespace(owner: OwnerKey): string {
 /** A ConfigMap the render reads settings from (`renderConfigInputs`: the readers' own declarations). */
 export function isPlatformConfig(object: KubeObject): boolean {
   return isConfigMapOfAny(renderConfigInputs, object);
+}
+
+/** A part of a kind the informers list and watch on its own: a selection the API server makes. */
+export interface ListPart {
+  /** Names the part in the cache and in messages (`name=istio`, `namespace=kubeflow`). */
+  key: string;
+  /** Listed and watched in this namespace only (else in every namespace the controller reads). */
+  namespace?: string;
+  /** The API server's field selector (`metadata.name=istio`). */
+  fieldSelector?: string;
+  /** The objects the part holds (of those the server sends). */
+  holds: (object: KubeObject) => boolean;
+}
+
+/**
+ * The ConfigMaps the controller lists, in parts the API server selects, so that it never lists, watches or
+ * caches the ConfigMaps tenants write: one part per name a reader declares (a field selector on the name,
+ * in every namespace), and for the names declared by their start (kustomize's hashed names), the
+ * ConfigMaps of the reader's namespace whose name starts so.
+ */
+export function configMapParts(inputs: readonly ConfigMapInput[] = renderConfigInputs): ListPart[] {
+  const exact = new Set(inputs.filter((i) => !i.prefix).map((i) => i.name));
+  const parts: ListPart[] = [...exact].sort().map((name) => ({
+    key: `name=${name}`,
+    fieldSelector: `metadata.name=${name}`,
+    holds: (o) => o.metadata.name === name,
+  }));
+  const prefixed = inputs.filter((i) => i.prefix);
+  for (const namespace of [...new Set(prefixed.map((i) => i.namespace))].sort()) {
+    const here = prefixed.filter((i) => i.namespace === namespace);
+    parts.push({
+      key: `namespace=${namespace}`,
+      namespace,
+      holds: (o) =>
+        o.metadata.namespace === namespace && !exact.has(o.metadata.name ?? '') && isConfigMapOfAny(here, o),
+    });
+  }
+  return parts;
 }
 
 /** The kinds `desiredState` reads (`group/Kind`); of ConfigMaps, only the platform's settings. */

@@ -10,6 +10,7 @@ import type { KubeObject } from '../model/object.ts';
 import { clusterKinds, servedKinds } from '../load/cluster.ts';
 import { KubeApiError, KubeClient, type Resource } from '../kube/client.ts';
 import type { ObjectCache } from './cache.ts';
+import type { ListPart } from './desired.ts';
 import { backoffMs } from './queue.ts';
 
 export type Log = (
@@ -25,6 +26,8 @@ export interface InformerOptions {
   watchTimeoutSeconds?: number | undefined;
   /** Whether an object is one the controller watches (in its namespaces). */
   inScope: (object: KubeObject) => boolean;
+  /** The parts a kind (`group/Kind`) is listed in, when it is not listed whole (ConfigMaps). */
+  partsOf?: (kindKey: string) => readonly ListPart[] | undefined;
   log: Log;
 }
 
@@ -87,7 +90,7 @@ export class Informers {
         const wanted = await servedKinds(this.#client);
         const missing = this.#client.undiscoveredGroups.filter((g) => readGroups.has(g));
         if (missing.length > 0) throw new Error(`discovery could not describe ${missing.join(', ')}`);
-        for (const r of wanted) this.#startInformer(r);
+        for (const r of wanted) this.#startInformers(r);
         this.#discovering = undefined;
         return wanted.length;
       } catch (error) {
@@ -113,7 +116,7 @@ export class Informers {
         for (const r of wanted)
           if (!this.#cache.hasKind(`${r.group}/${r.kind}`)) {
             this.#options.log('info', 'a kind appeared; watching it', { kind: `${r.group}/${r.kind}` });
-            this.#startInformer(r);
+            this.#startInformers(r);
           }
       })().catch((error: unknown) =>
         this.#options.log('warn', 'discovery failed', { error: errorText(error) }),
@@ -154,42 +157,57 @@ export class Informers {
     }
   }
 
+  /** Starts the informers of a kind: one, or one per part of it. */
+  #startInformers(resource: Resource): void {
+    const kindKey = `${resource.group}/${resource.kind}`;
+    const parts = this.#options.partsOf?.(kindKey);
+    if (!parts) return this.#startInformer(resource);
+    // A controller of one namespace lists in that namespace only (its role may allow no other).
+    const [only, ...others] = this.#options.namespaces;
+    for (const part of parts)
+      if (only === undefined || others.length > 0 || part.namespace === undefined || part.namespace === only)
+        this.#startInformer(resource, part);
+  }
+
   // Why long: the informer's list, events, restart and watchdog share its closure (the kind, its path,
   // its attempt count), and apart they would each need it passed in.
-  #startInformer(resource: Resource): void {
+  #startInformer(resource: Resource, part?: ListPart): void {
     const kindKey = `${resource.group}/${resource.kind}`;
+    const listKey = part ? `${kindKey}#${part.key}` : kindKey;
     this.#resources.set(kindKey, resource);
-    this.#cache.addKind(kindKey);
+    this.#cache.addKind(kindKey, part);
     const namespaces = this.#options.namespaces;
-    const scoped = resource.namespaced && namespaces.length === 1 ? namespaces[0] : undefined;
+    const scoped =
+      part?.namespace ?? (resource.namespaced && namespaces.length === 1 ? namespaces[0] : undefined);
+    const holds = (o: KubeObject) => this.#options.inScope(o) && (part?.holds(o) ?? true);
     // The server ends each watch after watchTimeoutSeconds and the informer opens the next one, so a
     // watch that stops answering (its server went away mid-request) is noticed by the watchdog below.
     const timeout = this.#options.watchTimeoutSeconds ?? 300;
-    const path = `${KubeClient.collectionPath(resource, scoped)}?allowWatchBookmarks=true&timeoutSeconds=${timeout}`;
+    const selector = part?.fieldSelector ? `&fieldSelector=${encodeURIComponent(part.fieldSelector)}` : '';
+    const path = `${KubeClient.collectionPath(resource, scoped)}?allowWatchBookmarks=true&timeoutSeconds=${timeout}${selector}`;
     const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
     // A (re-)list replaces the cache with what the server has now. A list that fails leaves the cache as
     // it was and marks the kind failing.
     const informer = makeInformer<KubernetesObject>(this.#client.config, path, async () => {
       let listed;
       try {
-        listed = await this.#client.listWithVersion(resource, scoped);
+        listed = await this.#client.listWithVersion(resource, scoped, 500, part?.fieldSelector);
       } catch (error) {
-        this.#listFailed(kindKey, error);
+        this.#listFailed(listKey, error);
         throw error;
       }
-      const { items, resourceVersion } = listed;
-      if (this.#cache.failing(kindKey)) this.#options.log('info', 'list succeeded again', { kind: kindKey });
+      const { resourceVersion } = listed;
+      // Only what the part holds is kept, here and in the informer's own copy.
+      const items = listed.items.filter(holds);
+      if (this.#cache.failing(listKey)) this.#options.log('info', 'list succeeded again', { kind: listKey });
       attempts = 0;
-      this.#cache.relisted(
-        kindKey,
-        items.filter((item) => this.#options.inScope(item)),
-      );
+      this.#cache.relisted(listKey, items);
       this.#events.relisted(kindKey);
       return { apiVersion, kind: `${resource.kind}List`, metadata: { resourceVersion }, items };
     });
     const changed = (o: KubernetesObject, deleted: boolean) => {
       const object = { ...o, apiVersion, kind: resource.kind } as KubeObject;
-      if (!this.#options.inScope(object)) return;
+      if (!holds(object)) return;
       this.#events.changed(kindKey, object, this.#cache.set(object, deleted));
     };
     informer.on('add', (o) => changed(o, false));
@@ -202,7 +220,7 @@ export class Informers {
       if (this.#stopped) return;
       const retryMs = backoffMs(attempts++);
       this.#options.log('warn', 'watch failed; restarting', {
-        kind: kindKey,
+        kind: listKey,
         error: errorText(error),
         retryMs,
       });

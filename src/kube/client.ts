@@ -260,11 +260,12 @@ export class KubeClient {
     return (await this.listWithVersion(resource, namespace, pageSize)).items;
   }
 
-  /** The same, with the list's resourceVersion (where a watch of the resource starts). */
+  /** The same, with the list's resourceVersion (where a watch of the resource starts), optionally by field. */
   async listWithVersion(
     resource: Resource,
     namespace?: string,
     pageSize = 500,
+    fieldSelector?: string,
   ): Promise<{ items: KubeObject[]; resourceVersion: string }> {
     const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
     const out: KubeObject[] = [];
@@ -275,7 +276,7 @@ export class KubeClient {
         items: KubeObject[];
         metadata?: { continue?: string; resourceVersion?: string };
       }>('GET', KubeClient.collectionPath(resource, namespace), {
-        query: { limit: pageSize, continue: token },
+        query: { limit: pageSize, continue: token, fieldSelector },
       });
       for (const item of page.items) out.push({ ...item, apiVersion, kind: resource.kind });
       token = page.metadata?.continue || undefined;

@@ -73,10 +73,37 @@ async function isFolder(path: string): Promise<boolean> {
 }
 
 async function readText(file: string): Promise<string> {
+  let bytes: Buffer;
   try {
-    return await readFile(file, 'utf8');
+    bytes = await readFile(file);
   } catch (error) {
     throw new InputError({ location: { file } }, `cannot read: ${messageOf(error)}`);
+  }
+  return utf8Text(bytes, file);
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The bytes as UTF-8 text; bytes that are not UTF-8 are bad input at their line (YAML and JSON are
+ * UTF-8, and the API server refuses anything else), rather than read as U+FFFD in a name.
+ */
+export function utf8Text(bytes: Uint8Array, file: string): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    // Where: the first U+FFFD of a lenient decoding that the bytes do not spell out themselves.
+    const text = Buffer.from(bytes).toString('utf8');
+    for (let i = text.indexOf('\uFFFD'); i >= 0; i = text.indexOf('\uFFFD', i + 1)) {
+      const offset = Buffer.byteLength(text.slice(0, i));
+      if (bytes[offset] === 0xef && bytes[offset + 1] === 0xbf && bytes[offset + 2] === 0xbd) continue;
+      const lines = text.slice(0, i).split('\n');
+      throw new InputError(
+        { location: { file, line: lines.length, column: (lines.at(-1)?.length ?? 0) + 1 } },
+        `not UTF-8 text: byte 0x${(bytes[offset] ?? 0).toString(16)} at offset ${offset}`,
+      );
+    }
+    throw new InputError({ location: { file } }, 'not UTF-8 text');
   }
 }
 
@@ -84,5 +111,5 @@ async function readText(file: string): Promise<string> {
 export async function readStandardInput(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return utf8Text(Buffer.concat(chunks), '<stdin>');
 }

@@ -249,6 +249,11 @@ function isListKind(value: Record<string, unknown>): boolean {
   return typeof kind === 'string' && kind.endsWith('List') && 'items' in value;
 }
 
+/** A name as messages show it: one too long to be a name is cut, its length said. */
+function shortened(name: string): string {
+  return name.length > 253 ? `${name.slice(0, 40)}… (${name.length} characters)` : name;
+}
+
 function checkObject(
   value: unknown,
   location: () => SourceLocation,
@@ -270,7 +275,7 @@ function checkObject(
     group: groupOf(String(value['apiVersion'])),
     kind: String(value['kind']),
     namespace: typeof raw['namespace'] === 'string' ? raw['namespace'] : '',
-    name: typeof raw['name'] === 'string' ? raw['name'] : '',
+    name: typeof raw['name'] === 'string' ? shortened(raw['name']) : '',
   };
   const fail = (path: FieldPath, message: string): never => {
     throw new InputError({ location: locate(path), object, field: path.join('.') }, message);
@@ -282,6 +287,12 @@ function checkObject(
     const v = metadata[field];
     if (v !== undefined && typeof v !== 'string')
       fail(['metadata', field], `expected a string, got ${describeValue(v)}`);
+    // The API server names every object (generateName only asks it to make a name up) and takes names
+    // of at most 253 characters (a DNS subdomain; most kinds ask for less).
+    if (field === 'name' && (v === undefined || v === ''))
+      fail(['metadata'], 'the object has no metadata.name');
+    if (typeof v === 'string' && v.length > 253)
+      fail(['metadata', field], `expected at most 253 characters, got ${v.length}`);
   }
   for (const field of ['labels', 'annotations'] as const) {
     const map = metadata[field];

@@ -63,31 +63,38 @@ describe('kfmesh with hostile input', () => {
     noStack(run.stderr);
   });
 
-  test('a Profile or a Notebook without a name is an object error, as an InferenceService without one', () => {
+  test('an object without a name is bad input at its metadata (exit 2); a Profile named unlike a namespace is an object error', () => {
+    for (const [kind, line] of [
+      ['Profile', 3],
+      ['Notebook', 3],
+    ] as const) {
+      const nameless = writeText(
+        [`apiVersion: kubeflow.org/v1`, `kind: ${kind}`, 'metadata: {namespace: team}', 'spec: {}'].join(
+          '\n',
+        ),
+      );
+      const run = runKfmesh(['render', nameless]);
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(
+        run.stderr,
+        new RegExp(`input\\.yaml:${line}:\\d+: ${kind} team/: metadata: the object has no metadata\\.name`),
+      );
+      noStack(run.stderr);
+    }
     const file = writeText(
       [
         'apiVersion: kubeflow.org/v1',
         'kind: Profile',
-        'metadata: {}',
-        'spec: {owner: {kind: User, name: a@example.com}}',
-        '---',
-        'apiVersion: kubeflow.org/v1',
-        'kind: Profile',
         'metadata: {name: Not_A_Namespace}',
-        '---',
-        'apiVersion: kubeflow.org/v1',
-        'kind: Notebook',
-        'metadata: {namespace: team}',
+        'spec: {owner: {kind: User, name: a@example.com}}',
       ].join('\n'),
     );
     const run = runKfmesh(['render', file]);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /input\.yaml:1:1: Profile : metadata\.name: required/);
     assert.match(
       run.stderr,
-      /input\.yaml:8:\d+: Profile Not_A_Namespace: metadata\.name: "Not_A_Namespace" is not a valid namespace name/,
+      /input\.yaml:3:\d+: Profile Not_A_Namespace: metadata\.name: "Not_A_Namespace" is not a valid namespace name/,
     );
-    assert.match(run.stderr, /input\.yaml:12:\d+: Notebook team\/: metadata\.name: required/);
     assert.doesNotMatch(run.stdout, /name: ""/);
   });
 });

@@ -3,16 +3,17 @@
  * VirtualService whose regex makes a backtracking engine take exponential time, RE2's own syntax (POSIX
  * classes, named groups, inline flags, `\z`, Unicode classes) and Envoy's rewrite of every match, regexes
  * that RE2 refuses, and out-of-range numbers. The bomb and RE2's meaning are checked on the built-in
- * example platform with the tenant's VirtualService beside it; bad values must stop the command at the
- * field (exit 2), never with an internal error.
+ * example platform with the tenant's VirtualService beside it; bad values, names and bytes must stop the
+ * command at the field (exit 2), never with an internal error.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { stringify } from 'yaml';
-import { runKfmesh, writeManifest } from '../cli-process.ts';
+import { kfmeshBin, runKfmesh, writeManifest, writeText } from '../cli-process.ts';
 
 const example = runKfmesh(['example']).stdout;
 const host = 'ml-pipeline.kubeflow.svc.cluster.local';
@@ -181,4 +182,43 @@ describe('values the data plane cannot run stop the command at the field (exit 2
         );
         assert.doesNotMatch(run.stderr, /\n\s+at |internal error/);
       });
+});
+
+describe('names and bytes the API server would refuse', () => {
+  const service = (metadata: Record<string, unknown>) =>
+    `apiVersion: v1\nkind: Service\nmetadata:\n${Object.entries(metadata)
+      .map(([k, v]) => `  ${k}: ${String(v)}\n`)
+      .join('')}spec:\n  ports:\n  - {name: http, port: 80}\n`;
+
+  test('an object without a name: exit 2 at its metadata', () => {
+    const run = runKfmesh(['analyze', writeText(service({ namespace: 'apps' }), 'noname.yaml')]);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /noname\.yaml:4:3: Service apps\/: metadata: the object has no metadata\.name/);
+  });
+
+  test('a name of a megabyte: exit 2, the name cut in the message', () => {
+    const long = 'a'.repeat(1 << 20);
+    const run = runKfmesh(['analyze', writeText(service({ name: long, namespace: 'apps' }), 'long.yaml')]);
+    assert.equal(run.code, 2);
+    assert.match(
+      run.stderr,
+      /Service apps\/a{40}… \(1048576 characters\): metadata\.name: expected at most 253 characters/,
+    );
+    assert.ok(run.stderr.length < 400, 'the message stays short');
+  });
+
+  test('bytes that are not UTF-8: exit 2 at their line and column, from a file and from standard input', () => {
+    const bytes = Buffer.from(service({ name: 'caf\xe9', namespace: 'apps' }), 'latin1');
+    const file = writeText('', 'latin1.yaml');
+    writeFileSync(file, bytes);
+    const fromFile = runKfmesh(['analyze', file]);
+    assert.equal(fromFile.code, 2);
+    assert.match(fromFile.stderr, /latin1\.yaml:4:12: not UTF-8 text: byte 0xe9 at offset 50/);
+    const piped = spawnSync(process.execPath, [kfmeshBin, 'analyze', '-'], {
+      input: bytes,
+      encoding: 'utf8',
+    });
+    assert.equal(piped.status, 2);
+    assert.match(piped.stderr, /<stdin>:4:12: not UTF-8 text/);
+  });
 });
