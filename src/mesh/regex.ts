@@ -12,6 +12,8 @@
  */
 import { RE2JS } from 're2js';
 
+const utf8 = new TextEncoder();
+
 /** Istio's validation refuses a regex longer than this many bytes (its stand-in for Envoy's program-size limit). */
 export const maxRegexBytes = 1024;
 
@@ -46,7 +48,7 @@ export interface PatternProblem {
  */
 export function regexProblem(pattern: string): PatternProblem | undefined {
   if (pattern === '') return { message: 'the regex is empty' };
-  const bytes = Buffer.byteLength(pattern, 'utf8');
+  const bytes = utf8.encode(pattern).length;
   if (bytes > maxRegexBytes)
     return { message: `the regex is ${bytes} bytes long; Istio takes at most ${maxRegexBytes}` };
   const c = compiled(pattern);
