@@ -19,14 +19,7 @@ import { dataOf } from '../model/specs.ts';
 import { platformSettingInputs } from '../render/desired-state.ts';
 
 /** Annotation keys shown: those of the systems kfmesh models (by domain, subdomains included). */
-const shownAnnotationDomains = [
-  'istio.io',
-  'kserve.io',
-  'knative.dev',
-  'kubeflow.org',
-  'kfmesh.io',
-  'notebooks.kubeflow.org',
-];
+const shownAnnotationDomains = ['istio.io', 'kserve.io', 'knative.dev', 'kubeflow.org', 'kfmesh.io'];
 
 function annotationShown(key: string): boolean {
   const slash = key.indexOf('/');

@@ -56,8 +56,8 @@ export class ContestTracker {
       return false;
     }
     entry.times = [...entry.times.filter((t) => now - t < this.#windowMs), now];
-    if (entry.times.length <= this.#limit && entry.rounds === 0) return false;
-    if (entry.times.length <= 1 && entry.rounds > 0) return false;
+    // The first contest allows `limit` restores in the window; one taken up again after a pause, one.
+    if (entry.times.length <= (entry.rounds === 0 ? this.#limit : 1)) return false;
     entry.until = now + Math.min(2 ** entry.rounds, MaxPauses) * this.#pauseMs;
     entry.rounds++;
     return true;

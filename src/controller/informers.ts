@@ -157,15 +157,21 @@ export class Informers {
     }
   }
 
+  /** The one namespace the controller reads, when it reads one (lists are then made there). */
+  get #singleNamespace(): string | undefined {
+    const namespaces = this.#options.namespaces;
+    return namespaces.length === 1 ? namespaces[0] : undefined;
+  }
+
   /** Starts the informers of a kind: one, or one per part of it. */
   #startInformers(resource: Resource): void {
     const kindKey = `${resource.group}/${resource.kind}`;
     const parts = this.#options.partsOf?.(kindKey);
     if (!parts) return this.#startInformer(resource);
     // A controller of one namespace lists in that namespace only (its role may allow no other).
-    const [only, ...others] = this.#options.namespaces;
+    const single = this.#singleNamespace;
     for (const part of parts)
-      if (only === undefined || others.length > 0 || part.namespace === undefined || part.namespace === only)
+      if (single === undefined || part.namespace === undefined || part.namespace === single)
         this.#startInformer(resource, part);
   }
 
@@ -176,9 +182,7 @@ export class Informers {
     const listKey = part ? `${kindKey}#${part.key}` : kindKey;
     this.#resources.set(kindKey, resource);
     this.#cache.addKind(kindKey, part);
-    const namespaces = this.#options.namespaces;
-    const scoped =
-      part?.namespace ?? (resource.namespaced && namespaces.length === 1 ? namespaces[0] : undefined);
+    const scoped = part?.namespace ?? (resource.namespaced ? this.#singleNamespace : undefined);
     const holds = (o: KubeObject) => this.#options.inScope(o) && (part?.holds(o) ?? true);
     // The server ends each watch after watchTimeoutSeconds and the informer opens the next one, so a
     // watch that stops answering (its server went away mid-request) is noticed by the watchdog below.

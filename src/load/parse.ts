@@ -249,9 +249,12 @@ function isListKind(value: Record<string, unknown>): boolean {
   return typeof kind === 'string' && kind.endsWith('List') && 'items' in value;
 }
 
+/** The longest name the API server takes (a DNS subdomain; most kinds ask for less). */
+const maxNameLength = 253;
+
 /** A name as messages show it: one too long to be a name is cut, its length said. */
 function shortened(name: string): string {
-  return name.length > 253 ? `${name.slice(0, 40)}… (${name.length} characters)` : name;
+  return name.length > maxNameLength ? `${name.slice(0, 40)}… (${name.length} characters)` : name;
 }
 
 function checkObject(
@@ -287,12 +290,11 @@ function checkObject(
     const v = metadata[field];
     if (v !== undefined && typeof v !== 'string')
       fail(['metadata', field], `expected a string, got ${describeValue(v)}`);
-    // The API server names every object (generateName only asks it to make a name up) and takes names
-    // of at most 253 characters (a DNS subdomain; most kinds ask for less).
+    // The API server names every object (generateName only asks it to make a name up).
     if (field === 'name' && (v === undefined || v === ''))
       fail(['metadata'], 'the object has no metadata.name');
-    if (typeof v === 'string' && v.length > 253)
-      fail(['metadata', field], `expected at most 253 characters, got ${v.length}`);
+    if (typeof v === 'string' && v.length > maxNameLength)
+      fail(['metadata', field], `expected at most ${maxNameLength} characters, got ${v.length}`);
   }
   for (const field of ['labels', 'annotations'] as const) {
     const map = metadata[field];
