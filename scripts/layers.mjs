@@ -61,13 +61,15 @@ export const layers = [
     may: ['model', 'load', 'mesh', 'flows', 'render', 'ambient', 'analyze', 'explain', 'verify', 'plan'],
     about: "the console's server and API",
   },
-  // The page in the browser: only the console's wire types and its pure layout.
+  // The page in the browser: only the console's wire types, its pure layout, colours and filters.
   {
     folder: 'ui',
     may: [
       'console/wire.ts',
       'console/layout.ts',
       'console/collapse.ts',
+      'console/palette.ts',
+      'console/differences.ts',
       'model/trace-result.ts',
       'model/checked.ts',
     ],

@@ -18,24 +18,26 @@ import { shownObject } from './shown.ts';
 import { graphsOf, tracePath } from './graph.ts';
 import { observedGraph, type ObservedInput } from './observed.ts';
 import type { Finding } from '../model/finding.ts';
-import { planMigration } from '../plan/order.ts';
-import { checkPlan, type PlanCheck } from '../plan/simulate.ts';
-import type { MigrationPlan } from '../plan/plan.ts';
-import { planGraph, planRequests, planView, stateGraph } from './plan-view.ts';
+import { PlanJob } from './plan-job.ts';
 import {
   formatIstioVersion,
   NewestModelledVersion,
   OldestModelledVersion,
   parseIstioVersion,
 } from '../mesh/istio-version.ts';
-import type { Api, ApiError, SideBySide, Summary } from './wire.ts';
+import type { Api, ApiError, PlanProgress, SideBySide, Summary } from './wire.ts';
 import { TraceInputError, readTraceRequest } from '../mesh/trace/request.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 import { chooseIstioVersion, type VersionChoice } from '../mesh/installed-version.ts';
 
-/** An answer: 200 with what the path answers (typed by the wire format), or an error status and why. */
+/**
+ * An answer: 200 with what the path answers (typed by the wire format), 202 with the plan's progress while
+ * it is computed, or an error status and why.
+ */
 export type ConsoleAnswer =
-  { status: 200; body: Api[keyof Api] | SideBySide } | { status: 400 | 404; body: ApiError };
+  | { status: 200; body: Api[keyof Api] | SideBySide }
+  | { status: 202; body: PlanProgress }
+  | { status: 400 | 404 | 500; body: ApiError };
 
 export interface ConsoleOptions {
   /** Where the snapshot came from, for the summary. */
@@ -60,6 +62,8 @@ export class ConsoleModel {
   readonly #cache = new Map<string, unknown>();
   /** Meshes of versions other than the default, least recently used first. */
   readonly #otherMeshes = new Map<string, Mesh>();
+  /** The migration plan, computed by a worker from when it is first asked for. */
+  #planJob: PlanJob | undefined;
 
   constructor(snapshot: Snapshot, options: ConsoleOptions) {
     this.#snapshot = snapshot;
@@ -67,7 +71,7 @@ export class ConsoleModel {
   }
 
   /** The answer to `GET path?params`. */
-  answer(path: string, params: URLSearchParams): ConsoleAnswer {
+  async answer(path: string, params: URLSearchParams): Promise<ConsoleAnswer> {
     switch (path) {
       case '/api/summary':
         return ok<'/api/summary'>(this.#once('summary', () => this.#summary()));
@@ -92,11 +96,7 @@ export class ConsoleModel {
             status: 404,
             body: { error: 'no observed traffic: start the console with --metrics FILE or --prometheus URL' },
           };
-        return ok<'/api/observed'>(
-          this.#once('observed', () =>
-            observedGraph(this.#mesh(MeshMode.Sidecar), this.#findings(), observed),
-          ),
-        );
+        return ok<'/api/observed'>(this.#observed(observed));
       }
       case '/api/migration':
         return ok<'/api/migration'>(this.#once('report', () => reportDocument(this.#migration().report)));
@@ -113,7 +113,7 @@ export class ConsoleModel {
       case '/api/object':
         return this.#input(params);
       case '/api/plan':
-        return ok<'/api/plan'>(this.#once('plan view', () => planView(...this.#plan())));
+        return this.#plan();
       case '/api/plan/graph':
         return this.#planGraph(params);
       default:
@@ -123,9 +123,23 @@ export class ConsoleModel {
 
   /** Computes what the page asks for first (the summary, both graphs, the findings, what was observed), ahead of the request. */
   warm(): void {
-    for (const path of ['/api/summary', '/api/graph', '/api/findings'])
-      this.answer(path, new URLSearchParams());
-    if (this.#options.observed) this.answer('/api/observed', new URLSearchParams());
+    this.#summary();
+    this.#graphs();
+    this.#findings();
+    const observed = this.#options.observed;
+    if (observed) this.#observed(observed);
+  }
+
+  /** Stops the plan's worker, if one was started (a reload replaces this model, or the console closes). */
+  async close(): Promise<void> {
+    await this.#planJob?.close();
+  }
+
+  /** What the mesh reported, over the graph of the platform as given. */
+  #observed(observed: ObservedInput): Api['/api/observed'] {
+    return this.#once('observed', () =>
+      observedGraph(this.#mesh(MeshMode.Sidecar), this.#findings(), observed),
+    );
   }
 
   /** The analyzer's findings on the snapshot as given. */
@@ -138,23 +152,31 @@ export class ConsoleModel {
     );
   }
 
-  /** The migration plan of the snapshot and its checks (computed on first use: every state is traced). */
-  #plan(): [MigrationPlan, PlanCheck] {
-    return this.#once('plan', () => {
-      const plan = planMigration(this.#snapshot, this.#domain());
-      return [plan, checkPlan(plan, this.#domain())] as [MigrationPlan, PlanCheck];
-    });
+  /**
+   * The migration plan of the snapshot and its checks (every state is traced): started in a worker when
+   * first asked for; until it is done, its progress (202).
+   */
+  #plan(): ConsoleAnswer {
+    const status = this.#job().status();
+    if (status.state === 'done') return ok<'/api/plan'>(status.view);
+    if (status.state === 'failed') return { status: 500, body: { error: status.error } };
+    return { status: 202, body: status.progress };
   }
 
-  #planGraph(params: URLSearchParams): ConsoleAnswer {
-    const [plan] = this.#plan();
+  async #planGraph(params: URLSearchParams): Promise<ConsoleAnswer> {
+    const status = this.#job().status();
+    if (status.state !== 'done') return this.#plan();
+    const states = status.view.steps.length + 1;
     const raw = params.get('step') ?? '';
     const step = Number(raw);
-    if (!/^\d+$/.test(raw) || step >= plan.states.length)
-      return { status: 400, body: { error: `step must be a number from 0 to ${plan.states.length - 1}` } };
-    const sample = this.#once('plan requests', () => planRequests(plan));
-    const graphOf = (k: number) => this.#once(`plan graph ${k}`, () => stateGraph(plan, k, sample.requests));
-    return ok<'/api/plan/graph'>(planGraph(step, sample, graphOf));
+    if (!/^\d+$/.test(raw) || step >= states)
+      return { status: 400, body: { error: `step must be a number from 0 to ${states - 1}` } };
+    return ok<'/api/plan/graph'>(await this.#job().graph(step));
+  }
+
+  #job(): PlanJob {
+    this.#planJob ??= new PlanJob(this.#snapshot.all(), this.#options.source, this.#options.clusterDomain);
+    return this.#planJob;
   }
 
   #once<T>(key: string, compute: () => T): T {

@@ -4,37 +4,47 @@
  * plan and checks as `kfmesh migrate --plan` (plan/), drawn from the graph's request sample.
  */
 import type { MigrationPlan } from '../plan/plan.ts';
-import type { PlanCheck } from '../plan/simulate.ts';
+import type { PlanCheck, StateCheck } from '../plan/simulate.ts';
+import type { PlanStep } from '../plan/plan.ts';
 import { operationText, requestText, stageTitles } from '../plan/plan-files.ts';
 import { requestShapes, type MatrixRequest } from '../verify/equivalence.ts';
 import { DefaultGraphBudget, meshGraph, sampleMatrix } from './graph.ts';
-import type { GraphEdge, MeshGraph, PlanGraph, PlanView } from './wire.ts';
+import type { GraphEdge, MeshGraph, PlanGraph, PlanStepView, PlanView } from './wire.ts';
 
 /** The plan's steps and windows, as the page lists them. */
 export function planView(plan: MigrationPlan, check: PlanCheck): PlanView {
   return {
     groups: plan.groups,
     errors: check.errors,
-    steps: plan.steps.map((step) => {
-      const state = check.states[step.number - 1];
-      return {
-        number: step.number,
-        id: step.id,
-        stage: step.stage,
-        title: stageTitles[step.stage],
-        namespaces: step.namespaces,
-        changes: step.operations.map(operationText),
-        errors: state?.result.errors ?? 0,
-        warnings: state?.result.warnings ?? 0,
-        notes: state?.result.notes ?? 0,
-      };
-    }),
+    steps: plan.steps.map((step) => stepView(step, check.states[step.number - 1])),
     windows: check.windows.map((w) => ({
       from: w.from,
       to: w.to,
       count: w.count,
       cause: w.cause,
       example: w.examples[0] ? requestText(w.examples[0]) : '',
+    })),
+  };
+}
+
+/** One step as the page lists it, with what its state gave once it is simulated. */
+export function stepView(step: PlanStep, state: StateCheck | undefined): PlanStepView {
+  return {
+    number: step.number,
+    id: step.id,
+    stage: step.stage,
+    title: stageTitles[step.stage],
+    namespaces: step.namespaces,
+    changes: step.operations.map(operationText),
+    simulated: state !== undefined,
+    errors: state?.result.errors ?? 0,
+    warnings: state?.result.warnings ?? 0,
+    notes: state?.result.notes ?? 0,
+    differences: (state?.result.groups ?? []).map((g) => ({
+      severity: g.severity,
+      cause: g.cause,
+      count: g.count,
+      example: g.examples[0] ? requestText(g.examples[0].request) : '',
     })),
   };
 }

@@ -12,7 +12,7 @@ import type { ConsoleModel } from './api.ts';
 export interface ConsoleServer {
   server: Server;
   address: AddressInfo;
-  /** Serves another model from now on (after a reload). */
+  /** Serves another model from now on (after a reload); the one before is closed. */
   replace(model: ConsoleModel): void;
   close(): Promise<void>;
 }
@@ -26,7 +26,7 @@ const securityHeaders = {
 };
 
 /** Where the API is (`/api/`). */
-const apiIndex = `{"api":["/api/summary","/api/graph[?mode=sidecar|ambient]","/api/trace?from=NS/WORKLOAD&url=URL[&method=M][&header=Name:%20value][&mode=ambient][&istio=X.Y]","/api/findings","/api/render?mode=sidecar|ambient","/api/objects?owner=InferenceService/NS/NAME|Profile//NAME[&mode=ambient]","/api/object?group=G&kind=K&namespace=NS&name=N","/api/migration"]}\n`;
+const apiIndex = `{"api":["/api/summary","/api/graph[?mode=sidecar|ambient]","/api/trace?from=NS/WORKLOAD&url=URL[&method=M][&header=Name:%20value][&mode=ambient][&istio=X.Y]","/api/findings","/api/render?mode=sidecar|ambient","/api/objects?owner=InferenceService/NS/NAME|Profile//NAME[&mode=ambient]","/api/object?group=G&kind=K&namespace=NS&name=N","/api/migration","/api/plan (202 with its progress until it is done)","/api/plan/graph?step=N","/api/observed"]}\n`;
 
 const pageTypes: Record<string, string> = {
   '/index.html': 'text/html; charset=utf-8',
@@ -91,7 +91,7 @@ export async function serveConsole(
 ): Promise<ConsoleServer> {
   let current = model;
   const page = pageFiles();
-  const server = createServer((req, res) => {
+  const server = createServer(async (req, res) => {
     const send = (status: number, body: string | Buffer, type = 'application/json; charset=utf-8') => {
       res.writeHead(status, { 'content-type': type, ...securityHeaders });
       res.end(req.method === 'HEAD' ? undefined : body);
@@ -118,7 +118,7 @@ export async function serveConsole(
       return;
     }
     try {
-      const answer = current.answer(url.pathname, url.searchParams);
+      const answer = await current.answer(url.pathname, url.searchParams);
       send(answer.status, `${JSON.stringify(answer.body)}\n`);
     } catch (error) {
       onError(error);
@@ -133,8 +133,13 @@ export async function serveConsole(
     server,
     address: server.address() as AddressInfo,
     replace: (next) => {
+      const before = current;
       current = next;
+      void before.close();
     },
-    close: () => new Promise((r) => server.close(() => r())),
+    close: async () => {
+      await new Promise<void>((r) => server.close(() => r()));
+      await current.close();
+    },
   };
 }

@@ -142,9 +142,22 @@ export interface PlanStepView {
   namespaces: string[];
   /** What the step changes, one line each. */
   changes: string[];
+  /** Whether its state is simulated yet (the counts below are 0 until it is). */
+  simulated: boolean;
   errors: number;
   warnings: number;
   notes: number;
+  /** How requests answer differently in its state than at the start, one line per way, errors first. */
+  differences: PlanDifferenceView[];
+}
+
+/** Requests whose outcome changed the same way between the start and a state of the plan. */
+export interface PlanDifferenceView {
+  severity: 'error' | 'warning' | 'note';
+  /** `at the start → in this state`, in words. */
+  cause: string;
+  count: number;
+  example: string;
 }
 
 /** Requests answered at the start, refused from step `from` to step `to`, answered again after. */
@@ -162,6 +175,20 @@ export interface PlanView {
   errors: number;
   steps: PlanStepView[];
   windows: OutageWindowView[];
+}
+
+/**
+ * The plan while the server computes it (`/api/plan` answers 202 with this until the plan is done): what
+ * it is doing, as `kfmesh migrate --plan` prints it, and the steps once their order is chosen.
+ */
+export interface PlanProgress {
+  doing: string;
+  /** States simulated so far, of `total` (the plan's steps; 0 while the order is chosen). */
+  simulated: number;
+  total: number;
+  steps: PlanStepView[];
+  /** Seconds since the plan was asked for. */
+  seconds: number;
 }
 
 /** The graph of the state after a step of the plan (0: the start), and the edges whose traffic the step changed. */

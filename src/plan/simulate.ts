@@ -51,6 +51,8 @@ export interface CheckPlanOptions {
   clusterDomain?: string;
   /** Called before each state is checked. */
   onProgress?: (step: number, total: number) => void;
+  /** Called with each state once it is checked. */
+  onState?: (state: StateCheck) => void;
 }
 
 /** Checks every state of a plan and every step's undo. */
@@ -79,14 +81,16 @@ export function checkPlan(plan: MigrationPlan, options: CheckPlanOptions = {}): 
     const probes = checkProbes(start.snapshot(), after.snapshot(), domain);
     const undone = after.apply(step.undo);
     const identical = sameState(undone, before);
-    states.push({
+    const checked: StateCheck = {
       step: step.number,
       result,
       probes,
       undo: identical
         ? { identical }
         : { identical, result: checkEquivalence(before.snapshot(), undone.snapshot(), domain) },
-    });
+    };
+    states.push(checked);
+    options.onState?.(checked);
   }
   const badUndos = states
     .filter((s) => !s.undo.identical && (s.undo.result?.errors ?? 0) + (s.undo.result?.warnings ?? 0) > 0)

@@ -1,5 +1,6 @@
 /** The mesh graph's cytoscape stylesheet: how each kind of node and each state of an edge is drawn. */
 import type cytoscape from 'cytoscape';
+import { EdgeColour } from '../console/palette.ts';
 
 // Why long: it is the graph's stylesheet, one selector block per kind of node and edge state.
 export function style(large: boolean): cytoscape.StylesheetJson {
@@ -50,8 +51,8 @@ export function style(large: boolean): cytoscape.StylesheetJson {
       selector: 'edge',
       style: {
         width: 'data(weight)',
-        'line-color': '#8a9bb0',
-        'target-arrow-color': '#8a9bb0',
+        'line-color': EdgeColour.plain,
+        'target-arrow-color': EdgeColour.plain,
         'target-arrow-shape': large ? 'none' : 'triangle',
         'curve-style': large ? 'haystack' : 'bezier',
         'arrow-scale': 0.8,
@@ -78,19 +79,23 @@ export function style(large: boolean): cytoscape.StylesheetJson {
     { selector: 'edge.plaintext', style: { 'line-style': large ? 'solid' : 'dashed' } },
     {
       selector: 'edge.some-denied',
-      style: { 'line-color': '#b0607a', 'target-arrow-color': '#b0607a' },
+      style: { 'line-color': EdgeColour.someDenied, 'target-arrow-color': EdgeColour.someDenied },
     },
     {
       selector: 'edge.denied',
-      style: { 'line-color': '#c62828', 'target-arrow-color': '#c62828', opacity: 0.9 },
+      style: { 'line-color': EdgeColour.denied, 'target-arrow-color': EdgeColour.denied, opacity: 0.9 },
     },
     {
       selector: 'edge.passthrough',
-      style: { 'line-color': '#d9730d', 'target-arrow-color': '#d9730d', opacity: 0.9 },
+      style: {
+        'line-color': EdgeColour.passthrough,
+        'target-arrow-color': EdgeColour.passthrough,
+        opacity: 0.9,
+      },
     },
     {
       selector: 'edge.blackhole',
-      style: { 'line-color': '#222222', 'target-arrow-color': '#222222' },
+      style: { 'line-color': EdgeColour.blackhole, 'target-arrow-color': EdgeColour.blackhole },
     },
     {
       selector: 'edge.observed',
@@ -146,8 +151,8 @@ export function style(large: boolean): cytoscape.StylesheetJson {
       selector: 'edge.changed',
       style: {
         width: 5,
-        'line-color': '#e4572e',
-        'target-arrow-color': '#e4572e',
+        'line-color': EdgeColour.changed,
+        'target-arrow-color': EdgeColour.changed,
         'target-arrow-shape': 'triangle',
         'curve-style': 'bezier',
         'z-index': 15,
@@ -158,8 +163,8 @@ export function style(large: boolean): cytoscape.StylesheetJson {
       selector: 'edge.on-path',
       style: {
         width: 6,
-        'line-color': '#f2b705',
-        'target-arrow-color': '#f2b705',
+        'line-color': EdgeColour.onPath,
+        'target-arrow-color': EdgeColour.onPath,
         'target-arrow-shape': 'triangle',
         'curve-style': 'bezier',
         'z-index': 20,

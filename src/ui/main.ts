@@ -5,7 +5,7 @@
  * Profile in the mode shown, and the migration report. It only reads the API.
  */
 import { byId, el, fill } from './dom.ts';
-import { get } from './client.ts';
+import { get, planned } from './client.ts';
 import { GraphView, type EdgeFilter } from './graph-view.ts';
 import {
   edgeDetails,
@@ -13,6 +13,7 @@ import {
   migrationReport,
   nodeDetails,
   planPanel,
+  planProgress,
   traceResult,
   yamlBlock,
 } from './panels.ts';
@@ -58,8 +59,16 @@ const state: {
   planStep: 0,
 };
 
+/** The plan; while the server computes it, its progress in the Plan tab and the status line. */
 function planOf(): Promise<PlanView> {
-  state.plan ??= get('/api/plan');
+  state.plan ??= planned((progress) => {
+    if (state.mode !== 'plan') return;
+    fill(byId('plan-out'), planProgress(progress));
+    status(`planning: ${progress.doing} (${progress.seconds} s)`);
+  }).then((plan) => {
+    if (state.mode === 'plan') status(`planned: ${plan.steps.length} steps, every state simulated`);
+    return plan;
+  });
   return state.plan;
 }
 
@@ -105,18 +114,17 @@ async function shownGraph(): Promise<{
   label: string;
 }> {
   if (state.mode !== 'plan') return { ...(await graphOf(state.mode)), changed: [], label: state.mode };
-  const [plan, shown] = await Promise.all([
-    planOf(),
-    get('/api/plan/graph', { step: String(state.planStep) }),
-  ]);
+  const plan = await planOf();
+  const shown = await get('/api/plan/graph', { step: String(state.planStep) });
   const step = plan.steps[shown.step - 1];
   const label = step
     ? `plan step ${step.number} of ${plan.steps.length}, ${step.title}${step.namespaces.length ? ` (${step.namespaces.join(', ')})` : ''}: ${shown.changed.length} edges changed`
     : `plan: the start (step 0 of ${plan.steps.length})`;
   byId('plan-label').textContent = `step ${shown.step} of ${plan.steps.length}`;
+  // The slider keeps the step asked for last: a graph that arrives late never moves it back.
   const slider = byId<HTMLInputElement>('plan-step');
   slider.max = String(plan.steps.length);
-  slider.value = String(shown.step);
+  slider.value = String(state.planStep);
   fill(
     byId('plan-out'),
     planPanel(plan, shown.step, (k) => void showStep(k)),
@@ -125,6 +133,7 @@ async function shownGraph(): Promise<{
 }
 
 async function showStep(step: number): Promise<void> {
+  if (step === state.planStep && document.body.dataset['graphReady'] === 'plan') return;
   state.planStep = step;
   delete document.body.dataset['graphReady'];
   await drawGraph().catch(failed);

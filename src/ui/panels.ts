@@ -2,7 +2,7 @@
  * The side panels: the selected node's traffic, the tracer's hop table, the findings, the objects and the
  * migration report. Each returns elements built from the API's answers (text only, see `dom.ts`).
  */
-import { el, table } from './dom.ts';
+import { el, fill, table } from './dom.ts';
 import { describeRef } from './client.ts';
 import type { Hop } from '../model/trace-result.ts';
 import type {
@@ -11,9 +11,12 @@ import type {
   MigrationReport,
   ObservedEdge,
   ObservedSeriesView,
+  PlanProgress,
+  PlanStepView,
   PlanView,
   Traced,
 } from '../console/wire.ts';
+import { differencesShown } from '../console/differences.ts';
 import { errorRatio, shortNumber, type DrawnEdge, type DrawnNode } from '../console/collapse.ts';
 
 const count = (n: number, of: number) => (n === 0 ? '' : n === of ? 'all' : String(n));
@@ -303,22 +306,121 @@ export function migrationReport(report: MigrationReport): HTMLElement {
   );
 }
 
+/** A step of the plan as listed: a button that shows its state, and what its state gave once simulated. */
+function stepItem(
+  step: PlanStepView | undefined,
+  current: number,
+  show?: (step: number) => void,
+): HTMLElement {
+  const number = step?.number ?? 0;
+  const text = step
+    ? `${step.title}${step.namespaces.length > 0 ? ` (${step.namespaces.join(', ')})` : ''}`
+    : 'The start';
+  const detail = !step
+    ? ''
+    : step.simulated
+      ? `${step.changes.length} changes; ${step.errors} errors, ${step.warnings} warnings`
+      : `${step.changes.length} changes; simulating…`;
+  const button = el('button', { type: 'button', 'data-step': String(number) }, text);
+  if (show) button.addEventListener('click', () => show(number));
+  else button.disabled = true;
+  return el(
+    'li',
+    {
+      class: number === current ? 'current' : undefined,
+      'aria-current': number === current ? 'step' : undefined,
+    },
+    button,
+    detail ? el('span', { class: 'muted' }, ` ${detail}`) : undefined,
+  );
+}
+
+/** The plan while the server computes it: what it is doing, how far it is, and the steps once ordered. */
+export function planProgress(progress: PlanProgress): HTMLElement {
+  const ordered = progress.total > 0;
+  return el(
+    'section',
+    { 'data-testid': 'plan-progress' },
+    el(
+      'p',
+      { 'data-testid': 'plan-doing' },
+      `Planning the move to ambient mode (${progress.seconds} s): ${progress.doing}. ` +
+        (ordered
+          ? `${progress.simulated} of ${progress.total} states simulated.`
+          : 'Choosing the order first.'),
+    ),
+    el('progress', {
+      max: String(Math.max(progress.total, 1)),
+      value: String(progress.simulated),
+      'aria-label': 'States simulated',
+    }),
+    ordered
+      ? el(
+          'ol',
+          { class: 'plan-steps', start: '0' },
+          ...[undefined, ...progress.steps].map((s) => stepItem(s, -1)),
+        )
+      : undefined,
+  );
+}
+
+const severities = ['error', 'warning', 'note'] as const;
+
+/**
+ * How the requests of a step's state answer differently than at the start, errors first, filtered by
+ * severity and by words in the cause or the example.
+ */
+function differences(step: PlanStepView): HTMLElement {
+  const severity = el(
+    'select',
+    { 'aria-label': 'Severity', 'data-testid': 'plan-severity' },
+    el('option', { value: '' }, 'all'),
+    ...severities.map((s) => el('option', { value: s }, `${s}s`)),
+  );
+  const words = el('input', {
+    type: 'search',
+    placeholder: 'filter: words in what happens',
+    'aria-label': 'Filter the differences',
+    'data-testid': 'plan-filter',
+  });
+  const out = el('div', {});
+  const draw = () => {
+    const rows = differencesShown(step.differences, severity.value, words.value);
+    const total = rows.reduce((n, d) => n + d.count, 0);
+    fill(
+      out,
+      el(
+        'p',
+        { class: 'muted', 'data-testid': 'plan-differences-count' },
+        `${total} requests in ${rows.length} ways`,
+      ),
+      table(
+        ['severity', 'requests', 'what happens', 'for example'],
+        rows.map((d) => [d.severity, d.count, d.cause, d.example]),
+        'plan-differences',
+      ),
+    );
+  };
+  severity.addEventListener('change', draw);
+  words.addEventListener('input', draw);
+  draw();
+  return el(
+    'section',
+    {},
+    el(
+      'h4',
+      {},
+      `Step ${step.number} against the start: ${step.errors} errors, ${step.warnings} warnings, ${step.notes} notes`,
+    ),
+    el('div', { class: 'plan-filter' }, severity, words),
+    out,
+  );
+}
+
 /** The migration plan: its verdict, its steps (the one shown marked; a click shows another), its outage windows. */
 export function planPanel(plan: PlanView, current: number, show: (step: number) => void): HTMLElement {
   const windowed = plan.windows.reduce((n, w) => n + w.count, 0);
-  const item = (step: number, text: string, detail: string) => {
-    const li = el(
-      'li',
-      {
-        class: step === current ? 'current' : undefined,
-        'aria-current': step === current ? 'step' : undefined,
-      },
-      el('button', { type: 'button', 'data-step': String(step) }, text),
-      detail ? el('span', { class: 'muted' }, ` ${detail}`) : undefined,
-    );
-    li.querySelector('button')?.addEventListener('click', () => show(step));
-    return li;
-  };
+  const shown = plan.steps[current - 1];
   return el(
     'section',
     { 'data-testid': 'plan' },
@@ -331,15 +433,9 @@ export function planPanel(plan: PlanView, current: number, show: (step: number) 
     el(
       'ol',
       { class: 'plan-steps', start: '0' },
-      item(0, 'The start', ''),
-      ...plan.steps.map((s) =>
-        item(
-          s.number,
-          `${s.title}${s.namespaces.length > 0 ? ` (${s.namespaces.join(', ')})` : ''}`,
-          `${s.changes.length} changes; ${s.errors} errors, ${s.warnings} warnings`,
-        ),
-      ),
+      ...[undefined, ...plan.steps].map((s) => stepItem(s, current, show)),
     ),
+    shown ? differences(shown) : undefined,
     el('h4', {}, `Outage windows (${plan.windows.length})`),
     plan.windows.length === 0
       ? el(

@@ -209,13 +209,24 @@ describe('the console in Chromium', browserTestOptions(), () => {
       await page.click('.tabs button[data-tab="tracer"]');
     });
 
-    test('the migration plan: a step slider over the graph, the edges a step changes, the outage windows', async () => {
+    test('the migration plan: progress while the server computes it, then a step slider over the graph', async (t) => {
+      const asked = performance.now();
+      await page.click('#mode-plan');
+      await page.waitForSelector('[data-testid="plan-progress"]');
+      t.diagnostic(`progress shown ${Math.round(performance.now() - asked)} ms after the plan was asked for`);
+      // While the page shows progress the plan is still being computed, and the server answers meanwhile.
+      assert.equal((await fetch(`${serving.base}/api/plan`)).status, 202);
+      assert.equal((await fetch(`${serving.base}/api/summary`)).status, 200);
+      assert.match(
+        (await page.textContent('[data-testid="plan-doing"]')) ?? '',
+        /^Planning the move to ambient mode/,
+      );
+      await waitForText(page, '#status', 'planning: ');
+      await page.waitForSelector('body[data-graph-ready="plan"]', { timeout: 120_000 });
       const api = (await (await fetch(`${serving.base}/api/plan`)).json()) as {
-        steps: { number: number; stage: string }[];
+        steps: { number: number; stage: string; warnings: number }[];
         errors: number;
       };
-      await page.click('#mode-plan');
-      await page.waitForSelector('body[data-graph-ready="plan"]', { timeout: 120_000 });
       assert.match((await page.textContent('#plan-label')) ?? '', /^step 0 of \d+$/);
       assert.match((await page.textContent('#graph-stats')) ?? '', /^plan: the start \(step 0 of \d+\)/);
       assert.equal(await page.getAttribute('#plan-step', 'max'), String(api.steps.length));
@@ -244,6 +255,37 @@ describe('the console in Chromium', browserTestOptions(), () => {
       assert.match((await page.textContent('#graph-stats')) ?? '', new RegExp(`: ${changed} edges changed`));
       assert.equal(await page.getAttribute('.plan-steps li.current button', 'data-step'), String(restart));
       await page.screenshot({ path: join(shots, 'console-plan.png') });
+
+      // A step in the list is a button that shows its state.
+      await page.click('.plan-steps button[data-step="1"]');
+      await waitForText(page, '#plan-label', 'step 1 of');
+      await page.waitForSelector('body[data-graph-ready="plan"]');
+      assert.equal(await page.getAttribute('.plan-steps li.current button', 'data-step'), '1');
+      // Quick arrow presses on the slider: none is dropped, the last one is the step shown.
+      await page.focus('#plan-step');
+      for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowRight');
+      await waitForText(page, '#plan-label', 'step 4 of');
+      await page.waitForSelector('body[data-graph-ready="plan"]');
+      assert.equal(await page.inputValue('#plan-step'), '4');
+      assert.match((await page.textContent('#plan-label')) ?? '', /^step 4 of/);
+      // The step's differences against the start can be read and filtered by severity.
+      const busiest = [...api.steps].sort((a, b) => b.warnings - a.warnings)[0] ?? api.steps[0];
+      assert.ok(busiest);
+      await page.click(`.plan-steps button[data-step="${busiest.number}"]`);
+      await waitForText(page, '#plan-label', `step ${busiest.number} of`);
+      await page.selectOption('[data-testid="plan-severity"]', 'warning');
+      const severities = await page.$$eval(
+        '[data-testid="plan-differences"] tbody tr td:first-child',
+        (cells) => cells.map((c) => c.textContent ?? ''),
+      );
+      assert.ok(
+        severities.every((s) => s === 'warning'),
+        severities.join(','),
+      );
+      assert.match(
+        (await page.textContent('[data-testid="plan-differences-count"]')) ?? '',
+        new RegExp(`^${busiest.warnings} requests in `),
+      );
       await page.click('#mode-sidecar');
       await page.waitForSelector('body[data-graph-ready="sidecar"]');
     });

@@ -173,17 +173,17 @@ describe('observed traffic on the console', () => {
     assert.equal(drawnGraph(graph, undefined, 'all').edges.length, 4);
   });
 
-  test('the API answers what was observed, and says how to give metrics when none were', () => {
+  test('the API answers what was observed, and says how to give metrics when none were', async () => {
     const samples = reports(1);
     const model = new ConsoleModel(Snapshot.of(objects), {
       source: 'test',
       observed: { samples, source: 'm.prom', unit: 'line' },
     });
-    const answer = model.answer('/api/observed', new URLSearchParams());
+    const answer = await model.answer('/api/observed', new URLSearchParams());
     assert.equal(answer.status, 200);
     assert.equal((answer.body as ObservedGraph).summary.explained, 2);
     const without = new ConsoleModel(Snapshot.of(objects), { source: 'test' });
-    const refused = without.answer('/api/observed', new URLSearchParams());
+    const refused = await without.answer('/api/observed', new URLSearchParams());
     assert.equal(refused.status, 404);
     assert.match((refused.body as { error: string }).error, /--metrics FILE or --prometheus URL/);
   });
