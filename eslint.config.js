@@ -37,7 +37,7 @@ const yamlPaths = ['yaml', 'js-yaml'].map((name) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'src/model/generated/**'] },
   ...tseslint.configs.strict,
   {
     // The folder layers (scripts/layers.mjs, docs/architecture.md): a folder imports only the folders

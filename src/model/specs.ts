@@ -2,25 +2,16 @@
  * The typed specs of every kind kfmesh reads, and the accessors that read them. Every module reads a
  * `spec`, `status` or `data` through `specOf`, `statusOf` or `dataOf`, never with a cast of its own.
  *
- * The types are those the `@kubernetes-models/*` packages generate from the same CRDs and OpenAPI schemas
- * kfmesh checks its input against (type-only imports: nothing of those packages runs); kfmesh's own are
- * written here for kinds no package carries (KServe's, Kubeflow's). The check itself runs wherever a
+ * The Istio and Gateway API types are generated at build time from the same CRDs kfmesh checks its input
+ * against (scripts/build-types.mjs, into generated/crd-specs.ts); kfmesh's own are written here for the
+ * kinds it reads a few fields of (KServe's, Kubeflow's). The check itself runs wherever a
  * snapshot is made (load/snapshot.ts, load/schema.ts), whatever the objects' source: one with a field of
  * the wrong type is left out and reported with file, line, object and field, so the objects these
  * accessors see have the shapes the types say. What the accessors add is the
  * part no schema check can: an object of another kind than the caller expects is a programming error, and
  * a missing spec reads as an empty one.
  */
-import type { IAuthorizationPolicy } from '@kubernetes-models/istio/security.istio.io/v1/AuthorizationPolicy';
-import type { IPeerAuthentication } from '@kubernetes-models/istio/security.istio.io/v1/PeerAuthentication';
-import type { IRequestAuthentication } from '@kubernetes-models/istio/security.istio.io/v1/RequestAuthentication';
-import type { IGateway as IIstioGateway } from '@kubernetes-models/istio/networking.istio.io/v1/Gateway';
-import type { IServiceEntry } from '@kubernetes-models/istio/networking.istio.io/v1/ServiceEntry';
-import type { ISidecar } from '@kubernetes-models/istio/networking.istio.io/v1/Sidecar';
-import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
-import type { IGatewaySpec } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewaySpec';
-import type { IHTTPRouteSpec } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRouteSpec';
-import type { IReferenceGrant } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1beta1/ReferenceGrant';
+import type * as Crd from './generated/crd-specs.ts';
 import { groupOf, isPlainObject, type KubeObject } from './object.ts';
 import { GroupKind } from './vocabulary.ts';
 
@@ -37,22 +28,20 @@ export type Loose<T> = [T] extends [readonly (infer E)[]]
       : { [K in keyof T]?: Loose<Exclude<T[K], undefined>> }
     : T;
 
-type SpecOf<T extends { spec?: unknown }> = Loose<NonNullable<T['spec']>>;
-
-export type AuthorizationPolicySpec = SpecOf<IAuthorizationPolicy>;
+export type AuthorizationPolicySpec = Loose<Crd.AuthorizationPolicySpec>;
 export type AuthorizationRule = NonNullable<AuthorizationPolicySpec['rules']>[number];
 export type PolicyTargetRef = NonNullable<AuthorizationPolicySpec['targetRef']>;
-export type PeerAuthenticationSpec = SpecOf<IPeerAuthentication>;
-export type RequestAuthenticationSpec = SpecOf<IRequestAuthentication>;
-export type IstioGatewaySpec = SpecOf<IIstioGateway>;
+export type PeerAuthenticationSpec = Loose<Crd.PeerAuthenticationSpec>;
+export type RequestAuthenticationSpec = Loose<Crd.RequestAuthenticationSpec>;
+export type IstioGatewaySpec = Loose<Crd.IstioGatewaySpec>;
 export type IstioServer = NonNullable<IstioGatewaySpec['servers']>[number];
-export type ServiceEntrySpec = SpecOf<IServiceEntry>;
-export type SidecarSpec = SpecOf<ISidecar>;
-export type VirtualServiceSpec = SpecOf<IVirtualService>;
-export type GatewaySpec = Loose<IGatewaySpec>;
+export type ServiceEntrySpec = Loose<Crd.ServiceEntrySpec>;
+export type SidecarSpec = Loose<Crd.SidecarSpec>;
+export type VirtualServiceSpec = Loose<Crd.VirtualServiceSpec>;
+export type GatewaySpec = Loose<Crd.GatewaySpec>;
 export type GatewayListener = NonNullable<GatewaySpec['listeners']>[number];
-export type HTTPRouteSpec = Loose<IHTTPRouteSpec>;
-export type ReferenceGrantSpec = SpecOf<IReferenceGrant>;
+export type HTTPRouteSpec = Loose<Crd.HTTPRouteSpec>;
+export type ReferenceGrantSpec = Loose<Crd.ReferenceGrantSpec>;
 /** TLS settings of a DestinationRule (networking.istio.io/v1 ClientTLSSettings): the part kfmesh reads. */
 export interface ClientTls {
   mode?: string;
@@ -69,9 +58,9 @@ export interface TrafficPolicy {
 }
 
 /**
- * networking.istio.io/v1 DestinationRule: written here, not taken from @kubernetes-models/istio, whose
- * generated type (every traffic policy field, three times over) made the type checker build two million
- * types when loosened (measured: 70 s and 3.4 GB per build, against 6 s without it).
+ * networking.istio.io/v1 DestinationRule: written here, not generated from its CRD, whose full type
+ * (every traffic policy field, three times over) made the type checker build two million types when
+ * loosened (measured with the type a model package generated: 70 s and 3.4 GB per build, against 6 s).
  */
 export interface DestinationRuleSpec {
   host?: string;

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Ajv } from 'ajv';
 import AjvDraft04 from 'ajv-draft-04';
+import AjvFormats from 'ajv-formats';
 import fastJsonPatch from 'fast-json-patch';
 import { parseAllDocuments } from 'yaml';
 import type { Operation } from 'fast-json-patch';
@@ -14,6 +15,7 @@ import { runKfmesh, writeManifest, writeText } from '../cli-process.ts';
 
 // A CommonJS module whose default export is the class: under Node's ESM interop it arrives as `default`.
 const Ajv04 = (AjvDraft04 as unknown as { default: typeof Ajv }).default;
+const addFormats = (AjvFormats as unknown as { default: (ajv: Ajv) => Ajv }).default;
 
 // The SARIF 2.1.0 JSON schema as published (draft-04), from the package that ships it.
 const sarifSchema = JSON.parse(
@@ -209,7 +211,9 @@ describe('kfmesh analyze', () => {
     const log = JSON.parse(run.stdout) as {
       runs: { tool: { driver: { rules: { id: string }[] } }; results: SarifResult[] }[];
     };
-    const validate = new Ajv04({ strict: false, allErrors: true, unicodeRegExp: false }).compile(sarifSchema);
+    const ajv = new Ajv04({ strict: false, allErrors: true, unicodeRegExp: false });
+    addFormats(ajv); // the schema's uri and date-time formats are checked, not ignored with a warning
+    const validate = ajv.compile(sarifSchema);
     assert.ok(validate(log), JSON.stringify(validate.errors?.slice(0, 3)));
     const results = log.runs[0]?.results ?? [];
     assert.equal(results.length, 15);

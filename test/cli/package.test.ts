@@ -1,11 +1,13 @@
 /**
  * The npm package as a user installs it: `npm pack` of the built tree, then `npm install -g` of the
  * tarball into an empty prefix (dependencies from the registry, as any install), and the installed
- * `kfmesh` command run from there: --version, and a whole command that reads its bundled schemas.
+ * `kfmesh` command run from there: --version, and a whole command that reads its bundled schemas. And the
+ * first hour in the project itself: its dependencies install on this Node without a warning, and
+ * `npx kfmesh` runs the built command without building again.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -88,5 +90,38 @@ describe('the npm package', () => {
     const bad = run(['analyze', 'bad.yaml']);
     assert.equal(bad.status, 2, bad.stdout);
     assert.match(bad.stderr, /bad\.yaml:7/);
+  });
+
+  test("the project's dependencies install on this Node version without a warning", () => {
+    const project = join(dir, 'install');
+    mkdirSync(project);
+    const manifest = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as {
+      scripts?: unknown;
+    };
+    delete manifest.scripts; // the project's own scripts (prepare builds) are not the dependencies'
+    writeFileSync(join(project, 'package.json'), JSON.stringify(manifest));
+    writeFileSync(join(project, 'package-lock.json'), readFileSync(join(projectRoot, 'package-lock.json')));
+    const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+    assert.equal(install.status, 0, install.stderr);
+    assert.doesNotMatch(`${install.stdout}${install.stderr}`, /warn/i);
+  });
+
+  test('npx kfmesh in the built project runs the command, without building it again', () => {
+    const stamp = join(projectRoot, 'dist/.build-stamp');
+    assert.ok(existsSync(stamp), 'npm run build writes dist/.build-stamp');
+    const before = statSync(stamp).mtimeMs;
+    const run = spawnSync('npx', ['--yes', 'kfmesh', '--version'], {
+      cwd: projectRoot,
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_cache: join(dir, 'npm-cache') },
+      timeout: 300_000,
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stdout.trim(), version);
+    assert.equal(statSync(stamp).mtimeMs, before, 'the build was not run again');
   });
 });
