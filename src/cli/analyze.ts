@@ -14,6 +14,7 @@ import {
   oneOf,
   runCommand,
   snapshotFrom,
+  RouteValues,
   versionNote,
   type ClusterFlags,
   type Streams,
@@ -51,7 +52,7 @@ export function analyzeCommand(paths: string[], flags: AnalyzeFlags, streams: St
     const selection = flags.analyzer.length > 0 ? selectRules(rules, flags.analyzer) : undefined;
     const suppress = flags.suppress.map(parseSuppression);
     const now = nowFlag(flags.now);
-    const snapshot = await snapshotFrom(paths, streams, flags);
+    const snapshot = await snapshotFrom(paths, streams, flags, RouteValues.Findings);
     const istioVersion = istioVersionFlag(flags.istioVersion);
     streams.stderr(versionNote(snapshot, istioVersion));
     const findings = analyze(snapshot, {

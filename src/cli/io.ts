@@ -8,9 +8,10 @@ import {
   type IstioVersion,
 } from '../mesh/istio-version.ts';
 import { chooseIstioVersion, installedIstioVersion, type VersionChoice } from '../mesh/installed-version.ts';
-import { loadPaths, readStandardInput } from '../load/files.ts';
+import { loadPaths, readStandardInput, type NotManifests } from '../load/files.ts';
+import { casesFileReason } from '../verify/cases.ts';
 import { parseManifests } from '../load/parse.ts';
-import { describeReplacement, Snapshot } from '../load/snapshot.ts';
+import { describeReplacement, Snapshot, summarizeReplacements } from '../load/snapshot.ts';
 import { refOf, type KubeObject } from '../model/object.ts';
 import { valueProblems } from '../analyze/route-values.ts';
 import { formatFieldPath } from '../load/schema.ts';
@@ -25,6 +26,8 @@ export interface Streams {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   readStdin?: () => Promise<string>;
+  /** `-v`: notes in full rather than summed up. */
+  verbose?: boolean;
 }
 
 /**
@@ -61,16 +64,25 @@ export async function snapshotFrom(
   paths: readonly string[],
   streams: Streams,
   cluster: ClusterFlags = {},
+  routeValues: RouteValues = RouteValues.Refused,
 ): Promise<Snapshot> {
   if (paths.length === 0 && !cluster.kubeconfig)
     return new Snapshot(parseManifests({ name: '<example>', text: examplePlatformYaml() }));
   const live = cluster.kubeconfig ? await clusterEntries(cluster.kubeconfig, cluster.context, streams) : [];
   const snapshot = new Snapshot([
     ...live,
-    ...(paths.length > 0 ? await loadPaths(paths, streams.readStdin) : []),
+    ...(paths.length > 0 ? await loadPaths(paths, streams.readStdin, notManifests(streams)) : []),
   ]);
-  return checked(snapshot, streams, new Set(live.map((l) => l.object)));
+  return checked(snapshot, streams, new Set(live.map((l) => l.object)), routeValues);
 }
+
+/**
+ * What a route value the data plane cannot run (a regex that is not RE2, a negative weight) in a file is:
+ * bad input (exit 2) for the commands that simulate the data plane, a finding (KFM423, KFM425) for `analyze`,
+ * whose subject is what is wrong with a configuration (as `istioctl analyze` reports a schema error).
+ */
+export const RouteValues = { Refused: 'refused', Findings: 'findings' } as const;
+export type RouteValues = (typeof RouteValues)[keyof typeof RouteValues];
 
 /**
  * The snapshot once its problems are said: an object of the wrong type in a file, or one whose routes hold
@@ -78,11 +90,16 @@ export async function snapshotFrom(
  * is bad input (the first one throws, exit 2); one read from a cluster (whose CRD is looser than kfmesh's schema) is left out with
  * a warning, so that the rest of a live cluster can still be read.
  */
-function checked(snapshot: Snapshot, streams: Streams, live: ReadonlySet<KubeObject> = new Set()): Snapshot {
+function checked(
+  snapshot: Snapshot,
+  streams: Streams,
+  live: ReadonlySet<KubeObject> = new Set(),
+  routeValues: RouteValues = RouteValues.Refused,
+): Snapshot {
   const [first] = snapshot.problems.filter((p) => !live.has(p.object));
   if (first) throw new InputError(first.context, first.message);
   for (const object of snapshot.all()) {
-    if (live.has(object)) continue;
+    if (live.has(object) || routeValues === RouteValues.Findings) continue;
     const [problem] = valueProblems(object);
     if (problem)
       throw new InputError(
@@ -95,7 +112,10 @@ function checked(snapshot: Snapshot, streams: Streams, live: ReadonlySet<KubeObj
       );
   }
   for (const p of snapshot.problems) streams.stderr(`kfmesh: warning: ${formatObjectProblem(p)}; left out\n`);
-  for (const r of snapshot.replacements) streams.stderr(`kfmesh: note: ${describeReplacement(r)}\n`);
+  if (streams.verbose)
+    for (const r of snapshot.replacements) streams.stderr(`kfmesh: note: ${describeReplacement(r)}\n`);
+  else if (snapshot.replacements.length > 0)
+    streams.stderr(`kfmesh: note: ${summarizeReplacements(snapshot.replacements)}; -v lists them\n`);
   return snapshot;
 }
 
@@ -122,9 +142,17 @@ async function clusterEntries(kubeconfig: string, context: string | undefined, s
   }
 }
 
+/** A cases file in a folder of manifests is skipped, with a note naming it. */
+function notManifests(streams: Streams): NotManifests {
+  return {
+    why: casesFileReason,
+    said: (file, why) => streams.stderr(`kfmesh: note: ${file}: skipped: ${why}\n`),
+  };
+}
+
 /** Loads one path (a file, a folder, or - for standard input) as a snapshot of its own. */
 export async function snapshotFromPath(path: string, streams: Streams): Promise<Snapshot> {
-  return checked(new Snapshot(await loadPaths([path], streams.readStdin)), streams);
+  return checked(new Snapshot(await loadPaths([path], streams.readStdin, notManifests(streams))), streams);
 }
 
 /** Runs a command body; input and usage errors become exit code 2 with one line on stderr. */

@@ -41,7 +41,14 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
     .version(version)
     .exitOverride()
     .configureOutput({ writeOut: streams.stdout, writeErr: streams.stderr })
-    .showHelpAfterError();
+    .showHelpAfterError('(--help shows the usage)')
+    .option(
+      '-v, --verbose',
+      'print every note in full (each object a later file replaces, rather than their count)',
+    )
+    .hook('preAction', (_root, command) => {
+      streams.verbose = command.optsWithGlobals<{ verbose?: boolean }>().verbose === true;
+    });
 
   withCluster(root.command('render'))
     .description(
@@ -139,11 +146,11 @@ function program(streams: Streams, result: { code: ExitCode }): Command {
   withCluster(root.command('trace'))
     .description('follow one request through the mesh: hops, rewrites, mTLS, authorization, metrics')
     .argument('[paths...]', 'files or folders of YAML/JSON manifests; - reads standard input')
-    .requiredOption(
+    .option(
       '--from <workload>',
-      'the client: NAMESPACE/WORKLOAD, external (through an ingress gateway), or kube-apiserver (outside the mesh, straight to the Service)',
+      'the client (required): NAMESPACE/WORKLOAD, external (through an ingress gateway), or kube-apiserver (outside the mesh, straight to the Service)',
     )
-    .requiredOption('--url <url>', 'the URL the client requests')
+    .option('--url <url>', 'the URL the client requests (required, with --from)')
     .option('--method <method>', 'HTTP method', 'GET')
     .option(
       '-H, --header <header>',

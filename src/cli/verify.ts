@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { OutputFormat } from '../load/serialize.ts';
 import { compileMesh } from '../mesh/mesh.ts';
-import { parseCases, runCases, type CaseResult } from '../verify/cases.ts';
+import { parseCases, runCases, type CaseResult, type VerifyCase } from '../verify/cases.ts';
 import {
   checkEquivalencePart,
   combinePieces,
@@ -210,7 +210,21 @@ async function verifyCases(
       ? `${JSON.stringify({ passed: results.length - failed, failed, cases: results }, null, 2)}\n`
       : casesText(results),
   );
+  const unmet = ambientUnmet(cases, results);
+  if (unmet > 0)
+    streams.stderr(
+      `kfmesh: note: ${unmet} failed case${unmet === 1 ? ' expects' : 's expect'} ztunnel or waypoint hops that no request met: ` +
+        `is the input in ambient mode? (the built-in example's ambient form is \`kfmesh example --mode ambient\`)\n`,
+    );
   return failed > 0 ? ExitCode.CheckFailed : ExitCode.Ok;
+}
+
+/** Failed cases that expect ambient proxies (ztunnel, waypoint) when no request of them met one. */
+function ambientUnmet(cases: readonly VerifyCase[], results: readonly CaseResult[]): number {
+  const ambient = (hops: readonly string[] | undefined) =>
+    (hops ?? []).some((h) => h === 'ztunnel' || h === 'waypoint');
+  const failed = results.filter((r, i) => !r.passed && ambient(cases[i]?.expect.hops));
+  return failed.length > 0 && !results.some((r) => ambient(r.actual.hops)) ? failed.length : 0;
 }
 
 /** One line per case (PASS/FAIL), the expectations that failed under each failure, then the counts. */

@@ -7,10 +7,20 @@ import { parseManifests, type InputText, type LoadedObject } from './parse.ts';
 
 const manifestExtensions = ['.yaml', '.yml', '.json'];
 
+/**
+ * Files that hold something else than manifests: `why` says what a file's text is when it is not
+ * manifests; such a file found in a folder is skipped and `said`, one named on its own is an error.
+ */
+export interface NotManifests {
+  why: (text: string) => string | undefined;
+  said: (file: string, why: string) => void;
+}
+
 /** Reads every path (`-` is standard input) and parses all the objects, in a stable order. */
 export async function loadPaths(
   paths: readonly string[],
   readStdin: () => Promise<string> = readStandardInput,
+  other?: NotManifests,
 ): Promise<LoadedObject[]> {
   const inputs: InputText[] = [];
   for (const path of paths) {
@@ -18,7 +28,13 @@ export async function loadPaths(
       inputs.push({ name: '<stdin>', text: await readStdin() });
       continue;
     }
-    for (const file of await manifestFiles(path)) inputs.push({ name: file, text: await readText(file) });
+    for (const file of await manifestFiles(path)) {
+      const text = await readText(file);
+      const why = other?.why(text);
+      if (why && file === path) throw new InputError({ location: { file } }, `${why}: not read as objects`);
+      if (why) other?.said(file, why);
+      else inputs.push({ name: file, text });
+    }
   }
   // Field types are checked where a snapshot is made of them (load/snapshot.ts), as for every source.
   return inputs.flatMap(parseManifests);

@@ -53,6 +53,23 @@ export function describeReplacement(r: Replacement): string {
   return `${formatLocation(r.location)}: ${describeRef(r.object)} replaces the definition at ${r.previous ? formatLocation(r.previous) : 'an earlier input'}`;
 }
 
+/**
+ * All replacements in one line: how many, and which file replaced definitions of which (`b.yaml over
+ * a.yaml: 15`), the pairs with most first, at most three named.
+ */
+export function summarizeReplacements(replacements: readonly Replacement[]): string {
+  const pairs = new Map<string, number>();
+  for (const r of replacements) {
+    const pair = `${r.location.file} over ${r.previous?.file ?? 'an earlier input'}`;
+    pairs.set(pair, (pairs.get(pair) ?? 0) + 1);
+  }
+  const named = [...pairs].sort(([a, m], [b, n]) => n - m || a.localeCompare(b));
+  const shown = named.slice(0, 3).map(([pair, n]) => `${pair}: ${n}`);
+  if (named.length > 3) shown.push(`${named.length - 3} more pairs of files`);
+  const count = replacements.length;
+  return `${count} object${count === 1 ? ' is' : 's are'} given again, the later definition replacing the earlier (${shown.join('; ')})`;
+}
+
 /** An object a snapshot left out, and why: the field of the wrong type. */
 export interface SnapshotProblem extends ObjectProblem {
   object: KubeObject;

@@ -68,8 +68,12 @@ function kubernetesYamlTags(tags: Tags): Tags {
   });
 }
 
-/** The options Kubernetes' YAML 1.1 is read with, for the `yaml` library. */
-export const yaml11Options = { version: '1.1', customTags: kubernetesYamlTags } as const;
+/**
+ * The options Kubernetes' YAML 1.1 is read with, for the `yaml` library: its tags, and `logLevel: 'error'`,
+ * which keeps the library from writing Node warnings of its own to the user's standard error (a
+ * collection used as a key is read as its text, as the fast reader reads it).
+ */
+export const yaml11Options = { version: '1.1', customTags: kubernetesYamlTags, logLevel: 'error' } as const;
 
 const schema = new Document(null, yaml11Options).schema;
 const options = new Document(null, yaml11Options).options;

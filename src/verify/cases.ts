@@ -70,6 +70,25 @@ function isStringMap(value: unknown): value is Record<string, string> {
 }
 
 /** Reads a case file; a malformed case is an InputError naming the file, line and field. */
+/**
+ * Whether a file's text is a cases file rather than manifests: one document, a mapping with `cases` and
+ * neither `apiVersion` nor `kind`. What a command reading manifests says when it meets one.
+ */
+export function casesFileReason(text: string): string | undefined {
+  if (!/^cases\s*:/m.test(text)) return undefined;
+  const doc = parseDocument(text, { prettyErrors: false });
+  const root = doc.contents;
+  if (
+    doc.errors.length > 0 ||
+    !isMap(root) ||
+    !root.has('cases') ||
+    root.has('apiVersion') ||
+    root.has('kind')
+  )
+    return undefined;
+  return 'a file of request expectations (for kfmesh verify --cases), not Kubernetes objects';
+}
+
 export function parseCases(text: string, file: string): VerifyCase[] {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });

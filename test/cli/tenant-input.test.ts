@@ -162,8 +162,19 @@ describe('values the data plane cannot run stop the command at the field (exit 2
       /fault\.abort\.percentage\.value: percentage 150 is neither 0 nor from 0\.0001 to 100/,
     ],
   ];
-  for (const [what, object, field] of bad)
-    for (const command of ['analyze', 'trace', 'verify', 'migrate'])
+  for (const [what, object, field] of bad) {
+    test(`${what}: analyze reports it as a finding at the field`, () => {
+      const run = runKfmesh(['analyze', writeManifest([object], 'tenant.yaml')]);
+      assert.equal(run.code, 1, run.stderr);
+      const [path = '', message = ''] = field.source.split(/: (.*)/s);
+      assert.match(
+        run.stdout,
+        new RegExp(
+          `tenant\\.yaml:\\d+:\\d+: error KFM42[35]( \\(IST\\d+\\))?: \\S+ kubeflow-user-example-com/bad \\S*${path}\\n  .*${message}`,
+        ),
+      );
+    });
+    for (const command of ['trace', 'verify', 'migrate'])
       test(`${what}: ${command}`, () => {
         const file = writeManifest([object], 'tenant.yaml');
         const args =
@@ -171,9 +182,7 @@ describe('values the data plane cannot run stop the command at the field (exit 2
             ? ['trace', file, '--from', from, '--url', `http://${host}/`]
             : command === 'verify'
               ? ['verify', '--equivalence', file, file]
-              : command === 'migrate'
-                ? ['migrate', file, '--to', 'ambient']
-                : [command, file];
+              : ['migrate', file, '--to', 'ambient'];
         const run = runKfmesh(args);
         assert.equal(run.code, 2, run.stderr);
         assert.match(
@@ -182,6 +191,7 @@ describe('values the data plane cannot run stop the command at the field (exit 2
         );
         assert.doesNotMatch(run.stderr, /\n\s+at |internal error/);
       });
+  }
 });
 
 describe('names and bytes the API server would refuse', () => {

@@ -5,7 +5,8 @@
  * group name given twice, a rewrite substitution with an unknown escape or group). Envoy rejects the route
  * configuration holding it, so the proxy keeps its previous routes; kfmesh's trace lets the match match
  * nothing and the rewrite change nothing. The checks are analyze/route-values.ts's; read from a file,
- * such an object is bad input and the CLI stops at it.
+ * such an object is bad input to the commands that simulate the data plane (they stop at it), and this
+ * finding to `analyze`.
  */
 import { Severity } from '../../model/finding.ts';
 import type { Finding } from '../../model/finding.ts';
