@@ -29,6 +29,8 @@ export interface MigrateOptions {
 export interface MigrationResult {
   objects: KubeObject[];
   report: MigrationReport;
+  /** The namespaces that stay in sidecar mode, and why. */
+  kept: ReadonlyMap<string, Kept>;
 }
 
 /** A new Gateway API gateway and the old gateway pods it replaces. */

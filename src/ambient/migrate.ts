@@ -85,5 +85,5 @@ export function migrateToAmbient(
   output.apply(() => sidecarHbone(facts, output));
   // Last: it reads what became of every object.
   output.apply(() => controllerOwned(facts, output));
-  return output.result();
+  return { ...output.result(), kept: scope.kept };
 }

@@ -25,7 +25,9 @@ import {
   OldestModelledVersion,
   parseIstioVersion,
 } from '../mesh/istio-version.ts';
-import type { Api, ApiError, PlanProgress, SideBySide, Summary } from './wire.ts';
+import type { Api, ApiError, NamespaceMode, PlanProgress, SideBySide, Summary } from './wire.ts';
+import { namespaceStanding } from '../model/sidecar.ts';
+import { GroupKind } from '../model/vocabulary.ts';
 import { TraceInputError, readTraceRequest } from '../mesh/trace/request.ts';
 import type { Mesh } from '../mesh/compiled.ts';
 import { chooseIstioVersion, type VersionChoice } from '../mesh/installed-version.ts';
@@ -266,8 +268,21 @@ export class ConsoleModel {
     return this.#once('migration', () => migrateToAmbient(this.#snapshot, this.#domain()));
   }
 
+  /** Both graphs, each with its namespaces' modes (the ambient one's with why a namespace stays in sidecar mode). */
   #graphs(): SideBySide {
-    return graphsOf(this.#mesh(MeshMode.Sidecar), this.#mesh(MeshMode.Ambient));
+    const graphs = graphsOf(this.#mesh(MeshMode.Sidecar), this.#mesh(MeshMode.Ambient));
+    const migration = this.#migration();
+    return {
+      ...graphs,
+      sidecar: { ...graphs.sidecar, namespaces: namespaceModes(this.#snapshot.list(GroupKind.Namespace)) },
+      ambient: {
+        ...graphs.ambient,
+        namespaces: namespaceModes(
+          migration.objects.filter((o) => o.apiVersion === 'v1' && o.kind === 'Namespace'),
+          migration.kept,
+        ),
+      },
+    };
   }
 
   #render(mode: MeshMode): {
@@ -355,6 +370,22 @@ export class ConsoleModel {
       throw error;
     }
   }
+}
+
+/** Each namespace's mode by its labels, with why it stays in sidecar mode when the migration keeps it there. */
+function namespaceModes(
+  namespaces: readonly KubeObject[],
+  kept?: ReadonlyMap<string, { why: string }>,
+): NamespaceMode[] {
+  return namespaces.map((ns) => {
+    const name = ns.metadata.name ?? '';
+    const why = kept?.get(name)?.why;
+    return {
+      name,
+      mode: namespaceStanding(ns.metadata.labels ?? {}),
+      ...(why ? { why: `stays in sidecar mode: it ${why}` } : {}),
+    };
+  });
 }
 
 /** 200 with what path `P` answers. */

@@ -44,6 +44,12 @@ export function namespaceNodeId(namespace: string): string {
   return `namespace:${namespace}`;
 }
 
+/** A drawn node's id as people read it: `namespace ml-team` for a folded namespace, else the id (NS/NAME). */
+export function nodeName(id: string): string {
+  const prefix = namespaceNodeId('');
+  return id.startsWith(prefix) ? `namespace ${id.slice(prefix.length)}` : id;
+}
+
 const counts: (keyof EdgeCounts)[] = [
   'requests',
   'allowed',
@@ -167,10 +173,11 @@ export function shortNumber(n: number): string {
 }
 
 /**
- * An edge's label: what was observed over it (rate or count, and the share that failed), else, between
- * folded namespaces, how many of the simulated requests took it and how many were denied.
+ * An edge's label: what was observed over it (rate or count, and the share that failed), else how many
+ * of the simulated requests took it and how many were denied. The page shows it for the hovered or
+ * selected edge, or for all with "Labels" on.
  */
-export function edgeLabel(edge: DrawnEdge, folded: boolean): string | undefined {
+export function edgeLabel(edge: DrawnEdge): string {
   const o = edge.observed;
   if (o) {
     const amount = o.requests > 0 ? o.requests : o.connections;
@@ -179,7 +186,6 @@ export function edgeLabel(edge: DrawnEdge, folded: boolean): string | undefined 
     const errors = o.requests > 0 ? ` · ${Math.round(errorRatio(o) * 100)}% err` : '';
     return `${how}${errors}${o.drift > 0 ? ' · drift' : ''}`;
   }
-  if (!folded) return undefined;
   const denied = edge.denied > 0 ? ` · ${edge.denied} denied` : '';
   return `${shortNumber(edge.requests)}${denied}`;
 }

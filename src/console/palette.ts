@@ -15,4 +15,6 @@ export const EdgeColour = {
   changed: '#0072b2',
   /** The traced request's path. */
   onPath: '#f2b705',
+  /** The edge selected (tapped, or reached with the arrow keys). */
+  selected: '#111111',
 } as const;

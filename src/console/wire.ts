@@ -35,6 +35,16 @@ export interface MeshGraph {
   nodes: GraphNode[];
   edges: GraphEdge[];
   totals: EdgeCounts & { untraceable: number };
+  /** Each namespace's data-plane mode in this graph's configuration (the mode graphs have them). */
+  namespaces?: NamespaceMode[];
+}
+
+/** A namespace's data-plane mode by its labels, and, after the migration, why it stays in sidecar mode. */
+export interface NamespaceMode {
+  name: string;
+  /** `sidecar`, `ambient`, `ambient with injection still on` or `outside the mesh`. */
+  mode: string;
+  why?: string;
 }
 
 /** The same platform in sidecar mode (as given) and in ambient mode (its migration), drawn from the same requests. */

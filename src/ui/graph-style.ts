@@ -62,7 +62,8 @@ export function style(large: boolean): cytoscape.StylesheetJson {
       },
     },
     {
-      selector: 'edge[label]',
+      // Edge labels are off until asked for: the hovered or selected edge, or all with "Labels" on.
+      selector: 'edge[label].labelled, edge[label].hovered, edge[label].selected-edge',
       style: {
         label: 'data(label)',
         'font-size': 11,
@@ -124,7 +125,8 @@ export function style(large: boolean): cytoscape.StylesheetJson {
       selector: 'node.namespace',
       style: {
         width: 'data(width)',
-        height: 34,
+        height: 40,
+        'text-wrap': 'wrap',
         'text-valign': 'center',
         'text-halign': 'center',
         'text-margin-y': 0,
@@ -133,6 +135,15 @@ export function style(large: boolean): cytoscape.StylesheetJson {
         'font-weight': 'bold',
         label: 'data(label)',
       },
+    },
+    // A folded namespace's mode on its border: ambient dashed teal, half-way (both labels) dotted orange.
+    {
+      selector: 'node.mode-ambient',
+      style: { 'border-width': 3, 'border-style': 'dashed', 'border-color': '#14877a' },
+    },
+    {
+      selector: 'node.mode-half',
+      style: { 'border-width': 3, 'border-style': 'dotted', 'border-color': '#d9730d' },
     },
     { selector: 'node.leaks', style: { 'border-width': 3, 'border-color': '#d9730d' } },
     { selector: 'node.named', style: { label: 'data(label)' } },
@@ -171,5 +182,18 @@ export function style(large: boolean): cytoscape.StylesheetJson {
         opacity: 1,
       },
     },
+    {
+      // The selected edge: thick and dark over everything, its ends named; the rest is faded.
+      selector: 'edge.selected-edge',
+      style: {
+        width: 7,
+        'line-color': EdgeColour.selected,
+        'target-arrow-color': EdgeColour.selected,
+        'target-arrow-shape': 'triangle',
+        'z-index': 30,
+        opacity: 1,
+      },
+    },
+    { selector: 'edge.hovered', style: { 'z-index': 25, opacity: 1 } },
   ];
 }

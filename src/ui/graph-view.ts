@@ -1,10 +1,11 @@
 /**
  * The mesh graph on the page: cytoscape over one mode's graph of traced traffic, laid out in namespace
  * bands and role columns (`layeredLayout`). It opens with each namespace folded into one node (a graph of
- * namespaces, edges labelled with their counts); a tap on a namespace shows its workloads. Search, a
- * namespace filter, focus on a node (its neighbours stay, the rest fades), a traced request's path drawn
- * over it (its namespaces unfolded), and the traffic the mesh reported laid over the edges. Labels are
- * drawn on the canvas, as text: nothing from the graph becomes markup.
+ * namespaces); a tap on a namespace shows its workloads. Edge labels (counts) show for the hovered or
+ * selected edge, or all on demand; a selected edge is drawn over the rest, which fades, and the arrow keys
+ * move the selection. Search, a namespace filter, focus on a node (its neighbours stay, the rest fades), a
+ * traced request's path drawn over it (its namespaces unfolded), and the traffic the mesh reported laid
+ * over the edges. Labels are drawn on the canvas, as text: nothing from the graph becomes markup.
  */
 import { at } from '../model/checked.ts';
 import cytoscape, { type Core, type ElementDefinition, type NodeSingular } from 'cytoscape';
@@ -20,7 +21,7 @@ import {
   type DrawnNode,
   type Expanded,
 } from '../console/collapse.ts';
-import type { GraphEdge, MeshGraph, ObservedGraph } from '../console/wire.ts';
+import type { GraphEdge, MeshGraph, NamespaceMode, ObservedGraph } from '../console/wire.ts';
 
 /**
  * Above this many nodes a graph is large: its edges are drawn the cheap way, hidden while panning, and only
@@ -34,6 +35,8 @@ export interface GraphEvents {
   select(node: DrawnNode | undefined, edges: { into: GraphEdge[]; out: GraphEdge[] }): void;
   /** An edge was tapped. */
   selectEdge?(edge: DrawnEdge): void;
+  /** A folded namespace was tapped (and unfolded): its mode, and why it stays where it stays. */
+  namespace?(namespace: string, mode: NamespaceMode | undefined): void;
   /** The namespaces shown unfolded changed. */
   expanded?(): void;
 }
@@ -59,7 +62,12 @@ const bandPadding = { side: 40, top: 44, bottom: 34 };
  * some of whose requests leave the mesh (to PassthroughCluster or BlackHoleCluster) wears an orange ring,
  * so that it shows even where those edges are not drawn.
  */
-function nodeElements(graph: DrawnGraph, layout: Layout, outside: ReadonlySet<string>): ElementDefinition[] {
+function nodeElements(
+  graph: DrawnGraph,
+  layout: Layout,
+  outside: ReadonlySet<string>,
+  modes: ReadonlyMap<string, NamespaceMode>,
+): ElementDefinition[] {
   const leaks = new Set(graph.edges.filter((e) => outside.has(e.target)).map((e) => e.source));
   // A folded namespace is a node of its own: no box around it.
   const folded = new Set(graph.nodes.filter((n) => n.kind === 'namespace').map((n) => n.namespace));
@@ -72,7 +80,7 @@ function nodeElements(graph: DrawnGraph, layout: Layout, outside: ReadonlySet<st
         group: 'nodes',
         data: {
           id: bandId(b.namespace),
-          label: b.namespace || 'outside the mesh',
+          label: b.namespace ? withMode(b.namespace, modes, ' · ') : 'outside the mesh',
           width,
           height,
           ...{ color: '#eef2f7', shape: 'round-rectangle', size: 0 },
@@ -88,21 +96,58 @@ function nodeElements(graph: DrawnGraph, layout: Layout, outside: ReadonlySet<st
       group: 'nodes',
       data: {
         id: node.id,
-        label: node.kind === 'namespace' ? `${node.name} (${node.members ?? 0})` : shortLabel(node.name),
+        label: node.kind === 'namespace' ? foldedLabel(node, modes) : shortLabel(node.name),
         kind: node.kind,
         ...looks[node.kind],
         // A folded namespace is a box as wide as its name.
-        ...(node.kind === 'namespace' ? { width: foldedWidth(node.name) } : {}),
+        ...(node.kind === 'namespace' ? { width: foldedWidth(foldedLabel(node, modes)) } : {}),
       },
       position: { ...(layout.positions.get(node.id) ?? { x: 0, y: 0 }) },
-      classes: leaks.has(node.id) ? `${node.kind} leaks` : node.kind,
+      classes: [
+        node.kind,
+        leaks.has(node.id) ? 'leaks' : '',
+        node.kind === 'namespace' ? modeClass(modes.get(node.name)) : '',
+      ]
+        .filter(Boolean)
+        .join(' '),
     });
   return elements;
 }
 
-/** The width of a folded namespace's box: its name and count, in the node font. */
-function foldedWidth(name: string): number {
-  return 16 + 7.2 * (name.length + 5);
+/** A namespace's name (or label) with its data-plane mode after it, when the graph says it. */
+function withMode(
+  text: string,
+  modes: ReadonlyMap<string, NamespaceMode>,
+  between: string,
+  name = text,
+): string {
+  const mode = modes.get(name)?.mode;
+  return mode ? `${text}${between}${mode}` : text;
+}
+
+/** The class a folded namespace's box is drawn with for its mode (its border: see graph-style.ts). */
+function modeClass(mode: NamespaceMode | undefined): string {
+  switch (mode?.mode) {
+    case 'ambient':
+      return 'mode-ambient';
+    case 'sidecar':
+      return 'mode-sidecar';
+    case undefined:
+    case 'outside the mesh':
+      return '';
+    default:
+      return 'mode-half';
+  }
+}
+
+/** A folded namespace's label: its name and how many nodes it holds, and its mode under them. */
+function foldedLabel(node: DrawnNode, modes: ReadonlyMap<string, NamespaceMode>): string {
+  return withMode(`${node.name} (${node.members ?? 0})`, modes, '\n', node.name);
+}
+
+/** The width of a folded namespace's box: its label's longest line, in the node font. */
+function foldedWidth(label: string): number {
+  return 16 + 7.2 * Math.max(...label.split('\n').map((line) => line.length));
 }
 
 /** A name cut to fit under its node (the whole name is in the node's details and in search). */
@@ -145,10 +190,15 @@ const maxZoom = 3;
 /** The most a whole graph is magnified to fit (a small graph stays at about its natural size). */
 const fitZoom = 1.2;
 
-function edgeElement(edge: DrawnEdge, index: number, changed: boolean, folded: boolean): ElementDefinition {
+function edgeElement(
+  edge: DrawnEdge,
+  index: number,
+  marks: { changed: boolean; labelled: boolean },
+): ElementDefinition {
   const o = edge.observed;
   const classes = [
-    changed ? 'changed' : '',
+    marks.changed ? 'changed' : '',
+    marks.labelled ? 'labelled' : '',
     edge.denied === 0 ? '' : edge.denied === edge.requests ? 'denied' : 'some-denied',
     edge.passthrough > 0 ? 'passthrough' : '',
     edge.blackhole > 0 ? 'blackhole' : '',
@@ -157,7 +207,7 @@ function edgeElement(edge: DrawnEdge, index: number, changed: boolean, folded: b
     o && errorRatio(o) > 0 ? 'observed-errors' : '',
     (o?.drift ?? 0) > 0 || edge.observedOnly ? 'drift' : '',
   ];
-  const label = edgeLabel(edge, folded);
+  const label = edgeLabel(edge);
   return {
     group: 'edges',
     data: {
@@ -165,7 +215,7 @@ function edgeElement(edge: DrawnEdge, index: number, changed: boolean, folded: b
       source: edge.source,
       target: edge.target,
       weight: Math.min(8, 1 + Math.log10(Math.max(1, edge.requests, o?.requests ?? 0))),
-      ...(label ? { label } : {}),
+      label,
     },
     classes: classes.filter(Boolean).join(' '),
   };
@@ -201,6 +251,13 @@ export class GraphView {
   /** The edges asked for besides the usual ones (a focus, a namespace, a path), and whether the filter may hide them. */
   #wanted: { test: (edge: DrawnEdge) => boolean; force: boolean } | undefined;
 
+  /** Each namespace's data-plane mode, by name (when the graph says them). */
+  readonly #modes: ReadonlyMap<string, NamespaceMode>;
+  /** Whether every edge shows its label ("Labels" on); else only the hovered and the selected one. */
+  #labels = false;
+  /** The drawn edge selected (its index), if any. */
+  #selectedEdge: number | undefined;
+
   /** Edges (`source target`) a step of a migration plan changed: marked, and drawn whatever the filter. */
   readonly #changed: Set<string>;
 
@@ -209,6 +266,7 @@ export class GraphView {
     this.#observed = options.observed;
     this.#events = events;
     this.#changed = new Set(options.changed ?? []);
+    this.#modes = new Map((graph.namespaces ?? []).map((m) => [m.name, m]));
     const expanded = options.expanded ?? new Set<string>();
     this.#expanded = expanded === 'all' ? 'all' : new Set(expanded);
     this.#container = container;
@@ -228,16 +286,19 @@ export class GraphView {
       const drawn = this.node(node.id());
       if (drawn?.kind === 'namespace' && drawn.namespace !== undefined) {
         this.expand(drawn.namespace);
+        events.namespace?.(drawn.namespace, this.#modes.get(drawn.namespace));
         return;
       }
       this.focus(node.id());
       events.select(drawn, this.edgesOf(node.id()));
     });
     this.cy.on('tap', 'edge', (event) => {
-      const index = Number((event.target as cytoscape.EdgeSingular).id().slice('edge:'.length));
-      const edge = this.#drawn.edges[index];
-      if (edge) events.selectEdge?.(edge);
+      this.selectEdge(Number((event.target as cytoscape.EdgeSingular).id().slice('edge:'.length)));
     });
+    this.cy.on('mouseover', 'edge', (event) => (event.target as cytoscape.EdgeSingular).addClass('hovered'));
+    this.cy.on('mouseout', 'edge', (event) =>
+      (event.target as cytoscape.EdgeSingular).removeClass('hovered'),
+    );
     this.cy.on('tap', (event) => {
       if (event.target === this.cy) {
         this.clearFocus();
@@ -266,7 +327,7 @@ export class GraphView {
       container: this.#container,
       ...fitted(this.#layout, this.#container.clientWidth, this.#container.clientHeight, this.#side()),
       elements: [
-        ...nodeElements(this.#drawn, this.#layout, this.#outside),
+        ...nodeElements(this.#drawn, this.#layout, this.#outside, this.#modes),
         ...[...this.#edgeSet()].map((i) => this.#edgeElement(i)),
       ],
       layout: { name: 'preset', fit: false },
@@ -284,14 +345,15 @@ export class GraphView {
 
   /** Half the widest folded namespace's box: it reaches past its band at both sides. */
   #side(): number {
-    const widths = this.#drawn.nodes.filter((n) => n.kind === 'namespace').map((n) => foldedWidth(n.name));
+    const widths = this.#drawn.nodes
+      .filter((n) => n.kind === 'namespace')
+      .map((n) => foldedWidth(foldedLabel(n, this.#modes)));
     return Math.max(0, ...widths) / 2;
   }
 
   #edgeElement(i: number): ElementDefinition {
     const edge = at(this.#drawn.edges, i);
-    const folded = [edge.source, edge.target].some((id) => this.node(id)?.kind === 'namespace');
-    return edgeElement(edge, i, this.#isChanged(edge), folded);
+    return edgeElement(edge, i, { changed: this.#isChanged(edge), labelled: this.#labels });
   }
 
   /** Whether any edge of the graph that the drawn edge stands for was changed by the plan step. */
@@ -419,7 +481,62 @@ export class GraphView {
   }
 
   #clearMarks(): void {
-    this.cy.elements().removeClass('faded match on-path named');
+    this.#selectedEdge = undefined;
+    this.cy.elements().removeClass('faded match on-path named selected-edge');
+  }
+
+  /**
+   * Selects a drawn edge (by index): it is drawn thick and dark with its label, its two ends named, and
+   * everything else faded; the page is told, to show what the edge stands for.
+   */
+  selectEdge(index: number): void {
+    const edge = this.#drawn.edges[index];
+    const element = this.cy.getElementById(`edge:${index}`);
+    if (!edge || element.empty()) return;
+    this.cy.batch(() => {
+      this.#clearMarks();
+      this.cy.nodes().unselect();
+      const ends = element.connectedNodes();
+      this.cy.elements().not(element).not(ends).not('.band').addClass('faded');
+      element.addClass('selected-edge');
+      ends.addClass('named');
+    });
+    this.#selectedEdge = index;
+    this.#events.selectEdge?.(edge);
+  }
+
+  /** The selected edge's index, if an edge is selected. */
+  get selectedEdge(): number | undefined {
+    return this.#selectedEdge;
+  }
+
+  /**
+   * Moves the selection to the next (`+1`) or previous (`-1`) edge on the page, in the order of their
+   * source and target names (the first one when none is selected); the keyboard's way through the edges.
+   */
+  stepEdge(direction: 1 | -1): void {
+    const shown = this.cy
+      .edges()
+      .filter((e) => !e.hasClass('hidden'))
+      .map((e) => Number(e.id().slice('edge:'.length)))
+      .sort((a, b) => {
+        const [x, y] = [at(this.#drawn.edges, a), at(this.#drawn.edges, b)];
+        return x.source.localeCompare(y.source) || x.target.localeCompare(y.target) || a - b;
+      });
+    if (shown.length === 0) return;
+    const now = this.#selectedEdge === undefined ? -1 : shown.indexOf(this.#selectedEdge);
+    const next =
+      now < 0 ? (direction > 0 ? 0 : shown.length - 1) : (now + direction + shown.length) % shown.length;
+    const index = shown[next];
+    if (index !== undefined) this.selectEdge(index);
+  }
+
+  /** Every edge labelled (on), or only the hovered and the selected one (off, the default). */
+  setLabels(on: boolean): void {
+    this.#labels = on;
+    this.cy.batch(() =>
+      on ? this.cy.edges().addClass('labelled') : this.cy.edges().removeClass('labelled'),
+    );
   }
 
   /**

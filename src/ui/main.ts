@@ -173,6 +173,9 @@ async function drawGraph(): Promise<void> {
         fill(byId('details-out'), edgeDetails(edge, view.membersOf(edge), observed?.seconds));
         selectTab('details');
       },
+      namespace: (namespace, mode) => {
+        if (mode) status(`${namespace}: ${mode.mode}${mode.why ? `; ${mode.why}` : ''}`);
+      },
       expanded: () => {
         view.setEdgeFilter(byId<HTMLSelectElement>('edges').value as EdgeFilter);
         stats();
@@ -185,6 +188,7 @@ async function drawGraph(): Promise<void> {
     },
   );
   state.view = view;
+  view.setLabels(byId<HTMLInputElement>('labels').checked);
   view.setEdgeFilter(byId<HTMLSelectElement>('edges').value as EdgeFilter);
   stats();
   document.body.dataset['mode'] = state.mode;
@@ -345,6 +349,50 @@ function controls(): void {
   slider.addEventListener('input', () => void showStep(Number(slider.value)));
 }
 
+/** The graph's toolbar (search, namespace, grouping, edges, labels, fit, clear) and its keyboard. */
+function graphToolbar(): void {
+  const search = byId<HTMLInputElement>('search');
+  search.addEventListener('input', () => {
+    const found = state.view?.search(search.value) ?? 0;
+    byId('search-count').textContent = search.value ? `${found} found` : '';
+  });
+  search.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') state.view?.fit();
+  });
+  byId('namespace').addEventListener('change', () =>
+    state.view?.filterNamespace(byId<HTMLSelectElement>('namespace').value),
+  );
+  byId('grouping').addEventListener('change', () =>
+    state.view?.setGrouping(
+      byId<HTMLSelectElement>('grouping').value === 'workloads' ? 'workloads' : 'namespaces',
+    ),
+  );
+  byId('widen').addEventListener('click', () => {
+    const wide = document.body.classList.toggle('wide');
+    byId('widen').setAttribute('aria-pressed', String(wide));
+  });
+  byId('edges').addEventListener('change', () =>
+    state.view?.setEdgeFilter(byId<HTMLSelectElement>('edges').value as EdgeFilter),
+  );
+  byId('fit').addEventListener('click', () => state.view?.fit());
+  byId('labels').addEventListener('change', () =>
+    state.view?.setLabels(byId<HTMLInputElement>('labels').checked),
+  );
+  byId('graph').addEventListener('keydown', (event) => {
+    const forward = event.key === 'ArrowRight' || event.key === 'ArrowDown';
+    if (forward || event.key === 'ArrowLeft' || event.key === 'ArrowUp')
+      state.view?.stepEdge(forward ? 1 : -1);
+    else if (event.key === 'Escape') state.view?.clearFocus();
+    else return;
+    event.preventDefault();
+  });
+  byId('clear').addEventListener('click', () => {
+    search.value = '';
+    byId('search-count').textContent = '';
+    state.view?.clearFocus();
+  });
+}
+
 async function main(): Promise<void> {
   controls();
   traceForm();
@@ -393,35 +441,7 @@ async function main(): Promise<void> {
   performance.mark('kfmesh:graph-data');
   await drawGraph();
   performance.mark('kfmesh:graph-drawn');
-  const search = byId<HTMLInputElement>('search');
-  search.addEventListener('input', () => {
-    const found = state.view?.search(search.value) ?? 0;
-    byId('search-count').textContent = search.value ? `${found} found` : '';
-  });
-  search.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter') state.view?.fit();
-  });
-  byId('namespace').addEventListener('change', () =>
-    state.view?.filterNamespace(byId<HTMLSelectElement>('namespace').value),
-  );
-  byId('grouping').addEventListener('change', () =>
-    state.view?.setGrouping(
-      byId<HTMLSelectElement>('grouping').value === 'workloads' ? 'workloads' : 'namespaces',
-    ),
-  );
-  byId('widen').addEventListener('click', () => {
-    const wide = document.body.classList.toggle('wide');
-    byId('widen').setAttribute('aria-pressed', String(wide));
-  });
-  byId('edges').addEventListener('change', () =>
-    state.view?.setEdgeFilter(byId<HTMLSelectElement>('edges').value as EdgeFilter),
-  );
-  byId('fit').addEventListener('click', () => state.view?.fit());
-  byId('clear').addEventListener('click', () => {
-    search.value = '';
-    byId('search-count').textContent = '';
-    state.view?.clearFocus();
-  });
+  graphToolbar();
   if (!state.view?.partial) status('ready');
   await showFindings();
 }

@@ -17,21 +17,24 @@ import type {
   Traced,
 } from '../console/wire.ts';
 import { differencesShown } from '../console/differences.ts';
-import { errorRatio, shortNumber, type DrawnEdge, type DrawnNode } from '../console/collapse.ts';
+import { errorRatio, nodeName, shortNumber, type DrawnEdge, type DrawnNode } from '../console/collapse.ts';
 
-const count = (n: number, of: number) => (n === 0 ? '' : n === of ? 'all' : String(n));
-
+/**
+ * A node's traffic, a row per peer: requests = allowed + denied + failed (each request ends one of the
+ * three ways); of them, how many left the mesh (PassthroughCluster) and how many went over mTLS.
+ */
 export function nodeDetails(node: DrawnNode, edges: { into: GraphEdge[]; out: GraphEdge[] }): HTMLElement {
   const rows = (list: GraphEdge[], peer: (e: GraphEdge) => string) =>
     list.map((e) => [
       peer(e),
       e.requests,
-      count(e.allowed, e.requests),
-      count(e.denied, e.requests) + (e.deniedBy ? ` (${e.deniedBy})` : ''),
-      count(e.passthrough, e.requests),
-      count(e.mtls, e.requests),
+      e.allowed,
+      `${e.denied}${e.deniedBy ? ` (${e.deniedBy})` : ''}`,
+      e.failed,
+      e.passthrough,
+      e.mtls,
     ]);
-  const header = ['requests', 'allowed', 'denied', 'passthrough', 'mTLS'];
+  const header = ['requests', 'allowed', 'denied', 'failed', 'passthrough', 'mTLS'];
   return el(
     'section',
     { 'data-testid': 'node-details' },
@@ -68,13 +71,13 @@ export function edgeDetails(
   return el(
     'section',
     { 'data-testid': 'edge-details' },
-    el('h3', {}, `${edge.source} → ${edge.target}`),
+    el('h3', {}, `${nodeName(edge.source)} → ${nodeName(edge.target)}`),
     el(
       'p',
       {},
       edge.requests > 0
-        ? `Configuration: ${edge.requests} simulated requests take it; ${count(edge.allowed, edge.requests) || 'none'} allowed, ${count(edge.denied, edge.requests) || 'none'} denied${edge.deniedBy ? ` (${edge.deniedBy})` : ''}, ${count(edge.passthrough, edge.requests) || 'none'} to PassthroughCluster, ${count(edge.mtls, edge.requests) || 'none'} over mTLS.`
-        : 'Configuration: no simulated request takes it.',
+        ? `Configuration: ${edge.requests} simulated requests take it: ${edge.allowed} allowed, ${edge.denied} denied${edge.deniedBy ? ` (${edge.deniedBy})` : ''}, ${edge.failed} failed; ${edge.passthrough} to PassthroughCluster, ${edge.mtls} over mTLS.`
+        : 'Configuration: none of the simulated requests takes it (the requests kfmesh draws the graph from: see the tracer for one of your own).',
     ),
     o
       ? el(
@@ -101,14 +104,8 @@ export function edgeDetails(
           {},
           el('summary', {}, `${members.edges.length} edges between workloads`),
           table(
-            ['from', 'to', 'requests', 'denied', 'passthrough'],
-            top.map((e) => [
-              e.source,
-              e.target,
-              e.requests,
-              count(e.denied, e.requests),
-              count(e.passthrough, e.requests),
-            ]),
+            ['from', 'to', 'requests', 'allowed', 'denied', 'failed', 'passthrough'],
+            top.map((e) => [e.source, e.target, e.requests, e.allowed, e.denied, e.failed, e.passthrough]),
           ),
         )
       : false,
@@ -176,20 +173,47 @@ function labelsOf(result: Traced, hop: Hop): HTMLElement | string {
   );
 }
 
+/** The data plane a hop is part of: a sidecar, ambient mode's ztunnel or waypoint, or a gateway. */
+function planeOf(hop: Hop): string {
+  return hop.kind === 'ztunnel' || hop.kind === 'waypoint' ? 'ambient' : hop.kind;
+}
+
+/** What a hop did besides its decision and response: opened on demand under its row. */
+function hopDetails(result: Traced, hop: Hop): HTMLElement {
+  const rows: [string, string | HTMLElement][] = [
+    ['direction', hop.direction],
+    ['route', hop.route ?? hop.virtualService ?? ''],
+    ['cluster → upstream', [hop.cluster, hop.upstream].filter(Boolean).join(' → ')],
+    ['leaves as', `${hop.authority}${hop.path}`],
+    ['TLS', hop.mtls ? `mTLS${hop.tls ? ` (${hop.tls})` : ''}` : 'plaintext'],
+    ['istio_requests_total', labelsOf(result, hop)],
+  ];
+  return el(
+    'details',
+    { class: 'hop-details' },
+    el('summary', {}, 'more'),
+    el('dl', {}, ...rows.flatMap(([name, value]) => [el('dt', {}, name), el('dd', {}, value)])),
+  );
+}
+
+/**
+ * A traced request: its summary, then a row per hop with what a reader looks for first (the proxy, the
+ * data plane it belongs to, its decision and the response it gave), each hop's route, cluster, TLS and
+ * metrics one click away under it.
+ */
 export function traceResult(result: Traced, shownOnGraph: number): HTMLElement {
   const decision = (hop: Hop) =>
     hop.decision === 'none' ? '' : hop.policy ? `${hop.decision}: ${hop.policy}` : hop.decision;
   const rows = result.hops.map((hop, i) => [
     i + 1,
     proxyOf(hop),
-    hop.direction,
-    hop.route ?? hop.virtualService ?? '',
-    [hop.cluster, hop.upstream].filter(Boolean).join(' → '),
-    `${hop.authority}${hop.path}`,
-    hop.mtls ? `mTLS${hop.tls ? ` (${hop.tls})` : ''}` : 'plaintext',
+    planeOf(hop),
     decision(hop),
-    hop.code !== undefined ? `${hop.code} ${hop.flags ?? ''}` : '',
-    labelsOf(result, hop),
+    // What the hop sent back: its own answer, else the response that came back through it.
+    `${hop.code ?? result.response.code} ${(hop.code !== undefined ? hop.flags : result.response.flags) ?? ''}`
+      .replace(/ -$/, '')
+      .trim(),
+    hopDetails(result, hop),
   ]);
   return el(
     'section',
@@ -203,27 +227,7 @@ export function traceResult(result: Traced, shownOnGraph: number): HTMLElement {
       ` (${result.mode} mode; path ${result.path.join(' → ')}; ${shownOnGraph} of ${result.path.length} on the graph)`,
     ),
     result.unsupported ? el('p', { class: 'warning' }, `partial trace: ${result.unsupported}`) : false,
-    // In a box of its own that scrolls sideways: cells keep their words on one line.
-    el(
-      'div',
-      { class: 'scroll' },
-      table(
-        [
-          '#',
-          'proxy',
-          'direction',
-          'route',
-          'cluster → upstream',
-          'leaves as',
-          'TLS',
-          'decision',
-          'response',
-          'istio_requests_total',
-        ],
-        rows,
-        'hop-table',
-      ),
-    ),
+    table(['#', 'proxy', 'data plane', 'decision', 'response', 'route, cluster…'], rows, 'hop-table'),
     ...result.hops
       .filter((h) => h.notes.length > 0)
       .map((h) => el('p', { class: 'note' }, `${proxyOf(h)}: ${h.notes.join('; ')}`)),

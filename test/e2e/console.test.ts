@@ -23,10 +23,23 @@ const work = mkdtempSync(join(tmpdir(), 'kfmesh-e2e-'));
 const shots = process.env['KFMESH_SCREENSHOTS'] ?? join(work, 'screenshots');
 mkdirSync(shots, { recursive: true });
 
-/** The hop table's rows as text cells. */
-function hopRows(page: Page): Promise<string[][]> {
+/** A hop of the hop table: its cells as text (#, proxy, data plane, decision, response), and its details by name. */
+interface HopRow {
+  cells: string[];
+  details: Record<string, string>;
+}
+
+function hopRows(page: Page): Promise<HopRow[]> {
   return page.$$eval('[data-testid="hop-table"] tbody tr', (rows) =>
-    rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '')),
+    rows.map((r) => {
+      const cells = [...r.querySelectorAll('td')];
+      const names = [...r.querySelectorAll('.hop-details dt')].map((dt) => dt.textContent ?? '');
+      const values = [...r.querySelectorAll('.hop-details dd')].map((dd) => dd.textContent ?? '');
+      return {
+        cells: cells.slice(0, 5).map((td) => td.textContent ?? ''),
+        details: Object.fromEntries(names.map((n, i) => [n, values[i] ?? ''])),
+      };
+    }),
   );
 }
 
@@ -135,6 +148,86 @@ describe('the console in Chromium', browserTestOptions(), () => {
       await page.screenshot({ path: join(shots, 'console-ambient.png') });
       await page.click('#mode-sidecar');
       await page.waitForSelector('body[data-graph-ready="sidecar"]');
+    });
+
+    test('edge labels wait to be asked for; a clicked edge is highlighted, the rest faded, its label clear of every node; arrow keys move on', async () => {
+      type Box = { x1: number; x2: number; y1: number; y2: number };
+      const look = () =>
+        page.evaluate(() => {
+          type El = {
+            id(): string;
+            hasClass(c: string): boolean;
+            style(p: string): string;
+            renderedMidpoint(): { x: number; y: number };
+            renderedBoundingBox(o?: object): Box;
+          };
+          type Box = { x1: number; x2: number; y1: number; y2: number };
+          const view = (
+            globalThis as unknown as {
+              kfmesh: {
+                view: {
+                  selectedEdge?: number;
+                  cy: { edges(): { toArray(): El[] }; nodes(s: string): { toArray(): El[] } };
+                };
+              };
+            }
+          ).kfmesh.view;
+          const edges = view.cy.edges().toArray();
+          const nodes = view.cy.nodes('[kind]').toArray();
+          const inside = (p: { x: number; y: number }, b: Box) =>
+            p.x >= b.x1 && p.x <= b.x2 && p.y >= b.y1 && p.y <= b.y2;
+          const labelOnly = { includeNodes: false, includeEdges: false, includeLabels: true };
+          return {
+            selected: view.selectedEdge,
+            labelled: edges.filter((e) => e.style('label') !== '').map((e) => e.id()),
+            faded: edges.filter((e) => e.hasClass('faded')).length,
+            chosen: edges
+              .filter((e) => e.hasClass('selected-edge'))
+              .map((e) => ({
+                id: e.id(),
+                width: parseFloat(e.style('width')),
+                label: e.renderedBoundingBox(labelOnly),
+              })),
+            widest: Math.max(
+              ...edges.filter((e) => !e.hasClass('selected-edge')).map((e) => parseFloat(e.style('width'))),
+            ),
+            nodes: nodes.map((n) => n.renderedBoundingBox({ includeLabels: false })),
+            // Edges whose midpoint no node covers: a click there is on the edge.
+            free: edges
+              .filter((e) => !nodes.some((n) => inside(e.renderedMidpoint(), n.renderedBoundingBox({}))))
+              .map((e) => ({ id: e.id(), ...e.renderedMidpoint() })),
+          };
+        });
+      const before = await look();
+      assert.deepEqual(before.labelled, [], 'no edge label until one is asked for');
+      const target = before.free[0];
+      assert.ok(target, 'an edge whose midpoint is clear of the nodes');
+      const box = await page.locator('#graph').boundingBox();
+      assert.ok(box);
+      await page.mouse.click(box.x + target.x, box.y + target.y);
+      await page.waitForSelector('[data-testid="edge-details"]');
+      const after = await look();
+      assert.equal(`edge:${after.selected}`, target.id, 'the click selected the edge under the pointer');
+      const [chosen] = after.chosen;
+      assert.ok(chosen && chosen.id === target.id);
+      assert.ok(chosen.width > after.widest, 'the selected edge is drawn wider than every other');
+      assert.ok(after.faded > 0, 'the other edges fade');
+      assert.deepEqual(after.labelled, [target.id], 'the selected edge alone shows its label');
+      const overlaps = (a: Box, b: Box) => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
+      assert.ok(!after.nodes.some((n) => overlaps(chosen.label, n)), 'the label covers no node');
+      // The keyboard moves the selection from edge to edge.
+      await page.focus('#graph');
+      await page.keyboard.press('ArrowRight');
+      const next = await look();
+      assert.notEqual(next.selected, after.selected);
+      assert.equal(next.chosen.length, 1);
+      await page.keyboard.press('Escape');
+      assert.equal((await look()).selected, undefined);
+      // "Labels" shows every edge's counts.
+      await page.check('#labels');
+      assert.ok((await look()).labelled.length > 1);
+      await page.uncheck('#labels');
+      await page.click('.tabs button[data-tab="tracer"]');
     });
 
     test('search marks nodes; a namespace filter hides the rest; a tap focuses a node', async () => {
@@ -290,12 +383,38 @@ describe('the console in Chromium', browserTestOptions(), () => {
       await page.waitForSelector('body[data-graph-ready="sidecar"]');
     });
 
-    test('a link to #ambient opens the ambient graph', async () => {
+    test('a link to #ambient opens the ambient graph; each namespace says its mode, and why it stays in sidecar mode', async () => {
       const other = await chromium.browser().newPage();
       try {
         await other.goto(`${serving.base}/#ambient`);
         await other.waitForSelector('body[data-graph-ready="ambient"]', { timeout: 60_000 });
         assert.equal(await other.getAttribute('#mode-ambient', 'aria-pressed'), 'true');
+        const labels = await other.evaluate(() =>
+          (
+            globalThis as unknown as {
+              kfmesh: {
+                view: { cy: { nodes(s: string): { map<T>(f: (n: { data(k: string): string }) => T): T[] } } };
+              };
+            }
+          ).kfmesh.view.cy
+            .nodes('.namespace')
+            .map((n) => n.data('label')),
+        );
+        assert.ok(
+          labels.some((l) => /^ml-research \(\d+\)\nambient$/.test(l)),
+          labels.join(' | '),
+        );
+        assert.ok(
+          labels.some((l) => /^kubeflow-user-example-com \(\d+\)\nsidecar$/.test(l)),
+          labels.join(' | '),
+        );
+        await tapOn(other, 'namespace:kubeflow-user-example-com', '#graph');
+        await waitForText(
+          other,
+          '#status',
+          'kubeflow-user-example-com: sidecar; stays in sidecar mode: it runs',
+        );
+        await other.screenshot({ path: join(shots, 'console-ambient-modes.png') });
       } finally {
         await other.close();
       }
@@ -311,13 +430,53 @@ describe('the console in Chromium', browserTestOptions(), () => {
     // The client's sidecar sends it out of the mesh; it reaches the gateway anyway, which forwards it to
     // itself (the second pass the seed reported), then the model.
     assert.deepEqual(
-      rows.map((r) => r[1]?.split(' ')[0]),
+      rows.map((r) => r.cells[1]?.split(' ')[0]),
       ['sidecar', 'gateway', 'gateway', 'sidecar'],
     );
-    assert.match(rows[0]?.[1] ?? '', new RegExp(`^sidecar ${request.from}$`));
-    assert.match(rows[0]?.[4] ?? '', /PassthroughCluster/);
-    assert.equal(rows[0]?.[6], 'plaintext');
-    assert.match(rows[0]?.[9] ?? '', /destination_service_name\s*PassthroughCluster/);
+    assert.deepEqual(
+      rows.map((r) => r.cells[2]),
+      ['sidecar', 'gateway', 'gateway', 'sidecar'],
+      'each hop says which data plane it is',
+    );
+    assert.match(rows[0]?.cells[1] ?? '', new RegExp(`^sidecar ${request.from}$`));
+    assert.match(rows[0]?.details['cluster → upstream'] ?? '', /PassthroughCluster/);
+    assert.equal(rows[0]?.details['TLS'], 'plaintext');
+    assert.match(
+      rows[0]?.details['istio_requests_total'] ?? '',
+      /destination_service_name\s*PassthroughCluster/,
+    );
+    assert.match(rows.at(-1)?.cells[4] ?? '', /^200/, 'the response column');
+    // The table fits its panel, and no header breaks (each is one line high).
+    const fit = await page.$eval('[data-testid="hop-table"]', (table) => {
+      const t = table as unknown as {
+        scrollWidth: number;
+        parentElement: { clientWidth: number };
+        querySelectorAll(s: string): { textContent: string; getClientRects(): { length: number } }[];
+      };
+      const lines = (th: { getClientRects(): { length: number } }) => th.getClientRects().length;
+      return {
+        width: t.scrollWidth,
+        room: t.parentElement.clientWidth,
+        broken: [...t.querySelectorAll('th')]
+          .filter((th) => {
+            const range = (
+              globalThis as unknown as {
+                document: {
+                  createRange(): {
+                    selectNodeContents(n: unknown): void;
+                    getClientRects(): { length: number };
+                  };
+                };
+              }
+            ).document.createRange();
+            range.selectNodeContents(th);
+            return range.getClientRects().length > 1 || lines(th) > 1;
+          })
+          .map((th) => th.textContent),
+      };
+    });
+    assert.ok(fit.width <= fit.room, `the hop table is ${fit.width} px wide in ${fit.room} px`);
+    assert.deepEqual(fit.broken, [], 'headers on one line');
     assert.deepEqual((await graphState(page)).onPath.sort(), [request.from, 'PassthroughCluster'].sort());
     await page.screenshot({ path: join(shots, 'console-trace-before.png') });
     assert.deepEqual(errors, []);
@@ -326,12 +485,12 @@ describe('the console in Chromium', browserTestOptions(), () => {
   test("the seed's request after the fix: through the local gateway to the model, over mTLS", async () => {
     const { page, request, rows, errors } = await traceSeed('02-kserve-vs-with-mesh-local-gateway.yaml');
     assert.ok(rows.length >= 3, `client sidecar, gateway, model sidecar: ${JSON.stringify(rows)}`);
-    assert.match(rows[1]?.[1] ?? '', /^gateway istio-system\//);
+    assert.match(rows[1]?.cells[1] ?? '', /^gateway istio-system\//);
     assert.ok(
-      rows.slice(1).every((r) => r[6]?.startsWith('mTLS')),
+      rows.slice(1).every((r) => r.details['TLS']?.startsWith('mTLS')),
       'mTLS after the client sidecar',
     );
-    assert.doesNotMatch(rows.map((r) => r[4]).join(' '), /PassthroughCluster/);
+    assert.doesNotMatch(rows.map((r) => r.details['cluster → upstream']).join(' '), /PassthroughCluster/);
     const summary = (await page.textContent('[data-testid="trace-result"]')) ?? '';
     assert.match(summary, /response 200; answered by kserve-test\//);
     const state = await graphState(page);
@@ -413,7 +572,7 @@ describe('the console in Chromium', browserTestOptions(), () => {
       headers: [],
     });
     const rows = await hopRows(page);
-    assert.equal(rows[0]?.[1], `sidecar ${client}`, 'the name shows in the hop table as written');
+    assert.equal(rows[0]?.cells[1], `sidecar ${client}`, 'the name shows in the hop table as written');
     const ran = {
       owned: await page.evaluate(() => (globalThis as unknown as { owned?: number }).owned),
       images: await page.locator('img').count(),

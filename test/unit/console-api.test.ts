@@ -5,7 +5,7 @@ import { ConsoleModel, type ConsoleAnswer } from '../../src/console/api.ts';
 import { examplePlatform } from '../../src/example/platform.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import type { KubeObject } from '../../src/model/object.ts';
-import type { PlanGraph, PlanProgress, PlanView } from '../../src/console/wire.ts';
+import type { ModeGraph, PlanGraph, PlanProgress, PlanView } from '../../src/console/wire.ts';
 import { differencesShown } from '../../src/console/differences.ts';
 
 describe('ConsoleModel', () => {
@@ -76,6 +76,23 @@ describe('ConsoleModel', () => {
     } finally {
       await model.close();
     }
+  });
+
+  test("each graph says its namespaces' modes, and the ambient one why a namespace stays in sidecar mode", async () => {
+    const model = new ConsoleModel(Snapshot.of(examplePlatform()), { source: '<example>' });
+    const mode = async (m: string) =>
+      new Map(
+        (
+          (await model.answer('/api/graph', new URLSearchParams({ mode: m }))).body as ModeGraph
+        ).graph.namespaces?.map((n) => [n.name, n]),
+      );
+    const [sidecar, ambient] = [await mode('sidecar'), await mode('ambient')];
+    assert.equal(sidecar.get('ml-research')?.mode, 'sidecar');
+    assert.equal(ambient.get('ml-research')?.mode, 'ambient');
+    assert.equal(ambient.get('ml-research')?.why, undefined);
+    assert.equal(ambient.get('kubeflow-user-example-com')?.mode, 'sidecar');
+    assert.match(ambient.get('kubeflow-user-example-com')?.why ?? '', /^stays in sidecar mode: it .*Knative/);
+    assert.equal(sidecar.get('auth')?.mode, 'outside the mesh');
   });
 
   test("a closed model's plan is a failed answer that says why", async () => {

@@ -157,14 +157,9 @@ describe('observed traffic on the console', () => {
     );
     assert.ok(ab);
     assert.deepEqual([ab.requests, ab.denied, ab.memberEdges.length, ab.deniedBy], [8, 2, 2, undefined]);
-    assert.equal(edgeLabel(ab, true), '10 req · 40% err · drift');
+    assert.equal(edgeLabel(ab), '10 req · 40% err · drift');
     const out = folded.edges.find((e) => e.target === 'PassthroughCluster');
-    assert.equal(edgeLabel(out ?? ab, true), '2');
-    assert.equal(
-      edgeLabel(out ?? ab, false),
-      undefined,
-      'unfolded edges without observed traffic carry no label',
-    );
+    assert.equal(edgeLabel(out ?? ab), '2');
 
     const open = drawnGraph(graph, observed, new Set(['a']));
     assert.ok(open.nodes.some((n) => n.id === 'a/x'));
