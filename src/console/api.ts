@@ -242,7 +242,7 @@ export class ConsoleModel {
       const options = { ...this.#domain(), istioVersion: version };
       return mode === MeshMode.Sidecar
         ? compileMesh(this.#snapshot, options)
-        : compileMesh(Snapshot.of(this.#migration().objects, '<migrated>'), options);
+        : compileMesh(this.#migrated(), options);
     };
     // Keyed by the version it stands for, so naming the default version compiles nothing more.
     const key = `${mode} ${formatIstioVersion(version)}`;
@@ -268,6 +268,11 @@ export class ConsoleModel {
     return this.#once('migration', () => migrateToAmbient(this.#snapshot, this.#domain()));
   }
 
+  /** The migration's objects as a snapshot (the ambient meshes are compiled from it). */
+  #migrated(): Snapshot {
+    return this.#once('migrated', () => Snapshot.of(this.#migration().objects, '<migrated>'));
+  }
+
   /** Both graphs, each with its namespaces' modes (the ambient one's with why a namespace stays in sidecar mode). */
   #graphs(): SideBySide {
     const graphs = graphsOf(this.#mesh(MeshMode.Sidecar), this.#mesh(MeshMode.Ambient));
@@ -277,10 +282,7 @@ export class ConsoleModel {
       sidecar: { ...graphs.sidecar, namespaces: namespaceModes(this.#snapshot.list(GroupKind.Namespace)) },
       ambient: {
         ...graphs.ambient,
-        namespaces: namespaceModes(
-          migration.objects.filter((o) => o.apiVersion === 'v1' && o.kind === 'Namespace'),
-          migration.kept,
-        ),
+        namespaces: namespaceModes(this.#migrated().list(GroupKind.Namespace), migration.kept),
       },
     };
   }

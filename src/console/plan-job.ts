@@ -18,8 +18,7 @@ export class PlanJob {
   readonly #worker: Worker;
   readonly #started = performance.now();
   #doing = 'starting';
-  #simulated = 0;
-  #total = 0;
+  /** The steps once ordered; each says whether its state is simulated yet. */
   #steps: PlanStepView[] = [];
   #view: PlanView | undefined;
   #error: string | undefined;
@@ -48,8 +47,8 @@ export class PlanJob {
       state: 'computing',
       progress: {
         doing: this.#doing,
-        simulated: this.#simulated,
-        total: this.#total,
+        simulated: this.#steps.filter((s) => s.simulated).length,
+        total: this.#steps.length,
         steps: this.#steps,
         seconds: Math.round((performance.now() - this.#started) / 100) / 10,
       },
@@ -77,16 +76,12 @@ export class PlanJob {
     switch (message.type) {
       case 'doing':
         this.#doing = message.doing;
-        this.#simulated = message.simulated;
-        this.#total = message.total;
         return;
       case 'ordered':
         this.#steps = message.steps;
-        this.#total = message.steps.length;
         return;
       case 'simulated':
         this.#steps = this.#steps.map((s) => (s.number === message.step.number ? message.step : s));
-        this.#simulated = message.step.number;
         return;
       case 'done':
         this.#view = message.view;

@@ -22,7 +22,7 @@ export interface PlanWorkerData {
 
 /** What the worker says, in order: progress, the steps once ordered, each state once simulated, the end. */
 export type PlanWorkerMessage =
-  | { type: 'doing'; doing: string; simulated: number; total: number }
+  | { type: 'doing'; doing: string }
   | { type: 'ordered'; steps: PlanStepView[] }
   | { type: 'simulated'; step: PlanStepView }
   | { type: 'done'; view: PlanView }
@@ -41,27 +41,17 @@ function run(port: NonNullable<typeof parentPort>, data: PlanWorkerData): void {
   let plan: MigrationPlan;
   try {
     const domain = data.clusterDomain ? { clusterDomain: data.clusterDomain } : {};
-    say({
-      type: 'doing',
-      doing: 'choosing the order of the namespaces (each traced alone)',
-      simulated: 0,
-      total: 0,
-    });
+    say({ type: 'doing', doing: 'choosing the order of the namespaces (each traced alone)' });
     plan = planMigration(Snapshot.of(data.objects, data.source), {
       ...domain,
-      onProgress: (m) => say({ type: 'doing', doing: `tracing ${m}`, simulated: 0, total: 0 }),
+      onProgress: (m) => say({ type: 'doing', doing: `tracing ${m}` }),
     });
     const steps = plan.steps;
     say({ type: 'ordered', steps: steps.map((s) => stepView(s, undefined)) });
     const check = checkPlan(plan, {
       ...domain,
       onProgress: (step, total) =>
-        say({
-          type: 'doing',
-          doing: `simulating the state after step ${step} of ${total}`,
-          simulated: step - 1,
-          total,
-        }),
+        say({ type: 'doing', doing: `simulating the state after step ${step} of ${total}` }),
       onState: (state) => {
         const step = steps[state.step - 1];
         if (step) say({ type: 'simulated', step: stepView(step, state) });
