@@ -58,7 +58,19 @@ export const layers = [
   { folder: 'controller', may: ['model', 'kube', 'load', 'render'], about: 'the controller and its manager' },
   {
     folder: 'console',
-    may: ['model', 'load', 'mesh', 'flows', 'render', 'ambient', 'analyze', 'explain', 'verify', 'plan'],
+    may: [
+      'model',
+      'load',
+      'mesh',
+      'kubeflow',
+      'flows',
+      'render',
+      'ambient',
+      'analyze',
+      'explain',
+      'verify',
+      'plan',
+    ],
     about: "the console's server and API",
   },
   // The page in the browser: only the console's wire types, its pure layout, colours and filters.

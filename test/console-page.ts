@@ -5,6 +5,7 @@ import { rmSync } from 'node:fs';
 import { after, before } from 'node:test';
 import { launchBrowser } from './browser.ts';
 import { stopServe, type Serving } from './serve-process.ts';
+import { boxesOverlap, inset, lineMeetsBox, type Box, type Point } from './geometry.ts';
 
 export interface GraphState {
   mode: string;
@@ -111,4 +112,126 @@ export async function tapOn(page: Page, id: string, done: string): Promise<void>
       if (attempt === 3) throw error;
     }
   }
+}
+
+/** What the graph draws, in the graph's own coordinates: boxes of nodes, names and titles, and edge lines. */
+export interface Drawing {
+  nodes: { id: string; body: Box; label?: Box }[];
+  /** Band titles (a namespace's name over its box). */
+  titles: { id: string; box: Box }[];
+  edges: { id: string; source: string; target: string; line: Point[]; label?: Box; classes: string }[];
+}
+
+/** Reads what the page's graph draws now (visible elements only). */
+export function drawing(page: Page): Promise<Drawing> {
+  return page.evaluate(() => {
+    interface BB {
+      x1: number;
+      y1: number;
+      x2: number;
+      y2: number;
+      w: number;
+    }
+    interface El {
+      id(): string;
+      data(k: string): string;
+      hasClass(c: string): boolean;
+      classes(): string[];
+      visible(): boolean;
+      style(k: string): string;
+      boundingBox(o: object): BB;
+      sourceEndpoint(): { x: number; y: number };
+      targetEndpoint(): { x: number; y: number };
+      segmentPoints(): { x: number; y: number }[] | undefined;
+    }
+    const cy = (
+      globalThis as unknown as {
+        kfmesh: { view: { cy: { nodes(): El[] & { filter(f: (e: El) => boolean): El[] }; edges(): El[] } } };
+      }
+    ).kfmesh.view.cy;
+    const box = (b: BB) => ({ x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2 });
+    const labelOf = (e: El) => {
+      if (!e.style('label')) return undefined;
+      const b = e.boundingBox({
+        includeNodes: false,
+        includeEdges: false,
+        includeLabels: true,
+        includeOverlays: false,
+        includeUnderlays: false,
+      });
+      return b.w > 0 && Number.isFinite(b.w) ? box(b) : undefined;
+    };
+    const visible = [...cy.nodes()].filter((n) => n.visible());
+    return {
+      nodes: visible
+        .filter((n) => !n.hasClass('band'))
+        .map((n) => ({
+          id: n.id(),
+          body: box(n.boundingBox({ includeLabels: false, includeOverlays: false, includeUnderlays: false })),
+          ...(labelOf(n) ? { label: labelOf(n) } : {}),
+        })),
+      titles: visible
+        .filter((n) => n.hasClass('band') && labelOf(n) !== undefined)
+        .map((n) => ({ id: n.id(), box: labelOf(n) as ReturnType<typeof box> })),
+      edges: [...cy.edges()]
+        .filter((e) => e.visible())
+        .map((e) => ({
+          id: e.id(),
+          source: e.data('source'),
+          target: e.data('target'),
+          line: [e.sourceEndpoint(), ...(e.segmentPoints() ?? []), e.targetEndpoint()],
+          ...(labelOf(e) ? { label: labelOf(e) } : {}),
+          classes: e.classes().join(' '),
+        })),
+    };
+  });
+}
+
+/**
+ * What is wrong with a drawing, each as a sentence: an edge through a node that is not one of its ends; a
+ * node's name over another node or name; an edge label over a node, a name, a title or another edge label;
+ * two titles over each other. (Boxes are shrunk by a pixel: touching is not overlapping.)
+ */
+export function drawingProblems(d: Drawing): string[] {
+  const problems: string[] = [];
+  const names = d.nodes.flatMap((n) => (n.label ? [{ id: n.id, box: inset(n.label, 1) }] : []));
+  const bodies = d.nodes.map((n) => ({ id: n.id, box: inset(n.body, 1) }));
+  for (const e of d.edges)
+    for (const b of bodies)
+      if (b.id !== e.source && b.id !== e.target && lineMeetsBox(e.line, b.box))
+        problems.push(`edge ${e.source} → ${e.target} passes through ${b.id}`);
+  for (const n of names) {
+    for (const b of bodies)
+      if (b.id !== n.id && boxesOverlap(n.box, b.box)) problems.push(`the name of ${n.id} is over ${b.id}`);
+    for (const m of names)
+      if (m.id < n.id && boxesOverlap(n.box, m.box))
+        problems.push(`the names of ${n.id} and ${m.id} overlap`);
+  }
+  const labels = d.edges.flatMap((e) =>
+    e.label ? [{ id: `${e.source} → ${e.target}`, box: inset(e.label, 1) }] : [],
+  );
+  for (const l of labels) {
+    for (const b of [...bodies, ...names, ...d.titles.map((t) => ({ id: t.id, box: inset(t.box, 1) }))])
+      if (boxesOverlap(l.box, b.box)) problems.push(`the label of edge ${l.id} is over ${b.id}`);
+    for (const m of labels)
+      if (m.id < l.id && boxesOverlap(l.box, m.box))
+        problems.push(`the labels of edges ${l.id} and ${m.id} overlap`);
+  }
+  for (const t of d.titles)
+    for (const u of d.titles)
+      if (u.id < t.id && boxesOverlap(inset(t.box, 1), inset(u.box, 1)))
+        problems.push(`the titles ${t.id} and ${u.id} overlap`);
+  return problems;
+}
+
+/** Asserts the graph on the page is drawn well (see `drawingProblems`); returns the drawing. */
+export async function assertDrawnWell(page: Page, what: string): Promise<Drawing> {
+  const d = await drawing(page);
+  const problems = drawingProblems(d);
+  assert.deepEqual(
+    problems.slice(0, 12),
+    [],
+    `${what}: ${problems.length} problems in ${d.nodes.length} nodes, ${d.edges.length} edges`,
+  );
+  return d;
 }

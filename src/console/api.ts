@@ -27,6 +27,7 @@ import {
 } from '../mesh/istio-version.ts';
 import type { Api, ApiError, NamespaceMode, PlanProgress, SideBySide, Summary } from './wire.ts';
 import { namespaceStanding } from '../model/sidecar.ts';
+import { isProfileNamespace } from '../kubeflow/profile.ts';
 import { GroupKind } from '../model/vocabulary.ts';
 import { TraceInputError, readTraceRequest } from '../mesh/trace/request.ts';
 import type { Mesh } from '../mesh/compiled.ts';
@@ -279,10 +280,10 @@ export class ConsoleModel {
     const migration = this.#migration();
     return {
       ...graphs,
-      sidecar: { ...graphs.sidecar, namespaces: namespaceModes(this.#snapshot.list(GroupKind.Namespace)) },
+      sidecar: { ...graphs.sidecar, namespaces: namespaceModes(this.#snapshot) },
       ambient: {
         ...graphs.ambient,
-        namespaces: namespaceModes(this.#migrated().list(GroupKind.Namespace), migration.kept),
+        namespaces: namespaceModes(this.#migrated(), migration.kept),
       },
     };
   }
@@ -374,18 +375,19 @@ export class ConsoleModel {
   }
 }
 
-/** Each namespace's mode by its labels, with why it stays in sidecar mode when the migration keeps it there. */
-function namespaceModes(
-  namespaces: readonly KubeObject[],
-  kept?: ReadonlyMap<string, { why: string }>,
-): NamespaceMode[] {
-  return namespaces.map((ns) => {
+/**
+ * Each namespace's mode by its labels, with why it stays in sidecar mode when the migration keeps it there, and
+ * whether it is a user's (a Profile's).
+ */
+function namespaceModes(snapshot: Snapshot, kept?: ReadonlyMap<string, { why: string }>): NamespaceMode[] {
+  return snapshot.list(GroupKind.Namespace).map((ns) => {
     const name = ns.metadata.name ?? '';
     const why = kept?.get(name)?.why;
     return {
       name,
       mode: namespaceStanding(ns.metadata.labels ?? {}),
       ...(why ? { why: `stays in sidecar mode: it ${why}` } : {}),
+      ...(isProfileNamespace(snapshot, ns) ? { profile: true } : {}),
     };
   });
 }

@@ -45,6 +45,8 @@ export interface NamespaceMode {
   /** `sidecar`, `ambient`, `ambient with injection still on` or `outside the mesh`. */
   mode: string;
   why?: string;
+  /** A user's namespace (a Profile's): the map draws it in the users' row. */
+  profile?: boolean;
 }
 
 /** The same platform in sidecar mode (as given) and in ambient mode (its migration), drawn from the same requests. */

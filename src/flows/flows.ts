@@ -27,6 +27,7 @@ import type { KubeObject } from '../model/object.ts';
 import type { Snapshot } from '../load/snapshot.ts';
 import { isInferenceService } from '../kserve/render.ts';
 import { specOf, webhooksOf } from '../model/specs.ts';
+import { isProfileNamespace } from '../kubeflow/profile.ts';
 import { GroupKind, Label } from '../model/vocabulary.ts';
 
 /** The host an external client uses where the ingress routes every host (`*`). */
@@ -257,9 +258,8 @@ function profileNamespaces(mesh: Mesh): { name: string; owner: string }[] {
   const out: { name: string; owner: string }[] = [];
   for (const ns of mesh.snapshot.list(GroupKind.Namespace)) {
     const name = ns.metadata.name ?? '';
+    if (!isProfileNamespace(mesh.snapshot, ns)) continue;
     const profile = mesh.snapshot.get(GroupKind.Profile, '', name);
-    const labelled = ns.metadata.labels?.[Label.AppPartOf] === 'kubeflow-profile';
-    if (!profile && !labelled) continue;
     const owner =
       (profile ? specOf(profile, 'kubeflow.org/Profile').owner?.name : undefined) ??
       ns.metadata.annotations?.['owner'];

@@ -41,6 +41,17 @@ export function isProfileOwnerPolicy(snapshot: Snapshot, policy: KubeObject): bo
   );
 }
 
+/**
+ * Whether a namespace is a user's: a Profile of its name, or the profile controller's label on it (an export
+ * of a cluster may hold the namespace and not the Profile).
+ */
+export function isProfileNamespace(snapshot: Snapshot, namespace: KubeObject): boolean {
+  return (
+    snapshot.get(GroupKind.Profile, '', namespace.metadata.name ?? '') !== undefined ||
+    namespace.metadata.labels?.[Label.AppPartOf] === 'kubeflow-profile'
+  );
+}
+
 /** The Profile's owner (the user the namespace belongs to). */
 function profileOwner(profile: KubeObject): string {
   return specOf(profile, 'kubeflow.org/Profile').owner?.name ?? '';

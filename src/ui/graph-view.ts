@@ -1,6 +1,6 @@
 /**
- * The mesh graph on the page: cytoscape over one mode's graph of traced traffic, laid out in namespace
- * bands and role columns (`layeredLayout`). It opens with each namespace folded into one node (a graph of
+ * The mesh graph on the page: cytoscape over one mode's graph of traced traffic, laid out as a map of the
+ * platform with edges routed around nodes (`gridLayout`, `edgeRoute`). It opens with each namespace folded into one node (a graph of
  * namespaces); a tap on a namespace shows its workloads. Edge labels (counts) show for the hovered or
  * selected edge, or all on demand; a selected edge is drawn over the rest, which fades, and the arrow keys
  * move the selection. Search, a namespace filter, focus on a node (its neighbours stay, the rest fades), a
@@ -9,12 +9,26 @@
  */
 import { at } from '../model/checked.ts';
 import cytoscape, { type Core, type ElementDefinition, type NodeSingular } from 'cytoscape';
-import { layeredLayout, type Layout } from '../console/layout.ts';
+import { edgeRoute, gridLayout, Tier, type Layout } from '../console/layout.ts';
 import { style } from './graph-style.ts';
 import {
+  bandId,
+  edgeElement,
+  fitted,
+  foldedLabel,
+  foldedWidth,
+  labelWidth,
+  maxZoom,
+  minZoom,
+  nodeElements,
+  readableZoom,
+  segments,
+  titleWidth,
+  withMode,
+} from './graph-elements.ts';
+export { bandId } from './graph-elements.ts';
+import {
   drawnGraph,
-  edgeLabel,
-  errorRatio,
   namespaceNodeId,
   type DrawnEdge,
   type DrawnGraph,
@@ -50,188 +64,6 @@ export interface ViewOptions {
 
 export type EdgeFilter = 'usual' | 'all' | 'denied';
 
-export function bandId(namespace: string): string {
-  return `band:${namespace}`;
-}
-
-/** Room around a band's nodes, and above them for its name. */
-const bandPadding = { side: 40, top: 44, bottom: 34 };
-
-/**
- * The nodes, and a box behind each namespace's (a plain node, not a compound: far cheaper to draw). A node
- * some of whose requests leave the mesh (to PassthroughCluster or BlackHoleCluster) wears an orange ring,
- * so that it shows even where those edges are not drawn.
- */
-function nodeElements(
-  graph: DrawnGraph,
-  layout: Layout,
-  outside: ReadonlySet<string>,
-  modes: ReadonlyMap<string, NamespaceMode>,
-): ElementDefinition[] {
-  const leaks = new Set(graph.edges.filter((e) => outside.has(e.target)).map((e) => e.source));
-  // A folded namespace is a node of its own: no box around it.
-  const folded = new Set(graph.nodes.filter((n) => n.kind === 'namespace').map((n) => n.namespace));
-  const elements: ElementDefinition[] = layout.bands
-    .filter((b) => !folded.has(b.namespace))
-    .map((b) => {
-      const width = b.width + 2 * bandPadding.side;
-      const height = b.height + bandPadding.top + bandPadding.bottom;
-      return {
-        group: 'nodes',
-        data: {
-          id: bandId(b.namespace),
-          label: b.namespace ? withMode(b.namespace, modes, ' · ') : 'outside the mesh',
-          width,
-          height,
-          ...{ color: '#eef2f7', shape: 'round-rectangle', size: 0 },
-        },
-        position: { x: b.x + b.width / 2, y: b.y - bandPadding.top + height / 2 },
-        classes: 'band',
-        selectable: false,
-        grabbable: false,
-      };
-    });
-  for (const node of graph.nodes)
-    elements.push({
-      group: 'nodes',
-      data: {
-        id: node.id,
-        label: node.kind === 'namespace' ? foldedLabel(node, modes) : shortLabel(node.name),
-        kind: node.kind,
-        ...looks[node.kind],
-        // A folded namespace is a box as wide as its name.
-        ...(node.kind === 'namespace' ? { width: foldedWidth(foldedLabel(node, modes)) } : {}),
-      },
-      position: { ...(layout.positions.get(node.id) ?? { x: 0, y: 0 }) },
-      classes: [
-        node.kind,
-        leaks.has(node.id) ? 'leaks' : '',
-        node.kind === 'namespace' ? modeClass(modes.get(node.name)) : '',
-      ]
-        .filter(Boolean)
-        .join(' '),
-    });
-  return elements;
-}
-
-/** A namespace's name (or label) with its data-plane mode after it, when the graph says it. */
-function withMode(
-  text: string,
-  modes: ReadonlyMap<string, NamespaceMode>,
-  between: string,
-  name = text,
-): string {
-  const mode = modes.get(name)?.mode;
-  return mode ? `${text}${between}${mode}` : text;
-}
-
-/** The class a folded namespace's box is drawn with for its mode (its border: see graph-style.ts). */
-function modeClass(mode: NamespaceMode | undefined): string {
-  switch (mode?.mode) {
-    case 'ambient':
-      return 'mode-ambient';
-    case 'sidecar':
-      return 'mode-sidecar';
-    case undefined:
-    case 'outside the mesh':
-      return '';
-    default:
-      return 'mode-half';
-  }
-}
-
-/** A folded namespace's label: its name and how many nodes it holds, and its mode under them. */
-function foldedLabel(node: DrawnNode, modes: ReadonlyMap<string, NamespaceMode>): string {
-  return withMode(`${node.name} (${node.members ?? 0})`, modes, '\n', node.name);
-}
-
-/** The width of a folded namespace's box: its label's longest line, in the node font. */
-function foldedWidth(label: string): number {
-  return 16 + 7.2 * Math.max(...label.split('\n').map((line) => line.length));
-}
-
-/** A name cut to fit under its node (the whole name is in the node's details and in search). */
-function shortLabel(name: string): string {
-  return name.length > 26 ? `${name.slice(0, 25)}…` : name;
-}
-
-/** The zoom and pan that fit the layout into a container of this size. */
-function fitted(
-  layout: Layout,
-  width: number,
-  height: number,
-  /** Room at the sides for nodes wider than their band (a folded namespace's box). */
-  side = 0,
-): { zoom: number; pan: { x: number; y: number } } {
-  const left = Math.min(...layout.bands.map((b) => b.x)) - bandPadding.side - side;
-  const top = Math.min(...layout.bands.map((b) => b.y)) - bandPadding.top;
-  const right = Math.max(...layout.bands.map((b) => b.x + b.width)) + bandPadding.side + side;
-  const bottom = Math.max(...layout.bands.map((b) => b.y + b.height)) + bandPadding.bottom;
-  const margin = 20;
-  const zoom = Math.max(
-    minZoom,
-    Math.min(
-      fitZoom,
-      (width - 2 * margin) / Math.max(1, right - left),
-      (height - 2 * margin) / Math.max(1, bottom - top),
-    ),
-  );
-  return {
-    zoom,
-    pan: { x: (width - (right - left) * zoom) / 2 - left * zoom, y: margin - top * zoom },
-  };
-}
-
-/** The room between bands when namespaces are folded: their edges carry labels that need it. */
-const foldedGap = 250;
-
-const minZoom = 0.02;
-const maxZoom = 3;
-/** The most a whole graph is magnified to fit (a small graph stays at about its natural size). */
-const fitZoom = 1.2;
-
-function edgeElement(
-  edge: DrawnEdge,
-  index: number,
-  marks: { changed: boolean; labelled: boolean },
-): ElementDefinition {
-  const o = edge.observed;
-  const classes = [
-    marks.changed ? 'changed' : '',
-    marks.labelled ? 'labelled' : '',
-    edge.denied === 0 ? '' : edge.denied === edge.requests ? 'denied' : 'some-denied',
-    edge.passthrough > 0 ? 'passthrough' : '',
-    edge.blackhole > 0 ? 'blackhole' : '',
-    edge.mtls < edge.requests ? 'plaintext' : 'mtls',
-    o ? 'observed' : '',
-    o && errorRatio(o) > 0 ? 'observed-errors' : '',
-    (o?.drift ?? 0) > 0 || edge.observedOnly ? 'drift' : '',
-  ];
-  const label = edgeLabel(edge);
-  return {
-    group: 'edges',
-    data: {
-      id: `edge:${index}`,
-      source: edge.source,
-      target: edge.target,
-      weight: Math.min(8, 1 + Math.log10(Math.max(1, edge.requests, o?.requests ?? 0))),
-      label,
-    },
-    classes: classes.filter(Boolean).join(' '),
-  };
-}
-
-/** How each kind of node is drawn (carried in each node's data: one style rule serves them all). */
-const looks: Record<DrawnNode['kind'], { color: string; shape: string; size: number }> = {
-  namespace: { color: '#5b7fa8', shape: 'round-rectangle', size: 40 },
-  workload: { color: '#2f6db5', shape: 'ellipse', size: 22 },
-  gateway: { color: '#7b3fa3', shape: 'diamond', size: 28 },
-  waypoint: { color: '#14877a', shape: 'hexagon', size: 27 },
-  external: { color: '#6b6b6b', shape: 'round-rectangle', size: 22 },
-  passthrough: { color: '#d9730d', shape: 'octagon', size: 30 },
-  blackhole: { color: '#222222', shape: 'octagon', size: 30 },
-};
-
 export class GraphView {
   #cy: Core | undefined;
   readonly #container: HTMLElement;
@@ -253,6 +85,8 @@ export class GraphView {
 
   /** Each namespace's data-plane mode, by name (when the graph says them). */
   readonly #modes: ReadonlyMap<string, NamespaceMode>;
+  /** The namespaces that hold an ingress gateway (drawn in the map's top row). */
+  readonly #ingress: ReadonlySet<string>;
   /** Whether every edge shows its label ("Labels" on); else only the hovered and the selected one. */
   #labels = false;
   /** The drawn edge selected (its index), if any. */
@@ -267,6 +101,7 @@ export class GraphView {
     this.#events = events;
     this.#changed = new Set(options.changed ?? []);
     this.#modes = new Map((graph.namespaces ?? []).map((m) => [m.name, m]));
+    this.#ingress = new Set(graph.nodes.flatMap((n) => (n.kind === 'gateway' ? [n.namespace ?? ''] : [])));
     const expanded = options.expanded ?? new Set<string>();
     this.#expanded = expanded === 'all' ? 'all' : new Set(expanded);
     this.#container = container;
@@ -319,13 +154,22 @@ export class GraphView {
     );
     const large = this.#drawn.nodes.length > LargeGraph;
     this.partial = large;
-    const folded = this.#drawn.nodes.some((n) => n.kind === 'namespace');
-    this.#layout = layeredLayout(this.#drawn, folded ? foldedGap : undefined);
+    this.#layout = gridLayout({
+      nodes: this.#drawn.nodes,
+      edges: this.#drawn.edges,
+      tier: (namespace) => this.#tier(namespace),
+      width: (node) => (node.kind === 'namespace' ? foldedWidth(foldedLabel(node, this.#modes)) : 30),
+      titleWidth: (namespace) => titleWidth(withMode(namespace, this.#modes, ' · ')),
+      aspect: Math.min(
+        3,
+        Math.max(0.8, this.#container.clientWidth / Math.max(1, this.#container.clientHeight)),
+      ),
+    });
     this.#wanted = this.#changed.size > 0 ? { test: (e) => this.#isChanged(e), force: true } : undefined;
     this.#cy?.destroy();
     this.#cy = cytoscape({
       container: this.#container,
-      ...fitted(this.#layout, this.#container.clientWidth, this.#container.clientHeight, this.#side()),
+      ...fitted(this.#layout, this.#container.clientWidth, this.#container.clientHeight, this.#readable()),
       elements: [
         ...nodeElements(this.#drawn, this.#layout, this.#outside, this.#modes),
         ...[...this.#edgeSet()].map((i) => this.#edgeElement(i)),
@@ -343,17 +187,23 @@ export class GraphView {
     this.#listen(this.#events);
   }
 
-  /** Half the widest folded namespace's box: it reaches past its band at both sides. */
-  #side(): number {
-    const widths = this.#drawn.nodes
-      .filter((n) => n.kind === 'namespace')
-      .map((n) => foldedWidth(foldedLabel(n, this.#modes)));
-    return Math.max(0, ...widths) / 2;
+  /** The least zoom the whole map is fitted at: names readable, unless the graph is too large to name its nodes. */
+  #readable(): number {
+    return this.#drawn.nodes.length > LargeGraph ? 0 : readableZoom;
+  }
+
+  /** The row of the map a namespace stands in: with an ingress gateway, a user's (a Profile's), or the platform's. */
+  #tier(namespace: string): Tier {
+    if (this.#ingress.has(namespace)) return Tier.outside;
+    return this.#modes.get(namespace)?.profile ? Tier.users : Tier.platform;
   }
 
   #edgeElement(i: number): ElementDefinition {
     const edge = at(this.#drawn.edges, i);
-    return edgeElement(edge, i, { changed: this.#isChanged(edge), labelled: this.#labels });
+    const element = edgeElement(edge, i, { changed: this.#isChanged(edge), labelled: false });
+    const route = edgeRoute(this.#layout, edge.source, edge.target);
+    const [from, to] = [this.#layout.positions.get(edge.source), this.#layout.positions.get(edge.target)];
+    return route && from && to ? { ...element, style: segments(from, to, route.points) } : element;
   }
 
   /** Whether any edge of the graph that the drawn edge stands for was changed by the plan step. */
@@ -478,6 +328,7 @@ export class GraphView {
     const add: ElementDefinition[] = [];
     for (const i of keep) if (this.cy.getElementById(`edge:${i}`).empty()) add.push(this.#edgeElement(i));
     this.cy.add(add);
+    if (this.#labels) this.#placeLabels();
   }
 
   #clearMarks(): void {
@@ -531,12 +382,50 @@ export class GraphView {
     if (index !== undefined) this.selectEdge(index);
   }
 
-  /** Every edge labelled (on), or only the hovered and the selected one (off, the default). */
+  /**
+   * Edge labels on: every shown edge whose label finds room (none over another); or off, the default: only
+   * the hovered and the selected one.
+   */
   setLabels(on: boolean): void {
     this.#labels = on;
-    this.cy.batch(() =>
-      on ? this.cy.edges().addClass('labelled') : this.cy.edges().removeClass('labelled'),
-    );
+    this.#placeLabels();
+  }
+
+  /**
+   * With labels on, labels the shown edges that matter most first (changed by the plan step, denied,
+   * drifting, then by volume), each where its route puts it, skipping one that would cover a label already
+   * placed: it shows when its edge is hovered or selected. (Routes keep labels off nodes and their names.)
+   */
+  #placeLabels(): void {
+    const edges = this.cy.edges();
+    this.cy.batch(() => {
+      edges.removeClass('labelled');
+      if (!this.#labels) return;
+      const order = edges
+        .map((e) => ({ element: e, edge: at(this.#drawn.edges, Number(e.id().slice('edge:'.length))) }))
+        .sort(
+          (a, b) =>
+            Number(this.#isChanged(b.edge)) - Number(this.#isChanged(a.edge)) ||
+            Math.sign(b.edge.denied) - Math.sign(a.edge.denied) ||
+            Number(b.element.hasClass('drift')) - Number(a.element.hasClass('drift')) ||
+            b.edge.requests - a.edge.requests,
+        );
+      const placed: { x1: number; y1: number; x2: number; y2: number }[] = [];
+      for (const { element, edge } of order) {
+        const route = edgeRoute(this.#layout, edge.source, edge.target);
+        if (!route) continue;
+        const half = (labelWidth * String(element.data('label')).length + 12) / 2;
+        const box = {
+          x1: route.label.x - half,
+          y1: route.label.y - 9,
+          x2: route.label.x + half,
+          y2: route.label.y + 9,
+        };
+        if (placed.some((p) => p.x1 < box.x2 && box.x1 < p.x2 && p.y1 < box.y2 && box.y1 < p.y2)) continue;
+        placed.push(box);
+        element.addClass('labelled');
+      }
+    });
   }
 
   /**
@@ -565,7 +454,7 @@ export class GraphView {
     const marked = this.cy.nodes('.match, .on-path');
     const hidden = this.cy.nodes('.hidden');
     if (marked.empty() && hidden.empty())
-      this.cy.viewport(fitted(this.#layout, this.cy.width(), this.cy.height(), this.#side()));
+      this.cy.viewport(fitted(this.#layout, this.cy.width(), this.cy.height(), this.#readable()));
     else this.cy.fit(marked.nonempty() ? marked : this.cy.nodes(':visible'), 30);
   }
 

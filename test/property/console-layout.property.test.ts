@@ -1,108 +1,180 @@
 /**
- * The console graph's layout: every node placed once, no two on one spot, inside its namespace's band;
- * within a band, senders left of gateways left of waypoints left of answering workloads; bands don't
- * overlap and pack to about a screen's shape; the same graph gives the same layout. And the sample of
- * the request matrix a large platform's graph is drawn from.
+ * The console graph's layout, on random graphs: every node placed once, one to a cell, inside its
+ * namespace's band; bands apart; the map's rows by role (outside and ingress, the platform, the users);
+ * every edge's route meets no node but its two ends, and its label no node or node name; the same graph
+ * gives the same layout. And the sample of the request matrix a large platform's graph is drawn from.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { layeredLayout, Spacing } from '../../src/console/layout.ts';
+import { edgeRoute, gridLayout, Tier, type Layout, type LayoutNode } from '../../src/console/layout.ts';
 import { sampleMatrix, sideBySide } from '../../src/console/graph.ts';
 import { Snapshot } from '../../src/load/snapshot.ts';
 import { examplePlatform } from '../../src/example/platform.ts';
-import type { GraphNode, MeshGraph } from '../../src/console/wire.ts';
+import { drawnGraph } from '../../src/console/collapse.ts';
+import { boxesOverlap, inset, lineMeetsBox, type Box } from '../geometry.ts';
 
-const kinds = ['workload', 'gateway', 'waypoint'] as const;
+const kinds = ['workload', 'gateway', 'waypoint', 'namespace'] as const;
 
-/** A graph of `namespaces` namespaces with random nodes, and edges making some workloads answer. */
+interface Case {
+  nodes: LayoutNode[];
+  edges: { source: string; target: string }[];
+  tiers: Map<string, Tier>;
+  widths: Map<string, number>;
+}
+
+/**
+ * Graphs of up to 13 namespaces (some folded into one node, of random widths), each in a random row of the
+ * map, with what is outside the mesh, and random edges between distinct nodes.
+ */
 const graphs = fc
-  .array(
-    fc.record({
-      namespace: fc.integer({ min: 0, max: 12 }),
-      kind: fc.constantFrom(...kinds),
-      answers: fc.boolean(),
+  .record({
+    specs: fc.array(
+      fc.record({
+        namespace: fc.integer({ min: 0, max: 12 }),
+        kind: fc.constantFrom(...kinds),
+        width: fc.integer({ min: 20, max: 260 }),
+      }),
+      { minLength: 1, maxLength: 120 },
+    ),
+    tiers: fc.array(fc.constantFrom(Tier.outside, Tier.platform, Tier.users), {
+      minLength: 13,
+      maxLength: 13,
     }),
-    { minLength: 1, maxLength: 120 },
-  )
-  .map((specs) => {
-    const nodes: GraphNode[] = specs.map((s, i) => ({
-      id: `ns-${s.namespace}/n${i}`,
-      kind: s.kind,
-      namespace: `ns-${s.namespace}`,
-      name: `n${i}`,
-    }));
+    links: fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 150 }),
+  })
+  .map(({ specs, tiers, links }): Case => {
+    const folded = new Set(specs.filter((s) => s.kind === 'namespace').map((s) => s.namespace));
+    const nodes: LayoutNode[] = [];
+    const widths = new Map<string, number>();
+    specs.forEach((s, i) => {
+      const namespace = `ns-${s.namespace}`;
+      if (folded.has(s.namespace)) {
+        const id = `namespace:${namespace}`;
+        if (widths.has(id)) return;
+        nodes.push({ id, kind: 'namespace', namespace, name: namespace });
+        widths.set(id, s.width);
+        return;
+      }
+      nodes.push({ id: `${namespace}/n${i}`, kind: s.kind, namespace, name: `n${i}` });
+      widths.set(`${namespace}/n${i}`, 30);
+    });
     nodes.push({ id: 'PassthroughCluster', kind: 'passthrough', name: 'PassthroughCluster' });
-    const edges = specs.flatMap((s, i) =>
-      s.answers ? [{ source: 'PassthroughCluster', target: `ns-${s.namespace}/n${i}` }] : [],
-    );
-    return { nodes, edges } as unknown as MeshGraph;
+    nodes.push({ id: 'external', kind: 'external', name: 'external' });
+    const edges = links
+      .map(([a, b]) => ({
+        source: nodes[a % nodes.length]?.id ?? '',
+        target: nodes[b % nodes.length]?.id ?? '',
+      }))
+      .filter((e) => e.source !== e.target);
+    return { nodes, edges, tiers: new Map(tiers.map((t, i) => [`ns-${i}`, t])), widths };
   });
 
-describe('the layered layout', () => {
-  test('every node once, no two on one spot, inside its band; bands apart', () => {
-    fc.assert(
-      fc.property(graphs, (graph) => {
-        const { positions, bands } = layeredLayout(graph);
-        assert.equal(positions.size, graph.nodes.length);
-        const spots = new Set([...positions.values()].map((p) => `${p.x},${p.y}`));
-        assert.equal(spots.size, positions.size);
-        for (const node of graph.nodes) {
-          const band = bands.find((b) => b.namespace === (node.namespace ?? ''));
-          const p = positions.get(node.id);
-          assert.ok(band && p);
-          assert.ok(
-            p.x >= band.x && p.x <= band.x + band.width && p.y >= band.y && p.y <= band.y + band.height,
-          );
-        }
-        for (const a of bands)
-          for (const b of bands) {
-            if (a === b) continue;
-            const apart =
-              a.x + a.width < b.x || b.x + b.width < a.x || a.y + a.height < b.y || b.y + b.height < a.y;
-            assert.ok(apart, `${a.namespace} and ${b.namespace} overlap`);
-          }
-      }),
-    );
+function layoutOf(c: Case): Layout {
+  return gridLayout({
+    nodes: c.nodes,
+    edges: c.edges,
+    tier: (namespace) => c.tiers.get(namespace) ?? Tier.platform,
+    width: (node) => c.widths.get(node.id) ?? 30,
+    titleWidth: (namespace) => 8 * namespace.length,
   });
+}
 
-  test('within a band, columns by role: senders, gateways, waypoints, answering workloads', () => {
-    fc.assert(
-      fc.property(graphs, (graph) => {
-        const { positions } = layeredLayout(graph);
-        const answers = new Set(graph.edges.map((e) => e.target));
-        const rank = (n: GraphNode) =>
-          n.kind === 'gateway' ? 1 : n.kind === 'waypoint' ? 2 : answers.has(n.id) ? 3 : 0;
-        for (const a of graph.nodes)
-          for (const b of graph.nodes)
-            if (a.namespace === b.namespace && a.namespace && rank(a) < rank(b))
-              assert.ok((positions.get(a.id)?.x ?? 0) < (positions.get(b.id)?.x ?? 0));
-      }),
-    );
-  });
+/** A node's box as drawn (40 px high), and with the name under it (a workload's, 18 px more). */
+function boxOf(layout: Layout, node: LayoutNode, width: number, named: boolean): Box {
+  const p = layout.positions.get(node.id) ?? { x: 0, y: 0 };
+  return { x1: p.x - width / 2, y1: p.y - 20, x2: p.x + width / 2, y2: p.y + 20 + (named ? 18 : 0) };
+}
 
-  test('a role column wraps after perColumn nodes; the same graph, the same layout', () => {
+describe('the map layout', () => {
+  test('every node once, one to a cell, inside its band; bands apart; rows by role', () => {
     fc.assert(
-      fc.property(graphs, (graph) => {
-        const layout = layeredLayout(graph);
-        const byColumn = new Map<string, number>();
-        for (const node of graph.nodes) {
+      fc.property(graphs, (c) => {
+        const layout = layoutOf(c);
+        assert.equal(layout.positions.size, c.nodes.length);
+        const cells = new Set([...layout.cells.values()].map((p) => `${p.row},${p.column}`));
+        assert.equal(cells.size, c.nodes.length);
+        for (const node of c.nodes) {
           const p = layout.positions.get(node.id);
-          const key = `${node.namespace ?? ''}|${p?.x}`;
-          byColumn.set(key, (byColumn.get(key) ?? 0) + 1);
+          assert.ok(p && p.x > 0 && p.y > 0 && p.x < layout.size.width && p.y < layout.size.height);
+          if (node.kind === 'namespace') continue;
+          const band = layout.bands.find((b) => b.namespace === (node.namespace ?? ''));
+          assert.ok(band, `no band for ${node.id}`);
+          assert.ok(p.x > band.x && p.x < band.x + band.width && p.y > band.y && p.y < band.y + band.height);
         }
-        for (const count of byColumn.values()) assert.ok(count <= Spacing.perColumn);
-        assert.deepEqual(layeredLayout(graph), layout);
+        for (const a of layout.bands)
+          for (const b of layout.bands)
+            if (a !== b)
+              assert.ok(
+                !boxesOverlap(
+                  { x1: a.x, y1: a.y, x2: a.x + a.width, y2: a.y + a.height },
+                  { x1: b.x, y1: b.y, x2: b.x + b.width, y2: b.y + b.height },
+                ),
+                `${a.namespace} and ${b.namespace} overlap`,
+              );
+        const tier = (n: LayoutNode) =>
+          n.namespace ? (c.tiers.get(n.namespace) ?? Tier.platform) : Tier.outside;
+        const row = (n: LayoutNode) => layout.cells.get(n.id)?.row ?? -1;
+        for (const a of c.nodes)
+          for (const b of c.nodes) if (tier(a) < tier(b)) assert.ok(row(a) < row(b), `${a.id} above ${b.id}`);
       }),
     );
   });
 
-  test("the example's graph packs into about a screen's shape", () => {
+  test('no route meets a node but its ends; no label meets a node or its name', () => {
+    fc.assert(
+      fc.property(graphs, (c) => {
+        const layout = layoutOf(c);
+        const boxes = c.nodes.map((n) => ({
+          id: n.id,
+          body: inset(boxOf(layout, n, c.widths.get(n.id) ?? 30, false), 1),
+          named: boxOf(layout, n, Math.min(layout.pitchX - 40, 160), n.kind !== 'namespace'),
+        }));
+        for (const e of c.edges) {
+          const route = edgeRoute(layout, e.source, e.target);
+          assert.ok(route);
+          const line = [layout.positions.get(e.source), ...route.points, layout.positions.get(e.target)];
+          for (const b of boxes) {
+            if (b.id === e.source || b.id === e.target) continue;
+            assert.ok(
+              !lineMeetsBox(line as { x: number; y: number }[], b.body),
+              `${e.source} → ${e.target} through ${b.id}`,
+            );
+          }
+          const label = {
+            x1: route.label.x - 60,
+            y1: route.label.y - 8,
+            x2: route.label.x + 60,
+            y2: route.label.y + 8,
+          };
+          for (const b of boxes)
+            assert.ok(!boxesOverlap(label, b.named), `label of ${e.source} → ${e.target} over ${b.id}`);
+        }
+      }),
+    );
+  });
+
+  test('the same graph, the same layout and routes', () => {
+    fc.assert(
+      fc.property(graphs, (c) => {
+        const [a, b] = [layoutOf(c), layoutOf(c)];
+        assert.deepEqual(a, b);
+        for (const e of c.edges)
+          assert.deepEqual(edgeRoute(a, e.source, e.target), edgeRoute(b, e.source, e.target));
+      }),
+    );
+  });
+
+  test("the example's map, folded and unfolded, is about a screen's shape", () => {
     const { sidecar } = sideBySide(Snapshot.of(examplePlatform()));
-    const { bands } = layeredLayout(sidecar);
-    const width = Math.max(...bands.map((b) => b.x + b.width)) - Math.min(...bands.map((b) => b.x));
-    const height = Math.max(...bands.map((b) => b.y + b.height)) - Math.min(...bands.map((b) => b.y));
-    assert.ok(width / height > 0.6 && width / height < 3, `${width} × ${height}`);
+    for (const expanded of [new Set<string>(), 'all' as const]) {
+      const drawn = drawnGraph(sidecar, undefined, expanded);
+      const { size } = gridLayout({ nodes: drawn.nodes, edges: drawn.edges, width: () => 200 });
+      assert.ok(
+        size.width / size.height > 0.6 && size.width / size.height < 3.5,
+        `${size.width} × ${size.height}`,
+      );
+    }
   });
 });
 
