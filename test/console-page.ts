@@ -80,26 +80,77 @@ export function withBrowser(work: string): { browser: () => Browser; servers: Se
   return { browser: () => browser as Browser, servers };
 }
 
-/** Clicks an element of the graph at its place on the page (three tries: headless Chromium may drop one). */
+/**
+ * Clicks an element of the graph at its place on the page (an edge: at a point of it clear of nodes and
+ * other edges), centring the view on it first when it is out of view (three tries: headless Chromium may drop
+ * one).
+ */
 export async function tapOn(page: Page, id: string, done: string): Promise<void> {
   const at = await page.evaluate((element) => {
+    interface Spot {
+      x: number;
+      y: number;
+    }
+    interface El {
+      id(): string;
+      isEdge(): boolean;
+      renderedPosition(): Spot;
+      renderedMidpoint(): Spot;
+      renderedSourceEndpoint(): Spot;
+      renderedTargetEndpoint(): Spot;
+      renderedSegmentPoints(): Spot[] | undefined;
+      renderedBoundingBox(o: object): { x1: number; y1: number; x2: number; y2: number };
+    }
     const cy = (
       globalThis as unknown as {
         kfmesh: {
           view: {
             cy: {
-              getElementById(id: string): {
-                isEdge(): boolean;
-                renderedMidpoint(): { x: number; y: number };
-                renderedPosition(): { x: number; y: number };
-              };
+              width(): number;
+              height(): number;
+              center(e: unknown): void;
+              panBy(by: Spot): void;
+              getElementById(id: string): El;
+              edges(): El[];
+              nodes(s: string): El[];
             };
           };
         };
       }
     ).kfmesh.view.cy;
     const e = cy.getElementById(element);
-    return e.isEdge() ? e.renderedMidpoint() : e.renderedPosition();
+    const p = e.isEdge() ? e.renderedMidpoint() : e.renderedPosition();
+    if (p.x < 10 || p.y < 10 || p.x > cy.width() - 10 || p.y > cy.height() - 10) cy.center(e);
+    if (!e.isEdge()) return e.renderedPosition();
+    // An edge: a point of its line clear of the nodes and at least 6 px from every other edge's line.
+    const lineOf = (x: El): Spot[] => [
+      x.renderedSourceEndpoint(),
+      ...(x.renderedSegmentPoints() ?? []),
+      x.renderedTargetEndpoint(),
+    ];
+    const distance = (s: Spot, a: Spot, b: Spot) => {
+      const [dx, dy] = [b.x - a.x, b.y - a.y];
+      const t = Math.max(0, Math.min(1, ((s.x - a.x) * dx + (s.y - a.y) * dy) / (dx * dx + dy * dy || 1)));
+      return Math.hypot(s.x - a.x - t * dx, s.y - a.y - t * dy);
+    };
+    const boxes = [...cy.nodes('[kind]')].map((n) => n.renderedBoundingBox({}));
+    const others = [...cy.edges()].filter((o) => o.id() !== e.id()).map(lineOf);
+    const line = lineOf(e);
+    for (let i = 1; i < line.length; i++)
+      for (const t of [0.5, 0.25, 0.75]) {
+        const [a, b] = [line[i - 1] as Spot, line[i] as Spot];
+        const s = { x: a.x + t * (b.x - a.x), y: a.y + t * (b.y - a.y) };
+        const clear =
+          !boxes.some((n) => s.x > n.x1 - 4 && s.x < n.x2 + 4 && s.y > n.y1 - 4 && s.y < n.y2 + 4) &&
+          others.every((o) => o.every((q, j) => j === 0 || distance(s, o[j - 1] as Spot, q) > 6));
+        if (!clear) continue;
+        if (s.x > 5 && s.y > 5 && s.x < cy.width() - 5 && s.y < cy.height() - 5) return s;
+        // Out of view: the view moves to put it in the middle.
+        const shift = { x: cy.width() / 2 - s.x, y: cy.height() / 2 - s.y };
+        cy.panBy(shift);
+        return { x: s.x + shift.x, y: s.y + shift.y };
+      }
+    return e.renderedMidpoint();
   }, id);
   const box = await page.locator('#graph').boundingBox();
   assert.ok(box);

@@ -188,7 +188,7 @@ export function edgeElement(
       id: `edge:${index}`,
       source: edge.source,
       target: edge.target,
-      weight: Math.min(5, 1 + Math.log10(Math.max(1, edge.requests, o?.requests ?? 0))),
+      weight: Math.min(4, 1 + Math.log10(Math.max(1, edge.requests, o?.requests ?? 0))),
       label,
     },
     classes: classes.filter(Boolean).join(' '),

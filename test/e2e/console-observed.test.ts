@@ -14,7 +14,7 @@ import type { Page } from 'playwright-core';
 import { toYaml } from '../../src/load/serialize.ts';
 import type { KubeObject } from '../../src/model/object.ts';
 import { browserTestOptions } from '../browser.ts';
-import { graphState, open, tapOn, waitForText, withBrowser } from '../console-page.ts';
+import { assertDrawnWell, graphState, open, tapOn, waitForText, withBrowser } from '../console-page.ts';
 import { startServe } from '../serve-process.ts';
 import { loadCase, seedAfter, seedBefore, seedExposition } from '../seed-metrics.ts';
 import { projectRoot } from '../conformance/cases.ts';
@@ -108,6 +108,7 @@ describe('the console at a glance, with observed traffic', browserTestOptions(),
       "the example's drift series (a 200 where ml-research's policy denies) marks its edge",
     );
     assert.match((await page.textContent('#graph-stats')) ?? '', /namespaces folded/);
+    await assertDrawnWell(page, 'namespaces');
     await page.screenshot({ path: join(shots, 'console-namespaces.png') });
 
     await tapOn(page, 'namespace:kubeflow-user-example-com', 'body');
@@ -129,6 +130,7 @@ describe('the console at a glance, with observed traffic', browserTestOptions(),
       unfolded.nodes.some((n) => n.id === 'namespace:kubeflow'),
       'the other namespaces stay folded',
     );
+    await assertDrawnWell(page, 'unfolded');
     await page.screenshot({ path: join(shots, 'console-unfolded.png') });
     assert.deepEqual(errors, []);
   });
@@ -162,6 +164,7 @@ describe('the console at a glance, with observed traffic', browserTestOptions(),
     const drift = edges.filter((e) => /\bdrift\b/.test(e.classes));
     assert.equal(drift.length, 1, JSON.stringify(edges));
     assert.equal(drift[0]?.source, from);
+    await assertDrawnWell(page, 'observed');
     await page.screenshot({ path: join(shots, 'console-observed.png') });
 
     await tapOn(page, await edgeId(page, from, 'PassthroughCluster'), '[data-testid="edge-details"]');

@@ -17,7 +17,7 @@ import { toYaml } from '../../src/load/serialize.ts';
 import { projectRoot } from '../conformance/cases.ts';
 import { browserTestOptions } from '../browser.ts';
 import { startServe, type Serving } from '../serve-process.ts';
-import { graphState, open, tapOn, waitForText, withBrowser } from '../console-page.ts';
+import { assertDrawnWell, graphState, open, tapOn, waitForText, withBrowser } from '../console-page.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'kfmesh-e2e-'));
 const shots = process.env['KFMESH_SCREENSHOTS'] ?? join(work, 'screenshots');
@@ -158,7 +158,6 @@ describe('the console in Chromium', browserTestOptions(), () => {
             id(): string;
             hasClass(c: string): boolean;
             style(p: string): string;
-            renderedMidpoint(): { x: number; y: number };
             renderedBoundingBox(o?: object): Box;
           };
           type Box = { x1: number; x2: number; y1: number; y2: number };
@@ -174,8 +173,6 @@ describe('the console in Chromium', browserTestOptions(), () => {
           ).kfmesh.view;
           const edges = view.cy.edges().toArray();
           const nodes = view.cy.nodes('[kind]').toArray();
-          const inside = (p: { x: number; y: number }, b: Box) =>
-            p.x >= b.x1 && p.x <= b.x2 && p.y >= b.y1 && p.y <= b.y2;
           const labelOnly = { includeNodes: false, includeEdges: false, includeLabels: true };
           return {
             selected: view.selectedEdge,
@@ -192,20 +189,14 @@ describe('the console in Chromium', browserTestOptions(), () => {
               ...edges.filter((e) => !e.hasClass('selected-edge')).map((e) => parseFloat(e.style('width'))),
             ),
             nodes: nodes.map((n) => n.renderedBoundingBox({ includeLabels: false })),
-            // Edges whose midpoint no node covers: a click there is on the edge.
-            free: edges
-              .filter((e) => !nodes.some((n) => inside(e.renderedMidpoint(), n.renderedBoundingBox({}))))
-              .map((e) => ({ id: e.id(), ...e.renderedMidpoint() })),
+            ids: edges.map((e) => e.id()),
           };
         });
       const before = await look();
       assert.deepEqual(before.labelled, [], 'no edge label until one is asked for');
-      const target = before.free[0];
-      assert.ok(target, 'an edge whose midpoint is clear of the nodes');
-      const box = await page.locator('#graph').boundingBox();
-      assert.ok(box);
-      await page.mouse.click(box.x + target.x, box.y + target.y);
-      await page.waitForSelector('[data-testid="edge-details"]');
+      const target = { id: before.ids[0] ?? '' };
+      // A click on a point of the edge clear of the nodes and the other edges.
+      await tapOn(page, target.id, '[data-testid="edge-details"]');
       const after = await look();
       assert.equal(`edge:${after.selected}`, target.id, 'the click selected the edge under the pointer');
       const [chosen] = after.chosen;
@@ -234,7 +225,13 @@ describe('the console in Chromium', browserTestOptions(), () => {
       await page.fill('#search', 'sklearn-iris');
       const searched = await graphState(page);
       assert.ok(searched.matched.length > 0);
-      assert.ok(searched.matched.every((id) => id.includes('sklearn-iris')));
+      // The nodes themselves, or the folded namespace that holds them.
+      assert.ok(
+        searched.matched.every(
+          (id) => id.includes('sklearn-iris') || id === 'namespace:kubeflow-user-example-com',
+        ),
+        searched.matched.join(', '),
+      );
       assert.match((await page.textContent('#search-count')) ?? '', /^\d+ found$/);
       await page.click('#clear');
       await page.selectOption('#namespace', 'ml-team');
@@ -248,6 +245,12 @@ describe('the console in Chromium', browserTestOptions(), () => {
       await page.selectOption('#namespace', '');
 
       const id = 'kubeflow-user-example-com/curl-inside-mesh';
+      // Its namespace unfolded, as a tap on it would.
+      await page.evaluate(() =>
+        (globalThis as unknown as { kfmesh: { view: { expand(n: string): void } } }).kfmesh.view.expand(
+          'kubeflow-user-example-com',
+        ),
+      );
       // A click on the canvas (cytoscape's tap); the details must then name the node.
       await tapOn(page, id, '[data-testid="node-details"]');
       assert.match((await page.textContent('[data-testid="node-details"] h3')) ?? '', new RegExp(`${id}$`));
@@ -347,7 +350,7 @@ describe('the console in Chromium', browserTestOptions(), () => {
       assert.ok(changed > 0, 'the restart changes edges, and they are marked');
       assert.match((await page.textContent('#graph-stats')) ?? '', new RegExp(`: ${changed} edges changed`));
       assert.equal(await page.getAttribute('.plan-steps li.current button', 'data-step'), String(restart));
-      await page.screenshot({ path: join(shots, 'console-plan.png') });
+      await assertDrawnWell(page, 'the plan at its restart step');
 
       // A step in the list is a button that shows its state.
       await page.click('.plan-steps button[data-step="1"]');
@@ -366,6 +369,9 @@ describe('the console in Chromium', browserTestOptions(), () => {
       assert.ok(busiest);
       await page.click(`.plan-steps button[data-step="${busiest.number}"]`);
       await waitForText(page, '#plan-label', `step ${busiest.number} of`);
+      await page.waitForSelector('body[data-graph-ready="plan"]');
+      await assertDrawnWell(page, 'the plan at its busiest step');
+      await page.screenshot({ path: join(shots, 'console-plan.png') });
       await page.selectOption('[data-testid="plan-severity"]', 'warning');
       const severities = await page.$$eval(
         '[data-testid="plan-differences"] tbody tr td:first-child',
@@ -478,6 +484,7 @@ describe('the console in Chromium', browserTestOptions(), () => {
     assert.ok(fit.width <= fit.room, `the hop table is ${fit.width} px wide in ${fit.room} px`);
     assert.deepEqual(fit.broken, [], 'headers on one line');
     assert.deepEqual((await graphState(page)).onPath.sort(), [request.from, 'PassthroughCluster'].sort());
+    await assertDrawnWell(page, "the seed's request traced");
     await page.screenshot({ path: join(shots, 'console-trace-before.png') });
     assert.deepEqual(errors, []);
   });
@@ -496,6 +503,7 @@ describe('the console in Chromium', browserTestOptions(), () => {
     const state = await graphState(page);
     assert.ok(state.onPath.includes(request.from));
     assert.ok(state.onPath.some((id) => id.startsWith('istio-system/')));
+    await assertDrawnWell(page, "the seed's request traced after the fix");
     await page.screenshot({ path: join(shots, 'console-trace-after.png') });
     // The same request, traced again on the platform migrated to ambient mode.
     await page.click('#mode-ambient');
