@@ -122,12 +122,12 @@ export function segments(
   from: Position,
   to: Position,
   points: readonly Position[],
-): { 'segment-weights': number[]; 'segment-distances': number[] } {
+): { weights: number[]; distances: number[] } {
   const [dx, dy] = [to.x - from.x, to.y - from.y];
   const length = Math.hypot(dx, dy) || 1;
   return {
-    'segment-weights': points.map((p) => ((p.x - from.x) * dx + (p.y - from.y) * dy) / (length * length)),
-    'segment-distances': points.map((p) => ((p.x - from.x) * -dy + (p.y - from.y) * dx) / length),
+    weights: points.map((p) => ((p.x - from.x) * dx + (p.y - from.y) * dy) / (length * length)),
+    distances: points.map((p) => ((p.x - from.x) * -dy + (p.y - from.y) * dx) / length),
   };
 }
 

@@ -57,6 +57,8 @@ export function style(large: boolean): cytoscape.StylesheetJson {
         // Routed around the nodes by the layout (its bend points are each edge's own style).
         'curve-style': 'segments',
         'edge-distances': 'node-position',
+        'segment-weights': 'data(weights)',
+        'segment-distances': 'data(distances)',
         'arrow-scale': 0.8,
         opacity: 0.7,
         'z-index-compare': 'manual',

@@ -203,7 +203,9 @@ export class GraphView {
     const element = edgeElement(edge, i, { changed: this.#isChanged(edge), labelled: false });
     const route = edgeRoute(this.#layout, edge.source, edge.target);
     const [from, to] = [this.#layout.positions.get(edge.source), this.#layout.positions.get(edge.target)];
-    return route && from && to ? { ...element, style: segments(from, to, route.points) } : element;
+    return route && from && to
+      ? { ...element, data: { ...element.data, ...segments(from, to, route.points) } }
+      : element;
   }
 
   /** Whether any edge of the graph that the drawn edge stands for was changed by the plan step. */
