@@ -1,6 +1,6 @@
 /**
- * Writes examples/metrics/example.prom: the Istio metrics a cluster running the built-in example platform
- * would report for a handful of requests (each traced through the example, every proxy's report counted),
+ * Writes examples/metrics/example.prom: the Istio metrics a cluster running the built-in example platform,
+ * as the README's walkthrough leaves it (KServe before 0.14's VirtualServices), would report for a handful of requests (each traced through the example, every proxy's report counted),
  * and one series the example cannot produce (mutual TLS where the example's client leaves the mesh in
  * plaintext: drift), as Prometheus
  * exposition text. `npm start` serves the example with it, so the console shows observed traffic.
@@ -9,12 +9,16 @@
 import { writeFileSync } from 'node:fs';
 import { Snapshot } from '../dist/src/load/snapshot.js';
 import { parseManifests } from '../dist/src/load/parse.js';
-import { examplePlatformYaml } from '../dist/src/example/platform.js';
+import { exampleBeforeKserve014, ExampleIstioVersion } from '../dist/src/example/platform.js';
+import { parseIstioVersion } from '../dist/src/mesh/istio-version.js';
 import { compileMesh } from '../dist/src/mesh/mesh.js';
 import { traceRequest } from '../dist/src/mesh/trace.js';
 import { seriesText } from '../dist/src/load/exposition.js';
 
-const mesh = compileMesh(new Snapshot(parseManifests({ name: '<example>', text: examplePlatformYaml() })));
+// The example as the README's walkthrough leaves it (KServe before 0.14, Istio 1.20), as npm start serves it.
+const mesh = compileMesh(new Snapshot(exampleBeforeKserve014().flatMap((d) => parseManifests(d))), {
+  istioVersion: parseIstioVersion(ExampleIstioVersion),
+});
 const user = 'kubeflow-user-example-com';
 const requests = [
   // A sidecar client calling a model whose VirtualService is bound only to gateways (KFM101).

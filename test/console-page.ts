@@ -94,6 +94,7 @@ export async function tapOn(page: Page, id: string, done: string): Promise<void>
     interface El {
       id(): string;
       isEdge(): boolean;
+      isLoop(): boolean;
       renderedPosition(): Spot;
       renderedMidpoint(): Spot;
       renderedSourceEndpoint(): Spot;
@@ -125,7 +126,7 @@ export async function tapOn(page: Page, id: string, done: string): Promise<void>
     // An edge: a point of its line clear of the nodes and at least 6 px from every other edge's line.
     const lineOf = (x: El): Spot[] => [
       x.renderedSourceEndpoint(),
-      ...(x.renderedSegmentPoints() ?? []),
+      ...(x.isLoop() ? [] : (x.renderedSegmentPoints() ?? [])),
       x.renderedTargetEndpoint(),
     ];
     const distance = (s: Spot, a: Spot, b: Spot) => {
@@ -191,6 +192,7 @@ export function drawing(page: Page): Promise<Drawing> {
       visible(): boolean;
       style(k: string): string;
       boundingBox(o: object): BB;
+      isLoop(): boolean;
       sourceEndpoint(): { x: number; y: number };
       targetEndpoint(): { x: number; y: number };
       segmentPoints(): { x: number; y: number }[] | undefined;
@@ -230,7 +232,7 @@ export function drawing(page: Page): Promise<Drawing> {
           id: e.id(),
           source: e.data('source'),
           target: e.data('target'),
-          line: [e.sourceEndpoint(), ...(e.segmentPoints() ?? []), e.targetEndpoint()],
+          line: [e.sourceEndpoint(), ...(e.isLoop() ? [] : (e.segmentPoints() ?? [])), e.targetEndpoint()],
           ...(labelOf(e) ? { label: labelOf(e) } : {}),
           classes: e.classes().join(' '),
         })),

@@ -9,6 +9,8 @@ import { messageOf } from '../model/errors.ts';
 import { watch, type FSWatcher } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { ConsoleModel } from '../console/api.ts';
+import { Snapshot } from '../load/snapshot.ts';
+import { parseManifests } from '../load/parse.ts';
 import { observedMetrics, type MetricsFlags } from './explain.ts';
 import { serveConsole, type ConsoleServer } from '../console/server.ts';
 import {
@@ -28,6 +30,8 @@ export interface ServeFlags extends ClusterFlags, MetricsFlags {
   clusterDomain: string;
   /** When the port is taken, take a free one instead of failing (npm start). */
   anyPortIfTaken?: boolean;
+  /** Documents to serve instead of files, under their names (npm start: the README's walkthrough). */
+  documents?: readonly { name: string; text: string }[];
 }
 
 export function serveCommand(
@@ -45,11 +49,13 @@ export function serveCommand(
     if (paths.includes('-')) throw new UsageError('serve reads files, not standard input');
     istioVersionFlag(flags.istioVersion);
     const source =
-      paths.length > 0
-        ? paths.join(', ')
-        : flags.kubeconfig
-          ? `the cluster of ${flags.kubeconfig}`
-          : '<example>';
+      flags.documents !== undefined
+        ? flags.documents.map((d) => d.name).join(' and ')
+        : paths.length > 0
+          ? paths.join(', ')
+          : flags.kubeconfig
+            ? `the cluster of ${flags.kubeconfig}`
+            : '<example>';
     const load = loader(paths, flags, streams, source);
     const first = await load();
     const onError = (error: unknown) =>
@@ -113,7 +119,10 @@ function loader(
   // Read again on reload (a metrics file is watched too; Prometheus is asked again).
   return async () => {
     const observed = observing ? await observedMetrics(flags) : undefined;
-    return new ConsoleModel(await snapshotFrom(paths, streams, flags), {
+    const snapshot = flags.documents
+      ? new Snapshot(flags.documents.flatMap((d) => parseManifests(d)))
+      : await snapshotFrom(paths, streams, flags);
+    return new ConsoleModel(snapshot, {
       source,
       clusterDomain: flags.clusterDomain,
       // Loaded again on reload: certificates are judged at the time of each load.

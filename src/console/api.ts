@@ -17,6 +17,7 @@ import { toYaml } from '../load/serialize.ts';
 import { shownObject } from './shown.ts';
 import { graphsOf, tracePath } from './graph.ts';
 import { observedGraph, type ObservedInput } from './observed.ts';
+import { observedFindings } from './observed-findings.ts';
 import type { Finding } from '../model/finding.ts';
 import { PlanJob } from './plan-job.ts';
 import {
@@ -91,7 +92,7 @@ export class ConsoleModel {
         });
       }
       case '/api/findings':
-        return ok<'/api/findings'>(this.#once('findings document', () => findingsDocument(this.#findings())));
+        return ok<'/api/findings'>(this.#once('findings document', () => this.#findingsDocument()));
       case '/api/observed': {
         const observed = this.#options.observed;
         if (!observed)
@@ -136,6 +137,18 @@ export class ConsoleModel {
   /** Stops the plan's worker, if one was started (a reload replaces this model, or the console closes). */
   async close(): Promise<void> {
     await this.#planJob?.close();
+  }
+
+  /**
+   * The analyzer's findings on the platform as given, then, when the console was given metrics, those of
+   * the traffic observed (drift, failing edges).
+   */
+  #findingsDocument(): Api['/api/findings'] {
+    const observed = this.#options.observed;
+    return findingsDocument([
+      ...this.#findings(),
+      ...(observed ? observedFindings(this.#mesh(MeshMode.Sidecar), this.#observed(observed)) : []),
+    ]);
   }
 
   /** What the mesh reported, over the graph of the platform as given. */

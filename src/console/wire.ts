@@ -92,6 +92,8 @@ export interface Finding {
   location?: string;
   message: string;
   fix?: string;
+  /** Observed traffic the finding is about (KFM801, KFM802): its edge on the graph. */
+  traffic?: { source: string; target: string };
 }
 
 export interface Findings {

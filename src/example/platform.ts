@@ -566,3 +566,25 @@ export function exampleAmbientPlatform(): KubeObject[] {
 export function examplePlatformYaml(mode: 'sidecar' | 'ambient' = 'sidecar'): string {
   return toYaml(mode === 'ambient' ? exampleAmbientPlatform() : examplePlatform());
 }
+
+/**
+ * The Istio version the README's walkthrough simulates: before 1.21 a model's ExternalName Service is
+ * outside the mesh, so a sidecar with no route of its own for the model's host sends the request out
+ * through PassthroughCluster (docs/semantics.md, ExternalName Services).
+ */
+export const ExampleIstioVersion = '1.20';
+
+/**
+ * The README's walkthrough as documents to load (simulated with Istio `ExampleIstioVersion`): the example platform, then the VirtualServices KServe
+ * before 0.14 renders for it (bound only to gateways: `kfmesh render --no-mesh-gateway`), which replace the
+ * example's. A sidecar client calling a model then leaves the mesh through PassthroughCluster (KFM101), as
+ * examples/metrics/example.prom reports. `npm start` serves it.
+ */
+export function exampleBeforeKserve014(): { name: string; text: string }[] {
+  const platform = examplePlatform();
+  const before = desiredState(Snapshot.of(platform, '<example>'), { mode: 'sidecar', meshGateway: false });
+  return [
+    { name: '<example>', text: toYaml(platform) },
+    { name: '<example: KServe before 0.14>', text: toYaml(before.objects) },
+  ];
+}

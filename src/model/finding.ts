@@ -28,6 +28,8 @@ export interface Finding {
    * port and the secret analyzer).
    */
   istio?: IstioCounterpart[];
+  /** Observed traffic the finding is about: the edge between two nodes of the console's graph. */
+  traffic?: { source: string; target: string };
 }
 
 /** An analyzer of `istioctl analyze` and the message code it reports (`IST0109`). */

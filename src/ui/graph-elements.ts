@@ -162,7 +162,7 @@ export const maxZoom = 3;
 /** The least zoom at which names are drawn large enough to read. */
 export const readableZoom = 0.72;
 /** The most a whole graph is magnified to fit (a small graph stays at about its natural size). */
-const fitZoom = 1.2;
+export const fitZoom = 1.2;
 
 export function edgeElement(
   edge: DrawnEdge,

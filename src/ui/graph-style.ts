@@ -65,6 +65,8 @@ export function style(large: boolean): cytoscape.StylesheetJson {
         'z-index': 5,
       },
     },
+    // A node's traffic to itself (a gateway's second pass, observed) has no route: a loop beside it.
+    { selector: 'edge:loop', style: { 'curve-style': 'bezier', 'loop-direction': '45deg' } },
     {
       // Edge labels are off until asked for: the hovered or selected edge, or all with "Labels" on.
       selector: 'edge[label].labelled, edge[label].hovered, edge[label].selected-edge',

@@ -15,6 +15,7 @@ import {
   bandId,
   edgeElement,
   fitted,
+  fitZoom,
   foldedLabel,
   foldedWidth,
   labelWidth,
@@ -510,6 +511,28 @@ export class GraphView {
       onPath.nodes().addClass('named');
     });
     return found;
+  }
+
+  /**
+   * Selects the edge between two nodes of the graph or of the observed traffic (a finding's), unfolding
+   * their namespaces; whether it is drawn.
+   */
+  showEdge(source: string, target: string): boolean {
+    const namespaces = [source, target].flatMap((id) => {
+      const node = [...this.#graph.nodes, ...(this.#observed?.nodes ?? [])].find((n) => n.id === id);
+      return node?.namespace === undefined ? [] : [node.namespace];
+    });
+    this.expand(...namespaces);
+    const index = this.#drawn.edges.findIndex((e) => e.source === source && e.target === target);
+    if (index < 0) return false;
+    this.#showEdges((e) => e.source === source && e.target === target, true);
+    this.selectEdge(index);
+    // The view moves to the edge and its ends, no closer than the map opens at.
+    const element = this.cy.getElementById(`edge:${index}`);
+    this.cy.fit(element.union(element.connectedNodes()), 60);
+    if (this.cy.zoom() > fitZoom)
+      this.cy.zoom({ level: fitZoom, renderedPosition: { x: this.cy.width() / 2, y: this.cy.height() / 2 } });
+    return this.#selectedEdge === index;
   }
 
   /** Marks the nodes of one namespace (a finding's), unfolded, fading the rest. */

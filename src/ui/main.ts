@@ -301,6 +301,15 @@ async function showFindings(): Promise<void> {
     ),
     findingsList(findings.findings, {
       showInGraph: (f) => {
+        if (f.traffic) {
+          const shown = state.view?.showEdge(f.traffic.source, f.traffic.target) ?? false;
+          status(
+            shown
+              ? `${f.code}: the observed edge ${f.traffic.source} → ${f.traffic.target} selected`
+              : `${f.code}: the edge ${f.traffic.source} → ${f.traffic.target} is not on this graph`,
+          );
+          return;
+        }
         const namespace = f.object.namespace ?? '';
         const n = state.view?.showNamespace(namespace) ?? 0;
         state.view?.fit();

@@ -18,6 +18,7 @@ import { assertDrawnWell, graphState, open, tapOn, waitForText, withBrowser } fr
 import { startServe } from '../serve-process.ts';
 import { loadCase, seedAfter, seedBefore, seedExposition } from '../seed-metrics.ts';
 import { projectRoot } from '../conformance/cases.ts';
+import { exampleBeforeKserve014, ExampleIstioVersion } from '../../src/example/platform.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'kfmesh-e2e-observed-'));
 const shots = process.env['KFMESH_SCREENSHOTS'] ?? join(work, 'screenshots');
@@ -75,10 +76,22 @@ describe('the console at a glance, with observed traffic', browserTestOptions(),
   const servers = chromium.servers;
 
   test('the example (as npm start serves it, with its metrics) opens on namespaces with labelled edges; a tap unfolds one', async () => {
-    const serving = await startServe(['--metrics', join(projectRoot, 'examples/metrics/example.prom')], {
-      warm: true,
-      ms: 120_000,
+    // What npm start serves: the example as the README's walkthrough leaves it, with its metrics.
+    const files = exampleBeforeKserve014().map((d, i) => {
+      const file = join(work, `example-${i}.yaml`);
+      writeFileSync(file, d.text);
+      return file;
     });
+    const serving = await startServe(
+      [
+        ...files,
+        '--istio-version',
+        ExampleIstioVersion,
+        '--metrics',
+        join(projectRoot, 'examples/metrics/example.prom'),
+      ],
+      { warm: true, ms: 120_000 },
+    );
     servers.push(serving);
     const api = (await (await fetch(`${serving.base}/api/graph?mode=sidecar`)).json()) as {
       graph: { nodes: { id: string; namespace?: string }[] };
@@ -132,6 +145,38 @@ describe('the console at a glance, with observed traffic', browserTestOptions(),
     );
     await assertDrawnWell(page, 'unfolded');
     await page.screenshot({ path: join(shots, 'console-unfolded.png') });
+
+    // The README's story: the client's requests out of the mesh, observed, explained by KFM101.
+    await page.selectOption('#grouping', 'workloads');
+    const client = 'kubeflow-user-example-com/curl-inside-mesh';
+    await tapOn(page, await edgeId(page, client, 'PassthroughCluster'), '[data-testid="edge-details"]');
+    await waitForText(page, '[data-testid="edge-series"]', 'KFM101');
+    await assertDrawnWell(page, 'the observed edge out of the mesh selected');
+    await page.screenshot({ path: join(shots, 'console-start-kfm101.png') });
+
+    // Observed traffic as findings: drift and the failing edges, each shown on the graph from the list.
+    await page.click('.tabs button[data-tab="findings"]');
+    await page.waitForSelector('[data-testid="findings"] li');
+    const drift = page.locator('[data-testid="findings"] li').filter({ hasText: 'KFM801' }).first();
+    assert.match(
+      (await drift.textContent()) ?? '',
+      /ml-team\/income-predictor-00001-deployment → ml-research\/iris-raw-predictor: .*does not produce.*source_principal/,
+    );
+    assert.equal(await page.locator('[data-testid="findings"] li').filter({ hasText: 'KFM802' }).count(), 2);
+    await drift.getByRole('button', { name: 'Show in graph' }).click();
+    await waitForText(page, '#status', 'KFM801: the observed edge');
+    const selected = await page.evaluate(() => {
+      const view = (
+        globalThis as unknown as {
+          kfmesh: { view: { selectedEdge?: number; drawn: { edges: { source: string; target: string }[] } } };
+        }
+      ).kfmesh.view;
+      const edge = view.selectedEdge === undefined ? undefined : view.drawn.edges[view.selectedEdge];
+      return edge && `${edge.source} → ${edge.target}`;
+    });
+    assert.equal(selected, 'ml-team/income-predictor-00001-deployment → ml-research/iris-raw-predictor');
+    await assertDrawnWell(page, 'a drift finding shown on the graph');
+    await page.screenshot({ path: join(shots, 'console-observed-finding.png') });
     assert.deepEqual(errors, []);
   });
 
