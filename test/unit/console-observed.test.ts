@@ -1,7 +1,8 @@
 /**
  * The console's observed traffic and its folding: metrics become edges between the graph's nodes (one
  * reporter counted), each series explained or drift; folding namespaces sums the graph's edges and the
- * observed ones, keeps traffic inside a folded namespace off the edges, and labels what it draws.
+ * observed ones, keeps traffic inside a folded namespace off the edges, and labels what it draws; and the
+ * findings of observed traffic (drift, failing edges).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -9,6 +10,7 @@ import { Snapshot } from '../../src/load/snapshot.ts';
 import { compileMesh } from '../../src/mesh/mesh.ts';
 import { traceRequest } from '../../src/mesh/trace.ts';
 import { observedGraph } from '../../src/console/observed.ts';
+import { observedFindings } from '../../src/console/observed-findings.ts';
 import { drawnGraph, edgeLabel, namespaceNodeId } from '../../src/console/collapse.ts';
 import { ConsoleModel } from '../../src/console/api.ts';
 import type { Sample } from '../../src/load/exposition.ts';
@@ -181,5 +183,67 @@ describe('observed traffic on the console', () => {
     const refused = await without.answer('/api/observed', new URLSearchParams());
     assert.equal(refused.status, 404);
     assert.match((refused.body as { error: string }).error, /--metrics FILE or --prometheus URL/);
+  });
+});
+
+describe('observed traffic as findings', () => {
+  /** The server's reports of the request, answered with `code` (as if the server's proxy had said so). */
+  function answered(code: string, value: number, line: number): Sample[] {
+    return reports(value).map((s) => ({
+      ...s,
+      labels: { ...s.labels, response_code: code },
+      line: s.line + line,
+    }));
+  }
+
+  test('a healthy edge is no finding; one failing half or more is KFM802, an error when all fail', () => {
+    const healthy = observedGraph(mesh, [], { samples: reports(50), source: 'm.prom', unit: 'line' });
+    assert.deepEqual(observedFindings(mesh, healthy), []);
+    const cases: [number, number, string | undefined][] = [
+      [60, 40, undefined],
+      [40, 60, 'warning'],
+      [0, 100, 'error'],
+    ];
+    for (const [ok, failed, severity] of cases) {
+      const samples = [...answered('200', ok, 0), ...answered('503', failed, 10)].filter((s) => s.value > 0);
+      const graph = observedGraph(mesh, [], { samples, source: 'm.prom', unit: 'line' });
+      // (A 503 this configuration does not give is drift too: KFM801, tested below.)
+      const found = observedFindings(mesh, graph).filter((f) => f.code === 'KFM802');
+      assert.deepEqual(
+        found.map((f) => f.severity),
+        severity ? [severity] : [],
+        `${ok} answered, ${failed} failed`,
+      );
+      if (!severity) continue;
+      assert.equal(found[0]?.code, 'KFM802');
+      assert.deepEqual(found[0]?.traffic, { source: 'a/client-0', target: 'b/server-0' });
+      assert.match(
+        found[0]?.message ?? '',
+        new RegExp(
+          `^a/client-0 → b/server-0: ${failed}% of 100 observed requests failed \\(${failed} 5xx\\)`,
+        ),
+      );
+      assert.deepEqual(found[0]?.object, { group: '', kind: 'Pod', namespace: 'a', name: 'client-0' });
+    }
+  });
+
+  test('drift is KFM801 with the labels on which the nearest trace differs', () => {
+    const [client] = reports(7);
+    assert.ok(client);
+    const other: Sample = {
+      ...client,
+      labels: { ...client.labels, connection_security_policy: 'mutual_tls', request_protocol: 'grpc' },
+    };
+    const graph = observedGraph(mesh, [], { samples: [other], source: 'm.prom', unit: 'line' });
+    assert.equal(graph.summary.drift, 1);
+    const [finding, ...rest] = observedFindings(mesh, graph);
+    assert.deepEqual(rest, []);
+    assert.equal(finding?.code, 'KFM801');
+    assert.equal(finding?.severity, 'warning');
+    assert.match(
+      finding?.message ?? '',
+      /^a\/client-0 → b\/server-0: 1 series \(7 requests or connections\) that this configuration does not produce; the nearest trace differs in /,
+    );
+    assert.ok(finding?.evidence?.some((e) => e.startsWith('nearest: ')));
   });
 });
