@@ -199,5 +199,7 @@ export function style(large: boolean): cytoscape.StylesheetJson {
       },
     },
     { selector: 'edge.hovered', style: { 'z-index': 25, opacity: 1 } },
+    // The proxy of the hop focused in the hop table.
+    { selector: 'node.hop-mark', style: { 'border-width': 6, 'border-color': '#111111', 'z-index': 30 } },
   ];
 }

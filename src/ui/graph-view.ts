@@ -535,6 +535,12 @@ export class GraphView {
     return this.#selectedEdge === index;
   }
 
+  /** Marks the proxy of the hop focused in the hop table (a node id; undefined clears the mark). */
+  markHop(id: string | undefined): void {
+    this.cy.nodes('.hop-mark').removeClass('hop-mark');
+    if (id !== undefined) this.cy.getElementById(id).addClass('hop-mark');
+  }
+
   /** Marks the nodes of one namespace (a finding's), unfolded, fading the rest. */
   showNamespace(namespace: string): number {
     this.expand(namespace);

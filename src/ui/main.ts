@@ -241,11 +241,34 @@ async function trace(params: Record<string, string | string[]>): Promise<void> {
     const result = await get('/api/trace', { ...params, mode: state.mode });
     const shown = state.view?.showPath(result.path).length ?? 0;
     fill(byId('trace-out'), traceResult(result, shown));
+    hopKeys(result.hops.map((h) => `${h.namespace}/${h.workload}`));
     status(`traced in ${state.mode} mode: ${result.summary}`);
   } catch (error) {
     fill(byId('trace-out'), el('p', { class: 'warning', 'data-testid': 'trace-error' }, messageOf(error)));
     failed(error);
   }
+}
+
+/**
+ * The hop table by keyboard: each hop's row takes the focus (Tab, or the arrow keys from one to the next),
+ * its proxy is marked on the graph, and Enter opens or closes its details.
+ */
+function hopKeys(nodes: readonly string[]): void {
+  const rows = [...document.querySelectorAll<HTMLTableRowElement>('[data-testid="hop-table"] tbody tr')];
+  rows.forEach((row, i) => {
+    row.tabIndex = 0;
+    row.addEventListener('focus', () => state.view?.markHop(nodes[i]));
+    row.addEventListener('keydown', (event) => {
+      const next =
+        event.key === 'ArrowDown' ? rows[i + 1] : event.key === 'ArrowUp' ? rows[i - 1] : undefined;
+      if (next) next.focus();
+      else if (event.key === 'Enter') {
+        const details = row.querySelector('details');
+        if (details) details.open = !details.open;
+      } else return;
+      event.preventDefault();
+    });
+  });
 }
 
 function traceForm(): void {

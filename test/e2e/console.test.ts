@@ -505,6 +505,31 @@ describe('the console in Chromium', browserTestOptions(), () => {
     assert.ok(state.onPath.some((id) => id.startsWith('istio-system/')));
     await assertDrawnWell(page, "the seed's request traced after the fix");
     await page.screenshot({ path: join(shots, 'console-trace-after.png') });
+    // The hops by keyboard: the focused hop's proxy is marked on the graph; Enter opens its details.
+    const marked = () =>
+      page.evaluate(() =>
+        (
+          globalThis as unknown as {
+            kfmesh: { view: { cy: { nodes(s: string): { map<T>(f: (n: { id(): string }) => T): T[] } } } };
+          }
+        ).kfmesh.view.cy
+          .nodes('.hop-mark')
+          .map((n) => n.id()),
+      );
+    await page.focus('[data-testid="hop-table"] tbody tr');
+    assert.deepEqual(await marked(), [request.from], 'the first hop: the client');
+    await page.keyboard.press('ArrowDown');
+    const second = (await marked())[0] ?? '';
+    assert.match(second, /^istio-system\//, 'the second hop: the gateway');
+    await page.keyboard.press('Enter');
+    assert.equal(
+      await page
+        .$$eval('[data-testid="hop-table"] tbody tr:nth-child(2) details', (d) =>
+          d.map((x) => (x as unknown as { open: boolean }).open),
+        )
+        .then((open) => open[0]),
+      true,
+    );
     // The same request, traced again on the platform migrated to ambient mode.
     await page.click('#mode-ambient');
     await waitForText(page, '[data-testid="trace-result"]', '(ambient mode');
