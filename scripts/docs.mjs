@@ -26,7 +26,12 @@ else {
   const images = fileURLToPath(new URL('../docs/images/', import.meta.url));
   const run = spawnSync(
     process.execPath,
-    ['--test', 'dist/test/e2e/console.test.js', 'dist/test/e2e/console-observed.test.js'],
+    [
+      '--test',
+      'dist/test/e2e/console.test.js',
+      'dist/test/e2e/console-observed.test.js',
+      'dist/test/e2e/console-layout.test.js',
+    ],
     { stdio: 'inherit', env: { ...process.env, KFMESH_SCREENSHOTS: images } },
   );
   if (run.status !== 0) {

@@ -18,11 +18,12 @@
  * node, node label or band title.
  *
  * Why written here rather than taken from a library (measured in one run on this machine, Node 20, on the
- * example, the real master snapshot and 2,000 Profiles; docs/benchmarks.md): ELK's layered layout with
- * orthogonal routing (elkjs 0.12) took 116 ms / 1,444 ms for the example's namespaces / workloads, 2,223 ms
- * for the real platform's workloads and 5.2 s / 26.9 s at 2,000 Profiles; fcose (cytoscape-fcose 2.2) took
- * 59 / 170 / 156 ms but 77.6 s / 197.8 s at 2,000 Profiles, and routes no edge around nodes. This layout
- * takes under 25 ms for each of them and is the same picture for the same graph.
+ * example, the real master snapshot and 2,000 Profiles: `npm run bench`, docs/benchmarks.md): ELK's layered
+ * layout with orthogonal routing (elkjs 0.12) took 74 ms / 1,184 ms for the example's namespaces /
+ * workloads, 2,055 ms for the real platform's workloads and 5.6 s / 25.1 s at 2,000 Profiles; fcose
+ * (cytoscape-fcose 2.2) took 30 / 93 / 125 ms but 77.6 s for the 2,006 namespaces of 2,000 Profiles, and
+ * routes no edge around nodes. This layout, routes included, takes under 30 ms for each of them and gives
+ * the same picture for the same graph.
  */
 import type { GraphNode } from './wire.ts';
 

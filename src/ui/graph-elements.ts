@@ -33,20 +33,25 @@ export function nodeElements(
   const folded = new Set(graph.nodes.filter((n) => n.kind === 'namespace').map((n) => n.namespace));
   const elements: ElementDefinition[] = layout.bands
     .filter((b) => !folded.has(b.namespace))
-    .map((b) => ({
-      group: 'nodes',
-      data: {
-        id: bandId(b.namespace),
-        label: b.namespace ? withMode(b.namespace, modes, ' · ') : 'outside the mesh',
-        width: b.width,
-        height: b.height,
-        ...{ color: '#eef2f7', shape: 'round-rectangle', size: 0 },
-      },
-      position: { x: b.x + b.width / 2, y: b.y + b.height / 2 },
-      classes: 'band',
-      selectable: false,
-      grabbable: false,
-    }));
+    .map((b) => {
+      const label = b.namespace ? withMode(b.namespace, modes, ' · ') : 'outside the mesh';
+      return {
+        group: 'nodes',
+        data: {
+          id: bandId(b.namespace),
+          label,
+          width: b.width,
+          height: b.height,
+          // The title at the box's top left (the layout makes the box at least as wide as its title).
+          titleShift: Math.min(0, titleWidth(label) / 2 + 12 - b.width / 2),
+          ...{ color: '#eef2f7', shape: 'round-rectangle', size: 0 },
+        },
+        position: { x: b.x + b.width / 2, y: b.y + b.height / 2 },
+        classes: 'band',
+        selectable: false,
+        grabbable: false,
+      };
+    });
   for (const node of graph.nodes)
     elements.push({
       group: 'nodes',

@@ -44,6 +44,7 @@ export function style(large: boolean): cytoscape.StylesheetJson {
         'font-weight': 'bold',
         color: '#3b4a5c',
         'text-margin-y': 19,
+        'text-margin-x': (band: cytoscape.NodeSingular) => Number(band.data('titleShift')),
         'min-zoomed-font-size': 4,
       },
     },
@@ -167,7 +168,7 @@ export function style(large: boolean): cytoscape.StylesheetJson {
     {
       selector: 'edge.changed',
       style: {
-        width: 5,
+        width: 3,
         'line-color': EdgeColour.changed,
         'target-arrow-color': EdgeColour.changed,
         'target-arrow-shape': 'triangle',
@@ -178,7 +179,7 @@ export function style(large: boolean): cytoscape.StylesheetJson {
     {
       selector: 'edge.on-path',
       style: {
-        width: 6,
+        width: 5,
         'line-color': EdgeColour.onPath,
         'target-arrow-color': EdgeColour.onPath,
         'target-arrow-shape': 'triangle',
@@ -190,7 +191,7 @@ export function style(large: boolean): cytoscape.StylesheetJson {
       // The selected edge: thick and dark over everything, its ends named; the rest is faded.
       selector: 'edge.selected-edge',
       style: {
-        width: 7,
+        width: 6,
         'line-color': EdgeColour.selected,
         'target-arrow-color': EdgeColour.selected,
         'target-arrow-shape': 'triangle',
