@@ -4,6 +4,20 @@
  * The table lists folders from the bottom up; a folder may only name folders listed before it, so no
  * folder cycle can be allowed (test/unit/layers.test.ts checks both).
  */
+/** The core a shell runs: the simulator and what is built on it. */
+const simulation = [
+  'model',
+  'load',
+  'mesh',
+  'flows',
+  'render',
+  'ambient',
+  'analyze',
+  'explain',
+  'verify',
+  'plan',
+];
+
 export const layers = [
   { folder: 'model', may: [], about: 'object types, the vocabulary of labels and names, errors, findings' },
   { folder: 'kube', may: ['model'], about: 'the Kubernetes API client' },
@@ -58,19 +72,7 @@ export const layers = [
   { folder: 'controller', may: ['model', 'kube', 'load', 'render'], about: 'the controller and its manager' },
   {
     folder: 'console',
-    may: [
-      'model',
-      'load',
-      'mesh',
-      'kubeflow',
-      'flows',
-      'render',
-      'ambient',
-      'analyze',
-      'explain',
-      'verify',
-      'plan',
-    ],
+    may: [...simulation, 'kubeflow'],
     about: "the console's server and API",
   },
   // The page in the browser: only the console's wire types, its pure layout, colours and filters.
@@ -89,22 +91,7 @@ export const layers = [
   },
   {
     folder: 'cli',
-    may: [
-      'model',
-      'kube',
-      'load',
-      'mesh',
-      'flows',
-      'render',
-      'ambient',
-      'analyze',
-      'explain',
-      'verify',
-      'plan',
-      'example',
-      'controller',
-      'console',
-    ],
+    may: [...simulation, 'kube', 'example', 'controller', 'console'],
     about: 'the kfmesh command: flags, files, exit codes',
   },
 ];
