@@ -34,8 +34,13 @@ export function graphState(page: Page): Promise<GraphState> {
   });
 }
 
-export async function open(browser: Browser, serving: Serving, errors: string[]): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1600, height: 950 } });
+export async function open(
+  browser: Browser,
+  serving: Serving,
+  errors: string[],
+  viewport = { width: 1600, height: 950 },
+): Promise<Page> {
+  const page = await browser.newPage({ viewport });
   page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
   page.on('request', (r) => {
     if (!r.url().startsWith(`${serving.base}/`) && !r.url().startsWith('data:'))

@@ -88,11 +88,14 @@ export const Grid = {
   cellHeight: 70,
   /** A node's centre below its cell's top. */
   nodeY: 26,
+  /** The least width of a vertical channel and height of a horizontal one (more tracks widen them). */
   channelX: 56,
   channelY: 72,
-  /** The strip at the top of a horizontal channel that band titles use. */
-  title: 22,
-  /** Where the first track lies in a channel, how far apart tracks are, and how many there are. */
+  /**
+   * Where the first track lies in a channel: in a horizontal one, under the strip of 22 px that band titles
+   * take and the room for half a label (a label sits on its edge's horizontal run); then how far apart
+   * tracks are.
+   */
   firstTrackX: 8,
   firstTrackY: 34,
   trackStep: 6,

@@ -1,7 +1,7 @@
 /**
  * The mesh graph on the page: cytoscape over one mode's graph of traced traffic, laid out as a map of the
- * platform with edges routed around nodes (`gridLayout`, `edgeRoute`). It opens with each namespace folded into one node (a graph of
- * namespaces); a tap on a namespace shows its workloads. Edge labels (counts) show for the hovered or
+ * platform with edges routed around nodes (`gridLayout`, `edgeRoute`). It opens with each namespace folded
+ * into one node (a graph of namespaces); a tap on a namespace shows its workloads. Edge labels (counts) show for the hovered or
  * selected edge, or all on demand; a selected edge is drawn over the rest, which fades, and the arrow keys
  * move the selection. Search, a namespace filter, focus on a node (its neighbours stay, the rest fades), a
  * traced request's path drawn over it (its namespaces unfolded), and the traffic the mesh reported laid
@@ -27,7 +27,6 @@ import {
   titleWidth,
   withMode,
 } from './graph-elements.ts';
-export { bandId } from './graph-elements.ts';
 import {
   drawnGraph,
   namespaceNodeId,
@@ -188,12 +187,12 @@ export class GraphView {
     this.#listen(this.#events);
   }
 
-  /** The least zoom the whole map is fitted at: names readable, unless the graph is too large to name its nodes. */
+  /** The least zoom the map is fitted at: names readable, unless the graph is too large to name its nodes. */
   #readable(): number {
     return this.#drawn.nodes.length > LargeGraph ? 0 : readableZoom;
   }
 
-  /** The row of the map a namespace stands in: with an ingress gateway, a user's (a Profile's), or the platform's. */
+  /** A namespace's row of the map: with an ingress gateway, a user's (a Profile's), or the platform's. */
   #tier(namespace: string): Tier {
     if (this.#ingress.has(namespace)) return Tier.outside;
     return this.#modes.get(namespace)?.profile ? Tier.users : Tier.platform;

@@ -4,8 +4,8 @@
  * of 2,000 Profiles: no edge passes through a node that is not one of its ends, no name or label lies over a
  * node, a name or another label, in the first view, with every label asked for, with an edge selected, with a
  * namespace unfolded, in the Workloads grouping, and with a request's path drawn. The rows of the map are by
- * role: ingress above the platform above the users. Screenshots of the real platform's views go to
- * KFMESH_SCREENSHOTS when set (docs/images come from there).
+ * role: ingress above the platform above the users. At 1440×900; screenshots of the real platform's views
+ * go to KFMESH_SCREENSHOTS when set (docs/images come from there).
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -23,6 +23,9 @@ import { kubeflowBenchPlatform } from '../bench/kubeflow-platform.ts';
 const work = mkdtempSync(join(tmpdir(), 'kfmesh-e2e-layout-'));
 const shots = process.env['KFMESH_SCREENSHOTS'] ?? join(work, 'screenshots');
 mkdirSync(shots, { recursive: true });
+
+/** The screen the issue asked the console to be read on. */
+const screen = { width: 1440, height: 900 };
 
 const real = join(projectRoot, '../shared/real/kubeflow-manifests/platform.yaml');
 const realMissing = existsSync(real) ? undefined : `${real} is missing (../shared beside the project)`;
@@ -125,7 +128,7 @@ describe('the map, drawn well', browserTestOptions(), () => {
     const serving = await startServe([]);
     chromium.servers.push(serving);
     const errors: string[] = [];
-    await everyView(await open(chromium.browser(), serving, errors), 'the example');
+    await everyView(await open(chromium.browser(), serving, errors, screen), 'the example');
     assert.deepEqual(errors, []);
   });
 
@@ -135,7 +138,7 @@ describe('the map, drawn well', browserTestOptions(), () => {
     const errors: string[] = [];
     // Its one Profile's namespace runs nothing, so no user's namespace is drawn.
     await everyView(
-      await open(chromium.browser(), serving, errors),
+      await open(chromium.browser(), serving, errors, screen),
       'the real platform',
       'console-real',
       false,
@@ -149,7 +152,7 @@ describe('the map, drawn well', browserTestOptions(), () => {
     const serving = await startServe([file], { ms: 300_000 });
     chromium.servers.push(serving);
     const errors: string[] = [];
-    const page = await open(chromium.browser(), serving, errors);
+    const page = await open(chromium.browser(), serving, errors, screen);
     await everyView(page, '2,000 Profiles');
     assert.deepEqual(errors, []);
   });
