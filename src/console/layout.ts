@@ -135,7 +135,9 @@ function blocksOf(input: LayoutInput & { edges: readonly { target: string }[] },
   const byNamespace = new Map<string, LayoutNode[]>();
   for (const node of input.nodes) {
     const namespace = node.namespace ?? '';
-    byNamespace.set(namespace, [...(byNamespace.get(namespace) ?? []), node]);
+    const list = byNamespace.get(namespace);
+    if (list) list.push(node);
+    else byNamespace.set(namespace, [node]);
   }
   const blocks: Block[] = [];
   for (const [namespace, list] of byNamespace) {

@@ -1,8 +1,9 @@
 /**
  * Observed traffic as findings, beside the analyzer's: an edge over which the mesh reported series that
  * this configuration does not produce (drift, KFM801, a warning), and an edge whose observed requests mostly
- * fail (KFM802: a warning from half of them, an error when every one does), each with what explains it: the labels on which the nearest trace differs, or the trace that
- * produces the failures and the analyzer finding they are put down to. Each is about the workload that
+ * fail (KFM802: a warning from half of them, an error when every one does), each with what explains it:
+ * the labels on which the nearest trace differs, or the trace that produces the failures and the analyzer
+ * finding they are put down to. Each is about the workload that
  * sent the traffic (or, from outside the mesh, the one that answered), and names its edge so that the page
  * can show it.
  */
@@ -39,7 +40,7 @@ export function observedFindings(mesh: Mesh, observed: ObservedGraph): Finding[]
         evidence: drift.flatMap((s) => (s.summary ? [`nearest: ${s.summary} (${s.at})`] : [`${s.at}`])),
       });
     const ratio = errorRatio(edge);
-    if (edge.requests > 0 && ratio >= failing) findings.push(failures(edge, object, ratio));
+    if (edge.requests > 0 && ratio >= failing) findings.push(failures(edge, { object, traffic }, ratio));
   }
   return findings.sort(
     (a, b) =>
@@ -50,7 +51,7 @@ export function observedFindings(mesh: Mesh, observed: ObservedGraph): Finding[]
 }
 
 /** KFM802: the share that failed, by response class, and what explains the failures. */
-function failures(edge: ObservedEdge, object: ObjectRef, ratio: number): Finding {
+function failures(edge: ObservedEdge, about: Pick<Finding, 'object' | 'traffic'>, ratio: number): Finding {
   const failed = Object.entries(edge.codes)
     .filter(([code]) => code !== '2xx' && code !== '3xx')
     .map(([code, n]) => `${shortNumber(n)} ${code === 'other' ? 'without a response' : code}`)
@@ -62,8 +63,7 @@ function failures(edge: ObservedEdge, object: ObjectRef, ratio: number): Finding
   return {
     code: 'KFM802',
     severity: ratio === 1 ? 'error' : 'warning',
-    object,
-    traffic: { source: edge.source, target: edge.target },
+    ...about,
     message: `${edge.source} → ${edge.target}: ${Math.round(ratio * 100)}% of ${shortNumber(edge.requests)} observed requests failed (${failed})${cause?.summary ? `; the configuration answers them so: ${cause.summary}` : ''}${finding ? `; put down to ${finding.code} on ${finding.object}` : ''}`,
     fix:
       finding?.fix ??

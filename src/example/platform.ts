@@ -575,9 +575,9 @@ export function examplePlatformYaml(mode: 'sidecar' | 'ambient' = 'sidecar'): st
 export const ExampleIstioVersion = '1.20';
 
 /**
- * The README's walkthrough as documents to load (simulated with Istio `ExampleIstioVersion`): the example platform, then the VirtualServices KServe
- * before 0.14 renders for it (bound only to gateways: `kfmesh render --no-mesh-gateway`), which replace the
- * example's. A sidecar client calling a model then leaves the mesh through PassthroughCluster (KFM101), as
+ * The README's walkthrough as documents to load (simulated with Istio `ExampleIstioVersion`): the example
+ * platform, then the VirtualServices KServe before 0.14 renders for it (bound only to gateways: `kfmesh
+ * render --no-mesh-gateway`), which replace the example's. A sidecar client calling a model then leaves the mesh through PassthroughCluster (KFM101), as
  * examples/metrics/example.prom reports. `npm start` serves it.
  */
 export function exampleBeforeKserve014(): { name: string; text: string }[] {
